@@ -1,0 +1,146 @@
+//! The command tree, global options and dispatch.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use memledger_engine::{EngineError, Memledger, OpenOptions};
+
+use crate::commands;
+use crate::output::{CliError, Output};
+
+/// memledger: an event-sourced memory ledger for AI agents.
+///
+/// Every save, classification, conflict, resolution and revert is an append-only event; views
+/// are rebuilt from the ledger. Example: `memledger save "the staging db runs on Postgres 17"`.
+#[derive(Parser, Debug)]
+#[command(name = "memledger", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// The store directory (created on first write).
+    #[arg(long, global = true, env = "MEMLEDGER_DIR", value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// Machine-readable output: one JSON object (JSON Lines for log, export, classify --pairs, save --from).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Who is acting, recorded on every event (default cli:$USER).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub actor: Option<String>,
+    /// Seconds to wait for another memledger process that holds the store.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10.0)]
+    pub wait: f64,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    Save(commands::save::Args),
+    Update(commands::update::Args),
+    Forget(commands::forget::Args),
+    Show(commands::show::Args),
+    List(commands::list::Args),
+    History(commands::history::Args),
+    Why(commands::why::Args),
+    Classify(commands::classify::Args),
+    #[command(subcommand)]
+    Conflicts(commands::conflicts::Command),
+    Log(commands::log::Args),
+    Export(commands::export::Args),
+    Import(commands::import::Args),
+    Rebuild(commands::rebuild::Args),
+    Verify(commands::verify::Args),
+    Stats(commands::stats::Args),
+}
+
+/// What every command gets: the global options and a way to open the store.
+pub struct Context {
+    pub dir: PathBuf,
+    pub json: bool,
+    pub actor: String,
+    pub wait: Duration,
+}
+
+impl Context {
+    /// Open the store; `create` for commands that write.
+    pub fn open(&self, create: bool) -> Result<Memledger, CliError> {
+        let options = OpenOptions { create, wait: self.wait };
+        let ml = Memledger::open(&self.dir, &options).map_err(|e| match e {
+            EngineError::Open(memledger_engine::OpenError::Missing { path }) => CliError::new(
+                1,
+                format!("no memledger store at {}", path.display()),
+                Some("it is created by the first `memledger save`; or pass --dir PATH".into()),
+            ),
+            other => CliError::from(other),
+        })?;
+        for note in ml.notes() {
+            eprintln!("memledger: {note}");
+        }
+        Ok(ml)
+    }
+}
+
+fn default_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d).join("memledger");
+    }
+    match std::env::var_os("HOME") {
+        Some(h) => PathBuf::from(h).join(".local/share/memledger"),
+        None => PathBuf::from(".memledger"),
+    }
+}
+
+fn default_actor() -> String {
+    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
+    format!("cli:{user}")
+}
+
+/// Run with these arguments; the process exit code.
+pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone>) -> ExitCode {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    if !(cli.wait.is_finite() && cli.wait >= 0.0) {
+        eprintln!("memledger: error: --wait must be a number of seconds ≥ 0");
+        return ExitCode::from(2);
+    }
+    let ctx = Context {
+        dir: cli.dir.clone().unwrap_or_else(default_dir),
+        json: cli.json,
+        actor: cli.actor.clone().unwrap_or_else(default_actor),
+        wait: Duration::from_secs_f64(cli.wait),
+    };
+    let mut out = Output::stdout(ctx.json);
+    let result = match cli.command {
+        Command::Save(a) => commands::save::run(&ctx, a, &mut out),
+        Command::Update(a) => commands::update::run(&ctx, a, &mut out),
+        Command::Forget(a) => commands::forget::run(&ctx, a, &mut out),
+        Command::Show(a) => commands::show::run(&ctx, a, &mut out),
+        Command::List(a) => commands::list::run(&ctx, a, &mut out),
+        Command::History(a) => commands::history::run(&ctx, a, &mut out),
+        Command::Why(a) => commands::why::run(&ctx, a, &mut out),
+        Command::Classify(a) => commands::classify::run(&ctx, a, &mut out),
+        Command::Conflicts(c) => commands::conflicts::run(&ctx, c, &mut out),
+        Command::Log(a) => commands::log::run(&ctx, a, &mut out),
+        Command::Export(a) => commands::export::run(&ctx, a, &mut out),
+        Command::Import(a) => commands::import::run(&ctx, a, &mut out),
+        Command::Rebuild(a) => commands::rebuild::run(&ctx, a, &mut out),
+        Command::Verify(a) => commands::verify::run(&ctx, a, &mut out),
+        Command::Stats(a) => commands::stats::run(&ctx, a, &mut out),
+    };
+    let result = result.and_then(|()| out.flush());
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(e) => {
+            e.print();
+            ExitCode::from(e.code as u8)
+        }
+    }
+}

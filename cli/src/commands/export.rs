@@ -1,0 +1,38 @@
+//! `memledger export`: the event stream as JSON Lines.
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// Export the event stream as JSON Lines (to stdout, or -o FILE).
+///
+/// Example: memledger export -o backup.jsonl
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, default_value_t = 1)]
+    pub since: u64,
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+}
+
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let ml = ctx.open(false)?;
+    match &args.output {
+        Some(path) => {
+            let tmp = path.with_extension("partial");
+            let file = std::fs::File::create(&tmp)
+                .map_err(|e| CliError::new(1, format!("cannot write {}: {e}", tmp.display()), None))?;
+            let mut w = std::io::BufWriter::new(file);
+            let n = ml.export(args.since, &mut w)?;
+            w.into_inner().map_err(|e| CliError::from(e.into_error()))?.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            if !out.json {
+                eprintln!("exported {n} events to {}", path.display());
+            }
+            Ok(())
+        }
+        None => {
+            ml.export(args.since, out.writer())?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! `memledger log`: the ledger's events.
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// Show ledger events, oldest first (JSON Lines with --json).
+///
+/// Example: memledger log --since 100 --limit 20
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, default_value_t = 1)]
+    pub since: u64,
+    #[arg(long, default_value_t = 1000)]
+    pub limit: usize,
+    /// Only events naming this memory.
+    #[arg(long, value_name = "ID")]
+    pub memory: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let ml = ctx.open(false)?;
+    let memory = args.memory.as_deref().map(|m| ml.resolve_memory_id(m)).transpose()?;
+    for e in ml.log(args.since, args.limit, memory)? {
+        if out.json {
+            out.json_line(&e)?;
+        } else {
+            out.line(format!("{:>6}  {}  {:<20} {}", e.seq, e.recorded_at.to_human(), e.body.type_name(), e.actor))?;
+        }
+    }
+    Ok(())
+}

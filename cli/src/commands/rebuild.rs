@@ -1,0 +1,34 @@
+//! `memledger rebuild`: drop and replay projections.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// Drop the views and replay them from the ledger.
+///
+/// Example: memledger rebuild --view beliefs
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Only this view (beliefs, edges, conflicts, audit).
+    #[arg(long, value_name = "NAME")]
+    pub view: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let ml = ctx.open(false)?;
+    let only: Option<Vec<&str>> = args.view.as_deref().map(|v| vec![v]);
+    let views: Vec<String> = match &only {
+        Some(v) => v.iter().map(|s| s.to_string()).collect(),
+        None => ml.views().names().iter().map(|s| s.to_string()).collect(),
+    };
+    let started = Instant::now();
+    let events = ml.rebuild(only.as_deref(), &mut |_| {})?;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    if out.json {
+        return out.json_line(&json!({"events": events, "views": views, "elapsed_ms": elapsed_ms}));
+    }
+    out.line(format!("rebuilt {} from {events} events in {elapsed_ms} ms", views.join(", ")))
+}

@@ -1,0 +1,41 @@
+//! `memledger verify`: the hash chain and the views.
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// Verify the hash chain from the first event to the head, and that every view equals a fresh
+/// replay. Exit 1 when anything is wrong.
+///
+/// Example: memledger verify
+#[derive(clap::Args, Debug)]
+pub struct Args {}
+
+pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError> {
+    let ml = ctx.open(false)?;
+    let v = ml.verify()?;
+    if out.json {
+        out.json_line(&v)?;
+    } else if v.ledger.ok && v.views_consistent {
+        out.line(format!(
+            "ok: {} events, head seq {} {}; views consistent",
+            v.ledger.events, v.ledger.head_seq, v.ledger.head_hash
+        ))?;
+    } else {
+        out.line(format!(
+            "NOT OK: first bad seq {:?}: {}; inconsistent views: {:?}",
+            v.ledger.first_bad_seq,
+            v.ledger.problem.clone().unwrap_or_default(),
+            v.inconsistent_views
+        ))?;
+    }
+    if v.ledger.ok && v.views_consistent {
+        Ok(())
+    } else {
+        out.flush()?;
+        Err(CliError::new(
+            1,
+            "verification failed",
+            v.ledger.first_bad_seq.map(|s| format!("the chain breaks at seq {s}")),
+        ))
+    }
+}

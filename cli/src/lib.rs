@@ -1,0 +1,8 @@
+//! The `memledger` command-line tool: one module per command (`commands/`), human and `--json`
+//! output (`output`), and the exit codes of the CLI contract (docs in CLI.md).
+
+pub mod app;
+pub mod commands;
+pub mod output;
+
+pub use app::main_with_args;

@@ -1,0 +1,100 @@
+//! Output and errors: JSON or human text on stdout, errors with a hint on stderr, exit codes.
+
+use std::io::{self, BufWriter, Write};
+
+use memledger_engine::EngineError;
+use serde::Serialize;
+
+/// An error on its way to stderr and an exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub code: i32,
+    pub message: String,
+    pub hint: Option<String>,
+    broken_pipe: bool,
+}
+
+impl CliError {
+    pub fn new(code: i32, message: impl Into<String>, hint: Option<String>) -> Self {
+        CliError { code, message: message.into(), hint, broken_pipe: false }
+    }
+
+    pub fn bad_input(message: impl Into<String>) -> Self {
+        Self::new(2, message, None)
+    }
+
+    pub fn is_broken_pipe(&self) -> bool {
+        self.broken_pipe
+    }
+
+    pub fn print(&self) {
+        eprintln!("memledger: error: {}", self.message);
+        if let Some(h) = &self.hint {
+            eprintln!("hint: {h}");
+        }
+    }
+}
+
+impl From<EngineError> for CliError {
+    fn from(e: EngineError) -> Self {
+        let hint = match &e {
+            EngineError::Conflict(_) => Some("nothing was written; look at the current state and try again".into()),
+            _ => None,
+        };
+        CliError::new(e.exit_code(), e.to_string(), hint)
+    }
+}
+
+impl From<io::Error> for CliError {
+    fn from(e: io::Error) -> Self {
+        let broken_pipe = e.kind() == io::ErrorKind::BrokenPipe;
+        CliError { code: 1, message: format!("i/o error: {e}"), hint: None, broken_pipe }
+    }
+}
+
+/// Where results go.
+pub struct Output {
+    pub json: bool,
+    out: Box<dyn Write>,
+}
+
+impl Output {
+    pub fn stdout(json: bool) -> Self {
+        Output { json, out: Box::new(BufWriter::new(io::stdout())) }
+    }
+
+    /// One JSON value on its own line.
+    pub fn json_line<T: Serialize>(&mut self, value: &T) -> Result<(), CliError> {
+        serde_json::to_writer(&mut self.out, value).map_err(|e| CliError::from(io::Error::from(e)))?;
+        self.out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    /// A line of human text.
+    pub fn line(&mut self, text: impl AsRef<str>) -> Result<(), CliError> {
+        self.out.write_all(text.as_ref().as_bytes())?;
+        self.out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> Result<(), CliError> {
+        self.out.flush()?;
+        Ok(())
+    }
+
+    /// The raw writer, for streams (export).
+    pub fn writer(&mut self) -> &mut dyn Write {
+        &mut self.out
+    }
+}
+
+/// Shorten text for one-line human output.
+pub fn clip(text: &str, max: usize) -> String {
+    let one_line = text.replace('\n', " ");
+    if one_line.chars().count() <= max {
+        return one_line;
+    }
+    let mut s: String = one_line.chars().take(max.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}

@@ -1,0 +1,315 @@
+//! End-to-end tests of the command-line contract (CLI.md): JSON fields, exit codes, refused
+//! input writing nothing, id prefixes.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_memledger")
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin()).arg("--dir").arg(dir).args(args).env_remove("MEMLEDGER_DIR").output().unwrap()
+}
+
+fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(bin())
+        .arg("--dir")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = run(dir, &full);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn json_lines(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    let out = run(dir, &full);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn code(out: &Output) -> i32 {
+    out.status.code().unwrap()
+}
+
+fn head(dir: &Path) -> u64 {
+    json(dir, &["verify"])["head_seq"].as_u64().unwrap()
+}
+
+#[test]
+fn save_and_read_back_with_the_named_json_fields() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let s = json(&dir, &["save", "--type", "preference", "--scope", "work", "prefers pnpm over npm"]);
+    for field in ["outcome", "memory_id", "root_id", "version", "conflict_id", "replayed", "seqs"] {
+        assert!(s.get(field).is_some(), "save JSON lacks {field}: {s}");
+    }
+    assert_eq!(s["outcome"], "added");
+    assert_eq!(s["replayed"], false);
+    let id = s["memory_id"].as_str().unwrap().to_string();
+    assert_eq!(id.len(), 32);
+
+    // Show by a 6-digit prefix.
+    let m = json(&dir, &["show", &id[..6]]);
+    for field in [
+        "memory_id",
+        "root_id",
+        "version",
+        "status",
+        "type",
+        "scope",
+        "text",
+        "asserted_at",
+        "stale_since",
+        "effective_at",
+        "conflicts_with",
+    ] {
+        assert!(m.get(field).is_some(), "show JSON lacks {field}: {m}");
+    }
+    assert_eq!(
+        (m["status"].as_str(), m["type"].as_str(), m["scope"].as_str()),
+        (Some("active"), Some("preference"), Some("work"))
+    );
+
+    let list = json(&dir, &["list", "--type", "preference"]);
+    assert_eq!(list["memories"].as_array().unwrap().len(), 1);
+    assert_eq!(json(&dir, &["list", "--type", "fact"])["memories"].as_array().unwrap().len(), 0);
+
+    let h = json(&dir, &["history", &id]);
+    assert_eq!(h["root_id"], id.as_str());
+    let v = &h["versions"][0];
+    for field in ["memory_id", "version", "text", "status", "asserted_at", "stale_since", "cause"] {
+        assert!(v.get(field).is_some(), "history version lacks {field}: {v}");
+    }
+
+    let log = json_lines(&dir, &["log"]);
+    assert_eq!(log.len(), 2, "memory_observed + belief_added");
+    for field in ["seq", "event_id", "type", "recorded_at", "actor", "prev_hash", "hash", "body"] {
+        assert!(log[0].get(field).is_some(), "log line lacks {field}");
+    }
+    assert!(log[0]["actor"].as_str().unwrap().starts_with("cli:"));
+
+    let stats = json(&dir, &["stats"]);
+    assert_eq!(stats["events"], 2);
+    let verify = json(&dir, &["verify"]);
+    for field in ["ok", "events", "head_seq", "head_hash", "first_bad_seq", "views_consistent"] {
+        assert!(verify.get(field).is_some(), "verify lacks {field}");
+    }
+    assert_eq!((verify["ok"].as_bool(), verify["views_consistent"].as_bool()), (Some(true), Some(true)));
+    let rebuild = json(&dir, &["rebuild"]);
+    assert_eq!(rebuild["events"], 2);
+    assert!(rebuild["views"].as_array().unwrap().len() >= 4);
+    assert!(rebuild.get("elapsed_ms").is_some());
+}
+
+#[test]
+fn refused_input_exits_2_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fresh = tmp.path().join("never-created");
+    let big = "x".repeat(64 * 1024 + 1);
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["save", ""],
+        vec!["save", "   "],
+        vec!["save", &big],
+        vec!["save", "--type", "opinion", "x"],
+        vec!["save", "--effective-at", "yesterday", "x"],
+        vec!["save", "--scope", "", "x"],
+        vec!["save"],
+        vec!["save", "--bogus-flag", "x"],
+    ];
+    for args in &cases {
+        let out = run(&fresh, args);
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(!String::from_utf8_lossy(&out.stderr).trim().is_empty(), "{args:?} says why");
+        assert!(!fresh.exists(), "{args:?} created the store");
+    }
+    // On an existing store: the head does not move.
+    let dir = tmp.path().join("store");
+    json(&dir, &["save", "something true"]);
+    let before = head(&dir);
+    for args in &cases {
+        assert_eq!(code(&run(&dir, args)), 2, "{args:?}");
+    }
+    let out = run_stdin(&dir, &["save", "-"], b"nul \0 byte");
+    assert_eq!(code(&out), 2);
+    let out = run_stdin(&dir, &["save", "-"], b"\xff\xfe not utf-8");
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("UTF-8"));
+    assert_eq!(head(&dir), before);
+    // Text from stdin works.
+    let s: Value = serde_json::from_slice(&run_stdin(&dir, &["--json", "save", "-"], b"from stdin\n").stdout).unwrap();
+    assert_eq!(s["outcome"], "added");
+}
+
+#[test]
+fn ids_prefixes_and_not_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    json(&dir, &["save", "one memory"]);
+    assert_eq!(code(&run(&dir, &["show", "abc"])), 2, "too short");
+    assert_eq!(code(&run(&dir, &["show", "zzzzzzzz"])), 2, "not hex");
+    assert_eq!(code(&run(&dir, &["show", "000000000000"])), 4, "no such id");
+    assert_eq!(code(&run(&dir, &["show", &"0".repeat(32)])), 4);
+    assert_eq!(code(&run(&dir, &["conflicts", "show", "abcdef"])), 4);
+    let missing = tmp.path().join("missing");
+    let out = run(&missing, &["list"]);
+    assert_eq!(code(&out), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no memledger store"));
+}
+
+#[test]
+fn idempotency_key_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let a = json(&dir, &["save", "--idempotency-key", "k-1", "billing deploys on Tuesdays"]);
+    let b = json(&dir, &["save", "--idempotency-key", "k-1", "billing deploys on Tuesdays"]);
+    assert_eq!(b["replayed"], true);
+    assert_eq!(a["memory_id"], b["memory_id"]);
+    assert_eq!(a["seqs"], b["seqs"]);
+    assert_eq!(head(&dir), 2);
+}
+
+#[test]
+fn a_conflict_through_the_cli_resolved_reverted_and_audited() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let old = json(&dir, &["save", "The billing service runs on Postgres 16"]);
+    let new = json(&dir, &["save", "The billing service runs on Postgres 17"]);
+    assert_eq!(new["outcome"], "conflict");
+    let cid = new["conflict_id"].as_str().unwrap().to_string();
+    let list = json(&dir, &["conflicts", "list"]);
+    let c = &list["conflicts"][0];
+    for field in ["conflict_id", "status", "incoming", "candidates", "reasons", "opened_at", "resolution"] {
+        assert!(c.get(field).is_some(), "conflict lacks {field}");
+    }
+    assert_eq!(c["status"], "pending");
+    assert_eq!(c["candidates"][0], old["memory_id"]);
+
+    let why = json(&dir, &["why", new["memory_id"].as_str().unwrap(), old["memory_id"].as_str().unwrap()]);
+    let d = &why["decisions"][0];
+    for field in
+        ["seq", "incoming", "candidate", "method", "scores", "relation", "gate", "thresholds", "reason", "outcome"]
+    {
+        assert!(d.get(field).is_some(), "decision lacks {field}");
+    }
+    assert_eq!(d["relation"], "contradictory");
+
+    // Human output of conflicts show names both sides and the commands to resolve.
+    let show = String::from_utf8(run(&dir, &["conflicts", "show", &cid[..8]]).stdout).unwrap();
+    assert!(show.contains("Postgres 16") && show.contains("Postgres 17") && show.contains("--keep-new"), "{show}");
+
+    let r = json(&dir, &["conflicts", "resolve", &cid[..8], "--keep-new", "--note", "upgraded"]);
+    assert_eq!(r["status"], "resolved");
+    assert_eq!(code(&run(&dir, &["conflicts", "resolve", &cid, "--keep-both"])), 3, "already resolved");
+    assert_eq!(code(&run(&dir, &["conflicts", "resolve", &cid])), 2, "an action is required");
+    let h = json(&dir, &["history", old["memory_id"].as_str().unwrap()]);
+    assert_eq!(h["versions"].as_array().unwrap().len(), 2);
+    json(&dir, &["conflicts", "revert", &cid]);
+    assert_eq!(json(&dir, &["conflicts", "list"])["conflicts"].as_array().unwrap().len(), 1);
+    assert_eq!(json(&dir, &["conflicts", "list", "--status", "all"])["conflicts"][0]["status"], "pending");
+    let verify = json(&dir, &["verify"]);
+    assert_eq!(verify["views_consistent"], true);
+}
+
+#[test]
+fn update_with_a_stale_expected_version_exits_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let a = json(&dir, &["save", "the staging db runs on Postgres 16"]);
+    let id = a["memory_id"].as_str().unwrap();
+    let u = json(&dir, &["update", id, "the staging db runs on Postgres 17", "--expect-version", "1"]);
+    assert_eq!(u["version"], 2);
+    let before = head(&dir);
+    let out = run(&dir, &["update", id, "again", "--expect-version", "1"]);
+    assert_eq!(code(&out), 3);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("current version is 2"));
+    assert_eq!(head(&dir), before);
+    json(&dir, &["forget", id]);
+    assert_eq!(json(&dir, &["list"])["memories"].as_array().unwrap().len(), 0);
+    assert_eq!(json(&dir, &["list", "--status", "all"])["memories"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn export_then_import_into_a_fresh_store_and_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    json(&src, &["save", "The billing service runs on Postgres 16"]);
+    json(&src, &["save", "The billing service runs on Postgres 17"]);
+    let file = tmp.path().join("stream.jsonl");
+    assert!(run(&src, &["export", "-o", file.to_str().unwrap()]).status.success());
+    let dst = tmp.path().join("dst");
+    let r = json(&dst, &["import", file.to_str().unwrap()]);
+    assert_eq!(r["appended"], head(&src));
+    let again = json(&dst, &["import", file.to_str().unwrap()]);
+    assert_eq!(again["appended"], 0);
+    assert_eq!(json(&dst, &["conflicts", "list"])["conflicts"].as_array().unwrap().len(), 1, "views caught up");
+    // A tampered stream is refused with exit 2, nothing written.
+    let text = std::fs::read_to_string(&file).unwrap().replace("Postgres 17", "Postgres 18");
+    let bad = tmp.path().join("bad.jsonl");
+    std::fs::write(&bad, text).unwrap();
+    let other = tmp.path().join("other");
+    let out = run(&other, &["import", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tampered"));
+    assert!(!other.exists(), "a refused stream does not even create the store");
+    // Into an existing store: its head does not move.
+    let out = run(&src, &["import", bad.to_str().unwrap()]);
+    assert_eq!(code(&out), 2);
+    assert_eq!(head(&src), 6);
+}
+
+#[test]
+fn classify_pairs_is_a_dry_run_in_json_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pairs = tmp.path().join("pairs.jsonl");
+    std::fs::write(
+        &pairs,
+        "{\"id\":\"p1\",\"a\":\"Deploy on Tuesday\",\"b\":\"Do not deploy on Tuesday\"}\n{\"id\":2,\"a\":\"x y z\",\"b\":\"Hana has a dog\"}\n",
+    )
+    .unwrap();
+    let dir = tmp.path().join("store");
+    let lines = json_lines(&dir, &["classify", "--pairs", pairs.to_str().unwrap()]);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["id"], "p1");
+    assert_eq!(lines[0]["relation"], "contradictory");
+    for field in ["id", "relation", "score", "method", "gate"] {
+        assert!(lines[1].get(field).is_some());
+    }
+    assert!(!dir.exists(), "a dry run writes nothing");
+}
+
+#[test]
+fn save_from_a_file_answers_each_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let input = "{\"text\":\"Hana has a dog called Mochi\"}\n{\"text\":\"\"}\nnot json\n{\"text\":\"The warehouse keeps raw events for 13 months\",\"type\":\"fact\"}\n";
+    let file = tmp.path().join("in.jsonl");
+    std::fs::write(&file, input).unwrap();
+    let out = run(&dir, &["--json", "save", "--from", file.to_str().unwrap()]);
+    assert_eq!(code(&out), 2, "a refused line makes the exit code 2");
+    let lines: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["outcome"], "added");
+    assert_eq!(lines[1]["line"], 2);
+    assert_eq!(lines[2]["line"], 3);
+    assert_eq!(lines[3]["outcome"], "added");
+}

@@ -1,0 +1,90 @@
+//! Pair classification: how an incoming memory relates to a stored one.
+//!
+//! The lexical classifier ([`lexical`]) always runs and its scores are always recorded; a model
+//! (when configured) may give the verdict instead. The result is recorded in a
+//! `pair_classified` event whether the pair was flagged or dropped.
+
+pub mod lexical;
+
+use memledger_schemas::{MemoryType, Method, Relation};
+use serde::Serialize;
+
+use crate::config::EngineConfig;
+
+/// What the classifier said about one pair.
+#[derive(Clone, Debug, Serialize)]
+pub struct Classification {
+    pub relation: Relation,
+    pub method: Method,
+    /// The rule that decided or dropped the pair.
+    pub gate: String,
+    pub reason: String,
+    /// The similarity in [0, 1].
+    pub score: f64,
+    pub scores: Vec<(String, f64)>,
+    pub thresholds: Vec<(String, f64)>,
+    /// The incoming text has content the candidate lacks.
+    pub incoming_adds: bool,
+    /// The candidate has content the incoming text lacks.
+    pub candidate_adds: bool,
+    /// Related, but of different declared kinds: recorded, never flagged.
+    pub near_miss: bool,
+}
+
+fn relation_of(r: lexical::Relation) -> Relation {
+    match r {
+        lexical::Relation::Identical => Relation::Identical,
+        lexical::Relation::Complementary => Relation::Complementary,
+        lexical::Relation::Contradictory => Relation::Contradictory,
+        lexical::Relation::Unrelated => Relation::Unrelated,
+    }
+}
+
+/// Classify `incoming` against `candidate` with the offline lexical rules.
+pub fn classify_lexical(
+    incoming: &str,
+    candidate: &str,
+    incoming_type: Option<MemoryType>,
+    candidate_type: Option<MemoryType>,
+    config: &EngineConfig,
+) -> Classification {
+    let v = lexical::classify(
+        incoming,
+        candidate,
+        incoming_type.map(|t| t.as_str()),
+        candidate_type.map(|t| t.as_str()),
+        &config.lexical,
+    );
+    Classification {
+        relation: relation_of(v.relation),
+        method: Method::Lexical,
+        gate: v.gate.as_str().to_string(),
+        reason: v.reason,
+        score: sanitize(v.score),
+        scores: v.scores.into_iter().map(|(k, s)| (k.to_string(), sanitize(s))).collect(),
+        thresholds: recorded_thresholds(config),
+        incoming_adds: v.incoming_adds,
+        candidate_adds: v.candidate_adds,
+        near_miss: v.near_miss,
+    }
+}
+
+/// The thresholds in force, as recorded in every classification event.
+pub fn recorded_thresholds(config: &EngineConfig) -> Vec<(String, f64)> {
+    let mut t: Vec<(String, f64)> = config.lexical.recorded().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    t.push(("top_k".into(), config.top_k as f64));
+    t
+}
+
+/// Scores go into JSON and hashes: never NaN or infinite.
+fn sanitize(x: f64) -> f64 {
+    if x.is_finite() { x } else { 0.0 }
+}
+
+/// The terms the candidate index holds for a text.
+pub fn index_terms(text: &str) -> Vec<String> {
+    lexical::index_terms(text)
+}
+
+/// Bump when [`index_terms`] changes what it returns: the belief view is then rebuilt.
+pub const INDEX_TERMS_VERSION: u32 = 1;

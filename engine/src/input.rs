@@ -1,0 +1,115 @@
+//! Input validation: bad input is refused here, before anything is read or written.
+
+use memledger_schemas::{MemoryType, Timestamp};
+use serde::Deserialize;
+
+use crate::error::EngineError;
+
+/// Longest text a memory may hold.
+pub const MAX_TEXT_BYTES: usize = 64 * 1024;
+const MAX_FIELD_BYTES: usize = 1024;
+
+/// A save as the caller gives it (one line of `save --from`, or the flags of `save`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaveRequest {
+    pub text: String,
+    #[serde(rename = "type")]
+    pub memory_type: Option<String>,
+    pub scope: Option<String>,
+    pub source: Option<String>,
+    pub effective_at: Option<String>,
+    pub fact_key: Option<String>,
+    pub idempotency_key: Option<String>,
+    #[serde(default)]
+    pub no_dedup: bool,
+}
+
+/// A save that passed validation.
+#[derive(Clone, Debug)]
+pub struct ValidSave {
+    pub text: String,
+    pub memory_type: MemoryType,
+    pub scope: String,
+    pub source: Option<String>,
+    pub effective_at: Option<Timestamp>,
+    pub fact_key: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub dedup: bool,
+}
+
+/// Normalise a memory's text conservatively: line endings unified, surrounding whitespace
+/// trimmed. Negation, punctuation, case and identifiers are evidence and are kept.
+pub fn normalize_text(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n").trim().to_string()
+}
+
+/// Check a memory text.
+pub fn validate_text(text: &str) -> Result<String, EngineError> {
+    let text = normalize_text(text);
+    if text.is_empty() {
+        return Err(EngineError::BadInput("the memory text is empty".into()));
+    }
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(EngineError::BadInput(format!(
+            "the memory text is {} bytes; the limit is {MAX_TEXT_BYTES} (64 KiB)",
+            text.len()
+        )));
+    }
+    if text.contains('\0') {
+        return Err(EngineError::BadInput("the memory text contains a NUL byte".into()));
+    }
+    Ok(text)
+}
+
+fn field(name: &str, value: Option<String>) -> Result<Option<String>, EngineError> {
+    let Some(v) = value else { return Ok(None) };
+    let v = v.trim().to_string();
+    if v.is_empty() {
+        return Err(EngineError::BadInput(format!("--{name} is empty")));
+    }
+    if v.len() > MAX_FIELD_BYTES {
+        return Err(EngineError::BadInput(format!("--{name} is longer than {MAX_FIELD_BYTES} bytes")));
+    }
+    if v.chars().any(|c| c.is_control()) {
+        return Err(EngineError::BadInput(format!("--{name} contains control characters")));
+    }
+    Ok(Some(v))
+}
+
+/// Parse a memory type name.
+pub fn parse_type(name: &str) -> Result<MemoryType, EngineError> {
+    name.trim().parse::<MemoryType>().map_err(EngineError::BadInput)
+}
+
+impl SaveRequest {
+    pub fn validate(self) -> Result<ValidSave, EngineError> {
+        let text = validate_text(&self.text)?;
+        let memory_type = match &self.memory_type {
+            Some(t) => parse_type(t)?,
+            None => MemoryType::Fact,
+        };
+        let scope = field("scope", self.scope)?.unwrap_or_else(|| "personal".to_string());
+        let effective_at = match self.effective_at {
+            Some(s) => {
+                Some(Timestamp::parse_rfc3339(&s).map_err(|e| EngineError::BadInput(format!("--effective-at: {e}")))?)
+            }
+            None => None,
+        };
+        Ok(ValidSave {
+            text,
+            memory_type,
+            scope,
+            source: field("source", self.source)?,
+            effective_at,
+            fact_key: field("fact-key", self.fact_key)?,
+            idempotency_key: field("idempotency-key", self.idempotency_key)?,
+            dedup: !self.no_dedup,
+        })
+    }
+}
+
+/// Check an actor name.
+pub fn validate_actor(actor: &str) -> Result<String, EngineError> {
+    field("actor", Some(actor.to_string())).map(|a| a.unwrap_or_default())
+}

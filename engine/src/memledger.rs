@@ -1,0 +1,235 @@
+//! `Memledger`: a store opened for commands. One writer at a time within the process (a mutex)
+//! and across processes (RocksDB's lock).
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use memledger_ledger::{Appended, CommandMeta, Ledger, NewEvent, OpenOptions, SeqRange};
+use memledger_projector::Views;
+use memledger_projector::audit::AuditProjector;
+use memledger_projector::beliefs::{BeliefReader, BeliefsProjector};
+use memledger_projector::conflicts::{ConflictReader, ConflictsProjector};
+use memledger_projector::edges::{EdgeReader, EdgesProjector};
+use memledger_schemas::*;
+use serde::Serialize;
+
+use crate::classify::{INDEX_TERMS_VERSION, index_terms};
+use crate::config::EngineConfig;
+use crate::error::EngineError;
+use crate::input::{SaveRequest, validate_actor};
+
+/// What a save did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Added,
+    Merged,
+    Versioned,
+    Conflict,
+    Historical,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Added => "added",
+            Outcome::Merged => "merged",
+            Outcome::Versioned => "versioned",
+            Outcome::Conflict => "conflict",
+            Outcome::Historical => "historical",
+        }
+    }
+}
+
+/// The result of `save`, as CLI.md names it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SaveResult {
+    pub outcome: Outcome,
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub conflict_id: Option<ConflictId>,
+    pub replayed: bool,
+    pub seqs: Vec<u64>,
+    /// The conflict was opened and settled at once by effective time.
+    pub settled_by_effective_time: bool,
+}
+
+/// An open store.
+pub struct Memledger {
+    pub(crate) ledger: Ledger,
+    pub(crate) views: Views,
+    pub(crate) config: EngineConfig,
+    write: Mutex<()>,
+    notes: Vec<String>,
+}
+
+fn all_views() -> Views {
+    Views::new(vec![
+        Box::new(BeliefsProjector::new(index_terms, INDEX_TERMS_VERSION)),
+        Box::new(EdgesProjector),
+        Box::new(ConflictsProjector),
+        Box::new(AuditProjector),
+    ])
+}
+
+impl Memledger {
+    /// Open (or, with `options.create`, create) the store at `dir` and bring its views up to date.
+    pub fn open(dir: &Path, options: &OpenOptions) -> Result<Memledger, EngineError> {
+        Self::open_with(dir, options, EngineConfig::default())
+    }
+
+    pub fn open_with(dir: &Path, options: &OpenOptions, config: EngineConfig) -> Result<Memledger, EngineError> {
+        let views = all_views();
+        let ledger = Ledger::open(dir, options, &views.tables())?;
+        let notes = views.catch_up(&ledger)?;
+        Ok(Memledger { ledger, views, config, write: Mutex::new(()), notes })
+    }
+
+    /// Notes from opening (views rebuilt because their version changed).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+
+    pub fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+
+    pub fn views(&self) -> &Views {
+        &self.views
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    pub(crate) fn beliefs(&self) -> BeliefReader<'_> {
+        BeliefReader::new(self.ledger.store())
+    }
+
+    pub(crate) fn conflict_queue(&self) -> ConflictReader<'_> {
+        ConflictReader::new(self.ledger.store())
+    }
+
+    pub(crate) fn edges(&self) -> EdgeReader<'_> {
+        EdgeReader::new(self.ledger.store())
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, ()> {
+        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Append one command's events against `expected_head` and apply them to the views.
+    pub(crate) fn commit(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        events: Vec<NewEvent>,
+    ) -> Result<CommitResult, EngineError> {
+        match self.ledger.append(expected_head, meta, events)? {
+            Appended::Committed(events) => {
+                self.views.apply(&self.ledger, &events)?;
+                Ok(CommitResult::Committed(events))
+            }
+            Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
+        }
+    }
+
+    /// Save one memory through the belief pipeline.
+    pub fn save(&self, request: SaveRequest, actor: &str) -> Result<SaveResult, EngineError> {
+        let actor = validate_actor(actor)?;
+        let save = request.validate()?;
+        let _guard = self.lock();
+        if let Some(key) = &save.idempotency_key {
+            if let Some(range) = self.ledger.idempotent(key)? {
+                return self.replayed(range);
+            }
+        }
+        let head = self.ledger.head().seq;
+        let plan = self.plan_save(&save, head)?;
+        let mut meta = CommandMeta::new(actor);
+        meta.idempotency_key = save.idempotency_key.clone();
+        match self.commit(head, &meta, plan)? {
+            CommitResult::Committed(events) => self.summarize(&events, false),
+            CommitResult::Replayed(range) => self.replayed(range),
+        }
+    }
+
+    fn replayed(&self, range: SeqRange) -> Result<SaveResult, EngineError> {
+        let events = self.ledger.range(range)?;
+        self.summarize(&events, true)
+    }
+
+    /// The save result a command's events amount to.
+    pub(crate) fn summarize(&self, events: &[Event], replayed: bool) -> Result<SaveResult, EngineError> {
+        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+        let observed = events
+            .iter()
+            .find_map(|e| match &e.body {
+                EventBody::MemoryObserved(b) => Some(b.memory_id),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                EngineError::Conflict("that idempotency key belongs to a command that was not a save".into())
+            })?;
+        let mut result = SaveResult {
+            outcome: Outcome::Added,
+            memory_id: observed,
+            root_id: observed,
+            version: 1,
+            conflict_id: None,
+            replayed,
+            seqs,
+            settled_by_effective_time: false,
+        };
+        for e in events {
+            match &e.body {
+                EventBody::BeliefMerged(b) => {
+                    result.outcome = Outcome::Merged;
+                    result.memory_id = b.into;
+                    if let Some(r) = self.beliefs().get(b.into)? {
+                        result.root_id = r.root_id;
+                        result.version = r.version;
+                    }
+                }
+                EventBody::BeliefVersioned(b) => {
+                    result.outcome = Outcome::Versioned;
+                    result.root_id = b.root_id;
+                    result.version = b.version;
+                }
+                EventBody::BeliefHistorical(b) => {
+                    result.outcome = Outcome::Historical;
+                    result.root_id = b.root_id;
+                    result.version = b.version;
+                }
+                EventBody::ConflictOpened(b) => {
+                    result.outcome = Outcome::Conflict;
+                    result.conflict_id = Some(b.conflict_id);
+                }
+                EventBody::ConflictResolved(b) => {
+                    result.settled_by_effective_time = true;
+                    result.outcome = match b.action {
+                        ResolutionAction::KeepNew => Outcome::Versioned,
+                        _ => Outcome::Historical,
+                    };
+                    for effect in &b.effects {
+                        if let Effect::Reparented { memory_id, to_root, to_version, .. } = effect {
+                            if *memory_id == observed {
+                                result.root_id = *to_root;
+                                result.version = *to_version;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(result)
+    }
+}
+
+/// What [`Memledger::commit`] did.
+pub(crate) enum CommitResult {
+    Committed(Vec<Event>),
+    Replayed(SeqRange),
+}

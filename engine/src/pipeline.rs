@@ -1,0 +1,308 @@
+//! The save pipeline (DESIGN.md §4): exact duplicate → fact-key identity → candidates →
+//! classification of every candidate → decision. It only plans events; `Memledger::save`
+//! appends them in one atomic write against the head the plan was made on.
+
+use std::collections::HashMap;
+
+use memledger_ledger::NewEvent;
+use memledger_projector::beliefs::MemoryRecord;
+use memledger_schemas::chain::content_hash;
+use memledger_schemas::*;
+
+use crate::classify::{Classification, classify_lexical, index_terms};
+use crate::error::EngineError;
+use crate::input::ValidSave;
+use crate::memledger::Memledger;
+
+/// A candidate and what the classifier said of it.
+struct Examined {
+    candidate: MemoryRecord,
+    class: Classification,
+    outcome: PairOutcome,
+}
+
+impl Memledger {
+    /// Active memories of the same scope worth comparing with `save`: those sharing its fact key,
+    /// then the best `top_k` by shared index terms (rarer terms weigh more).
+    pub(crate) fn candidates(
+        &self,
+        save: &ValidSave,
+        exclude: Option<MemoryId>,
+    ) -> Result<Vec<(MemoryRecord, bool)>, EngineError> {
+        let beliefs = self.beliefs();
+        let mut out: Vec<(MemoryRecord, bool)> = Vec::new();
+        if let Some(fk) = &save.fact_key {
+            for id in beliefs.active_by_fact_key(&save.scope, fk)? {
+                if Some(id) == exclude {
+                    continue;
+                }
+                if let Some(r) = beliefs.get(id)? {
+                    out.push((r, true));
+                }
+            }
+        }
+        let mut weights: HashMap<MemoryId, f64> = HashMap::new();
+        let mut terms = index_terms(&save.text);
+        terms.sort();
+        terms.dedup();
+        for term in &terms {
+            let ids = beliefs.active_by_term(&save.scope, term, self.config.term_cap)?;
+            if ids.is_empty() {
+                continue;
+            }
+            let weight = 1.0 / (1.0 + (ids.len() as f64).ln());
+            for id in ids {
+                *weights.entry(id).or_default() += weight;
+            }
+        }
+        let mut ranked: Vec<(MemoryId, f64)> = weights
+            .into_iter()
+            .filter(|(id, _)| Some(*id) != exclude && !out.iter().any(|(r, _)| r.memory_id == *id))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for (id, _) in ranked.into_iter().take(self.config.top_k) {
+            if let Some(r) = beliefs.get(id)? {
+                out.push((r, false));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The next free version number of a lineage.
+    pub(crate) fn next_version(&self, root: MemoryId) -> Result<u32, EngineError> {
+        Ok(self.beliefs().lineage(root)?.iter().map(|r| r.version).max().unwrap_or(0) + 1)
+    }
+
+    /// Plan the events of one save, made against ledger head `head`.
+    pub(crate) fn plan_save(&self, save: &ValidSave, head: u64) -> Result<Vec<NewEvent>, EngineError> {
+        let memory_id = MemoryId::random();
+        let hash = content_hash(&save.text);
+        let mut events: Vec<NewEvent> = vec![
+            EventBody::MemoryObserved(MemoryObserved {
+                memory_id,
+                text: save.text.clone(),
+                memory_type: save.memory_type,
+                scope: save.scope.clone(),
+                source: save.source.clone(),
+                fact_key: save.fact_key.clone(),
+                effective_at: save.effective_at,
+                content_hash: hash,
+                dedup: save.dedup,
+            })
+            .into(),
+        ];
+        if !save.dedup {
+            events.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
+            return Ok(events);
+        }
+
+        // 3. An exact duplicate among the scope's active memories: provenance only.
+        if let Some(&dup) = self.beliefs().active_by_hash(&save.scope, &hash)?.first() {
+            events.push(
+                EventBody::PairClassified(PairClassified {
+                    incoming: memory_id,
+                    candidate: dup,
+                    method: Method::Exact,
+                    relation: Relation::Identical,
+                    gate: "content_hash".into(),
+                    reason: "the same text is already an active memory in this scope".into(),
+                    scores: vec![("exact".into(), 1.0)],
+                    thresholds: Vec::new(),
+                    model: None,
+                    outcome: PairOutcome::Merged,
+                })
+                .into(),
+            );
+            events.push(
+                EventBody::BeliefMerged(BeliefMerged { memory_id, into: dup, kind: MergeKind::ExactDuplicate }).into(),
+            );
+            return Ok(events);
+        }
+
+        // 4–6. Candidates (fact-key matches first), each classified.
+        let mut examined: Vec<Examined> = Vec::new();
+        for (candidate, same_key) in self.candidates(save, None)? {
+            let mut class = classify_lexical(
+                &save.text,
+                &candidate.text,
+                Some(save.memory_type),
+                Some(candidate.memory_type),
+                &self.config,
+            );
+            if same_key && matches!(class.relation, Relation::Complementary | Relation::Unrelated) && !class.near_miss {
+                // The caller said these are one fact: a different text is a different value.
+                class.relation = Relation::Contradictory;
+                class.gate = "fact_key_value_changed".into();
+                class.reason = format!(
+                    "same fact key {:?} with a different value ({})",
+                    save.fact_key.as_deref().unwrap_or_default(),
+                    class.reason
+                );
+            }
+            let outcome = if class.near_miss { PairOutcome::NearMiss } else { PairOutcome::NoEffect };
+            examined.push(Examined { candidate, class, outcome });
+        }
+
+        // 7. Decide.
+        let best = |rel: Relation, pred: &dyn Fn(&Classification) -> bool| -> Option<usize> {
+            examined
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.class.relation == rel && pred(&e.class))
+                .max_by(|a, b| a.1.class.score.total_cmp(&b.1.class.score))
+                .map(|(i, _)| i)
+        };
+        // A restatement adds nothing to a belief that says at least as much (or says it in the
+        // same words): provenance only, so no qualifier is ever lost.
+        let restatement =
+            best(Relation::Identical, &|c| !c.incoming_adds && (c.candidate_adds || c.gate == "exact_text"));
+        let contradicting: Vec<usize> =
+            (0..examined.len()).filter(|&i| examined[i].class.relation == Relation::Contradictory).collect();
+        let identical = best(Relation::Identical, &|_| true);
+
+        let mut decision: Vec<NewEvent> = Vec::new();
+        if let Some(i) = restatement {
+            examined[i].outcome = PairOutcome::Merged;
+            let into = examined[i].candidate.memory_id;
+            decision
+                .push(EventBody::BeliefMerged(BeliefMerged { memory_id, into, kind: MergeKind::Restatement }).into());
+        } else if !contradicting.is_empty() {
+            decision.extend(self.plan_conflict(save, memory_id, &mut examined, &contradicting, head, events.len())?);
+        } else if let Some(i) = identical {
+            let (current, root, current_effective) =
+                (examined[i].candidate.memory_id, examined[i].candidate.root_id, examined[i].candidate.effective_at);
+            let version = self.next_version(root)?;
+            // Enriched: the incoming text says more, so it is current whatever its time.
+            // Reworded: other words for the same fact; the later-effective wording is current.
+            let enriched = examined[i].class.incoming_adds && !examined[i].class.candidate_adds;
+            let older = matches!((save.effective_at, current_effective), (Some(a), Some(b)) if a < b);
+            if !enriched && older {
+                // A rewording that is older than the current belief: history, no reversal.
+                examined[i].outcome = PairOutcome::Historical;
+                decision.push(
+                    EventBody::BeliefHistorical(BeliefHistorical { memory_id, root_id: root, version, current }).into(),
+                );
+            } else {
+                examined[i].outcome = PairOutcome::Versioned;
+                decision.push(
+                    EventBody::BeliefVersioned(BeliefVersioned {
+                        memory_id,
+                        root_id: root,
+                        version,
+                        replaces: current,
+                        cause: if enriched { VersionCause::Enriched } else { VersionCause::Reworded },
+                    })
+                    .into(),
+                );
+            }
+        } else {
+            decision.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
+        }
+
+        for e in examined {
+            events.push(
+                EventBody::PairClassified(PairClassified {
+                    incoming: memory_id,
+                    candidate: e.candidate.memory_id,
+                    method: e.class.method,
+                    relation: e.class.relation,
+                    gate: e.class.gate,
+                    reason: e.class.reason,
+                    scores: e.class.scores,
+                    thresholds: e.class.thresholds,
+                    model: None,
+                    outcome: e.outcome,
+                })
+                .into(),
+            );
+        }
+        events.extend(decision);
+        Ok(events)
+    }
+
+    /// A contradiction: the incoming memory becomes a belief of its own and a conflict opens
+    /// against every contradicting candidate. When both sides carry explicit, different effective
+    /// times, the later-effective side is current and the conflict is settled at once
+    /// `by: effective_time` — an ordinary, revertible resolution.
+    fn plan_conflict(
+        &self,
+        save: &ValidSave,
+        memory_id: MemoryId,
+        examined: &mut [Examined],
+        contradicting: &[usize],
+        head: u64,
+        events_before: usize,
+    ) -> Result<Vec<NewEvent>, EngineError> {
+        let conflict_id = ConflictId::random();
+        let mut ordered = contradicting.to_vec();
+        ordered.sort_by(|&a, &b| examined[b].class.score.total_cmp(&examined[a].class.score));
+        let sides: Vec<ConflictSide> = ordered
+            .iter()
+            .map(|&i| ConflictSide {
+                memory_id: examined[i].candidate.memory_id,
+                root_id: examined[i].candidate.root_id,
+                version: examined[i].candidate.version,
+                reason: examined[i].class.reason.clone(),
+            })
+            .collect();
+        let mut out: Vec<NewEvent> = vec![
+            EventBody::BeliefAdded(BeliefAdded { memory_id }).into(),
+            EventBody::ConflictOpened(ConflictOpened { conflict_id, incoming: memory_id, candidates: sides }).into(),
+        ];
+        // The seq the conflict_opened event will get: the plan is made against `head`, and the
+        // pair_classified events come before the decision.
+        let opened_seq = head + events_before as u64 + examined.len() as u64 + 2;
+
+        let times: Option<Vec<Timestamp>> = ordered.iter().map(|&i| examined[i].candidate.effective_at).collect();
+        let settled = match (save.effective_at, times) {
+            (Some(mine), Some(theirs)) if theirs.iter().all(|t| *t < mine) => Some(ResolutionAction::KeepNew),
+            (Some(mine), Some(theirs)) if theirs.iter().all(|t| *t > mine) => Some(ResolutionAction::KeepExisting),
+            _ => None,
+        };
+        for &i in &ordered {
+            examined[i].outcome =
+                if settled.is_some() { PairOutcome::ConflictSettled } else { PairOutcome::ConflictOpened };
+        }
+        if let Some(action) = settled {
+            let first = &examined[ordered[0]].candidate;
+            let to_version = self.next_version(first.root_id)?;
+            let mut effects = vec![Effect::Reparented {
+                memory_id,
+                from_root: memory_id,
+                from_version: 1,
+                to_root: first.root_id,
+                to_version,
+            }];
+            match action {
+                ResolutionAction::KeepNew => {
+                    for &i in &ordered {
+                        let old = examined[i].candidate.memory_id;
+                        effects.push(Effect::MadeStale { memory_id: old });
+                        effects.push(Effect::EdgeAdded {
+                            edge: Edge { kind: EdgeKind::Replaces, from: memory_id, to: old },
+                        });
+                    }
+                }
+                _ => {
+                    effects.push(Effect::MadeStale { memory_id });
+                    effects.push(Effect::EdgeAdded {
+                        edge: Edge { kind: EdgeKind::Replaces, from: first.memory_id, to: memory_id },
+                    });
+                }
+            }
+            out.push(NewEvent {
+                body: EventBody::ConflictResolved(ConflictResolved {
+                    conflict_id,
+                    action,
+                    by: "effective_time".into(),
+                    rationale: Some(
+                        "both claims carry explicit effective times; the later-effective one is current".into(),
+                    ),
+                    effects,
+                }),
+                causation: Some(opened_seq),
+            });
+        }
+        Ok(out)
+    }
+}

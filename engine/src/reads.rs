@@ -1,0 +1,392 @@
+//! Read commands: show, list, history, why, conflicts, log, stats, classify (a dry run), and the
+//! store-wide checks (verify, rebuild, export, import).
+
+use std::io::{BufRead, Write};
+
+use memledger_ledger::store::Store;
+use memledger_ledger::{ImportReport, OpenOptions, Stream, VerifyReport};
+use memledger_projector::beliefs::MemoryRecord;
+use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
+use memledger_projector::edges::EdgeRecord;
+use memledger_schemas::ids::is_hex_prefix;
+use memledger_schemas::*;
+use serde::Serialize;
+
+use crate::classify::{Classification, classify_lexical};
+use crate::error::EngineError;
+use crate::input::validate_text;
+use crate::memledger::Memledger;
+
+/// The shortest id prefix accepted.
+pub const MIN_PREFIX: usize = 6;
+
+/// A memory as `show` and `list` print it (CLI.md).
+#[derive(Clone, Debug, Serialize)]
+pub struct MemoryView {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub status: Status,
+    #[serde(rename = "type")]
+    pub memory_type: MemoryType,
+    pub scope: String,
+    pub text: String,
+    pub source: Option<String>,
+    pub fact_key: Option<String>,
+    pub asserted_at: Timestamp,
+    pub stale_since: Option<Timestamp>,
+    pub effective_at: Option<Timestamp>,
+    pub cause: String,
+    /// Active memories this one is in a pending conflict with.
+    pub conflicts_with: Vec<MemoryId>,
+    pub conflicts: Vec<ConflictId>,
+    pub merged_count: u32,
+    pub retired_reason: Option<String>,
+}
+
+/// One version in `history`.
+#[derive(Clone, Debug, Serialize)]
+pub struct VersionView {
+    pub memory_id: MemoryId,
+    pub version: u32,
+    pub text: String,
+    pub status: Status,
+    pub asserted_at: Timestamp,
+    pub stale_since: Option<Timestamp>,
+    pub effective_at: Option<Timestamp>,
+    pub cause: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct HistoryView {
+    pub root_id: MemoryId,
+    /// Newest first.
+    pub versions: Vec<VersionView>,
+    pub edges: Vec<EdgeRecord>,
+}
+
+/// One classification in `why`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Decision {
+    pub seq: u64,
+    pub recorded_at: Timestamp,
+    pub incoming: MemoryId,
+    pub candidate: MemoryId,
+    pub method: Method,
+    pub scores: serde_json::Map<String, serde_json::Value>,
+    pub relation: Relation,
+    pub gate: String,
+    pub thresholds: serde_json::Map<String, serde_json::Value>,
+    pub reason: String,
+    pub outcome: PairOutcome,
+    pub model: Option<ModelVerdict>,
+}
+
+/// Counts for `stats`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stats {
+    pub events: u64,
+    pub memories: std::collections::BTreeMap<String, u64>,
+    pub by_type: std::collections::BTreeMap<String, u64>,
+    pub conflicts: std::collections::BTreeMap<String, u64>,
+    pub merged_observations: u64,
+}
+
+/// What `verify` reports (CLI.md).
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyView {
+    #[serde(flatten)]
+    pub ledger: VerifyReport,
+    pub views_consistent: bool,
+    /// Views whose content differs from a fresh replay.
+    pub inconsistent_views: Vec<String>,
+}
+
+fn to_map(pairs: &[(String, f64)]) -> serde_json::Map<String, serde_json::Value> {
+    pairs.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect()
+}
+
+impl Memledger {
+    /// A belief by id.
+    pub(crate) fn record(&self, id: MemoryId) -> Result<MemoryRecord, EngineError> {
+        match self.beliefs().get(id)? {
+            Some(r) => Ok(r),
+            None => match self.beliefs().observation(id)? {
+                Some(o) => match o.merged_into {
+                    Some(into) => {
+                        self.beliefs().get(into)?.ok_or_else(|| EngineError::NotFound(format!("no memory {into}")))
+                    }
+                    None => Err(EngineError::NotFound(format!("memory {id} is not a belief"))),
+                },
+                None => Err(EngineError::NotFound(format!("no memory {id}"))),
+            },
+        }
+    }
+
+    /// A memory id from a full id or a unique prefix of at least 6 hex digits.
+    pub fn resolve_memory_id(&self, text: &str) -> Result<MemoryId, EngineError> {
+        let text = text.trim().to_ascii_lowercase();
+        check_prefix(&text)?;
+        if let Ok(id) = text.parse::<MemoryId>() {
+            return Ok(id);
+        }
+        let found = self.beliefs().ids_with_prefix(&text, 2)?;
+        match found.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(EngineError::NotFound(format!("no memory id starts with {text}"))),
+            many => Err(EngineError::BadInput(format!(
+                "id prefix {text} is ambiguous: it matches {} and more; type more digits",
+                many.iter().map(|i| i.short()).collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+
+    /// A conflict id from a full id or a unique prefix of at least 6 hex digits.
+    pub fn resolve_conflict_id(&self, text: &str) -> Result<ConflictId, EngineError> {
+        let text = text.trim().to_ascii_lowercase();
+        check_prefix(&text)?;
+        if let Ok(id) = text.parse::<ConflictId>() {
+            return Ok(id);
+        }
+        let found = self.conflict_queue().ids_with_prefix(&text)?;
+        match found.as_slice() {
+            [one] => Ok(*one),
+            [] => Err(EngineError::NotFound(format!("no conflict id starts with {text}"))),
+            _ => Err(EngineError::BadInput(format!("conflict id prefix {text} is ambiguous; type more digits"))),
+        }
+    }
+
+    fn view(&self, r: MemoryRecord) -> Result<MemoryView, EngineError> {
+        let mut conflicts_with = Vec::new();
+        for cid in &r.conflicts {
+            if let Some(c) = self.conflict_queue().get(*cid)? {
+                for other in std::iter::once(c.incoming).chain(c.candidates.iter().map(|s| s.memory_id)) {
+                    if other != r.memory_id
+                        && !conflicts_with.contains(&other)
+                        && self.beliefs().get(other)?.is_some_and(|o| o.status == Status::Active)
+                    {
+                        conflicts_with.push(other);
+                    }
+                }
+            }
+        }
+        Ok(MemoryView {
+            memory_id: r.memory_id,
+            root_id: r.root_id,
+            version: r.version,
+            status: r.status,
+            memory_type: r.memory_type,
+            scope: r.scope,
+            text: r.text,
+            source: r.source,
+            fact_key: r.fact_key,
+            asserted_at: r.asserted_at,
+            stale_since: r.stale_since,
+            effective_at: r.effective_at,
+            cause: r.cause,
+            conflicts_with,
+            conflicts: r.conflicts,
+            merged_count: r.merged_count,
+            retired_reason: r.retired_reason,
+        })
+    }
+
+    pub fn show(&self, id: MemoryId) -> Result<MemoryView, EngineError> {
+        let r = self.record(id)?;
+        self.view(r)
+    }
+
+    /// Memories filtered by type, scope and status (`None` status: all).
+    pub fn list(
+        &self,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        status: Option<Status>,
+        limit: usize,
+    ) -> Result<Vec<MemoryView>, EngineError> {
+        let mut records = self.beliefs().scan(
+            |r| {
+                memory_type.is_none_or(|t| r.memory_type == t)
+                    && scope.is_none_or(|s| r.scope == s)
+                    && status.is_none_or(|s| r.status == s)
+            },
+            usize::MAX,
+        )?;
+        records.sort_by(|a, b| b.asserted_at.cmp(&a.asserted_at).then(b.observed_seq.cmp(&a.observed_seq)));
+        records.truncate(limit);
+        records.into_iter().map(|r| self.view(r)).collect()
+    }
+
+    pub fn history(&self, id: MemoryId) -> Result<HistoryView, EngineError> {
+        let r = self.record(id)?;
+        let mut versions: Vec<VersionView> = self
+            .beliefs()
+            .lineage(r.root_id)?
+            .into_iter()
+            .map(|v| VersionView {
+                memory_id: v.memory_id,
+                version: v.version,
+                text: v.text,
+                status: v.status,
+                asserted_at: v.asserted_at,
+                stale_since: v.stale_since,
+                effective_at: v.effective_at,
+                cause: v.cause,
+            })
+            .collect();
+        versions.reverse();
+        let mut edges = Vec::new();
+        for v in &versions {
+            for e in self.edges().touching(v.memory_id)? {
+                if !edges.contains(&e) {
+                    edges.push(e);
+                }
+            }
+        }
+        Ok(HistoryView { root_id: r.root_id, versions, edges })
+    }
+
+    /// Every classification that involved `id` (or the pair `id`–`other`), flagged or dropped.
+    pub fn why(&self, id: MemoryId, other: Option<MemoryId>) -> Result<Vec<Decision>, EngineError> {
+        let audit = memledger_projector::audit::AuditReader::new(self.ledger.store());
+        let mut out = Vec::new();
+        for seq in audit.seqs(id, other)? {
+            let Some(event) = self.ledger.get(seq)? else { continue };
+            if let EventBody::PairClassified(b) = event.body {
+                out.push(Decision {
+                    seq,
+                    recorded_at: event.recorded_at,
+                    incoming: b.incoming,
+                    candidate: b.candidate,
+                    method: b.method,
+                    scores: to_map(&b.scores),
+                    relation: b.relation,
+                    gate: b.gate,
+                    thresholds: to_map(&b.thresholds),
+                    reason: b.reason,
+                    outcome: b.outcome,
+                    model: b.model,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn conflicts(&self, status: Option<ConflictStatus>) -> Result<Vec<ConflictRecord>, EngineError> {
+        Ok(self.conflict_queue().list(status)?)
+    }
+
+    pub fn conflict_record(&self, id: ConflictId) -> Result<ConflictRecord, EngineError> {
+        self.conflict_queue().get(id)?.ok_or_else(|| EngineError::NotFound(format!("no conflict {id}")))
+    }
+
+    /// Events from `since`, at most `limit`, optionally only those naming `memory`.
+    pub fn log(&self, since: u64, limit: usize, memory: Option<MemoryId>) -> Result<Vec<Event>, EngineError> {
+        let mut out = Vec::new();
+        for event in self.ledger.scan(since)? {
+            let event = event?;
+            if memory.is_none_or(|m| event.body.memory_ids().contains(&m)) {
+                out.push(event);
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub fn stats(&self) -> Result<Stats, EngineError> {
+        let mut stats = Stats { events: self.ledger.head().seq, ..Stats::default() };
+        for r in self.beliefs().scan(|_| true, usize::MAX)? {
+            *stats.memories.entry(r.status.to_string()).or_default() += 1;
+            if r.status == Status::Active {
+                *stats.by_type.entry(r.memory_type.to_string()).or_default() += 1;
+            }
+            stats.merged_observations += r.merged_count as u64;
+        }
+        for c in self.conflict_queue().list(None)? {
+            *stats.conflicts.entry(c.status.as_str().to_string()).or_default() += 1;
+        }
+        Ok(stats)
+    }
+
+    /// The classifier on two texts, writing nothing.
+    pub fn classify(
+        &self,
+        a: &str,
+        b: &str,
+        type_a: Option<MemoryType>,
+        type_b: Option<MemoryType>,
+    ) -> Result<Classification, EngineError> {
+        let a = validate_text(a)?;
+        let b = validate_text(b)?;
+        Ok(classify_lexical(&a, &b, type_a, type_b, &self.config))
+    }
+
+    /// Check the chain, and that every view equals a fresh replay of the ledger.
+    pub fn verify(&self) -> Result<VerifyView, EngineError> {
+        let ledger = self.ledger.verify()?;
+        let inconsistent_views = if ledger.ok { self.inconsistent_views()? } else { Vec::new() };
+        Ok(VerifyView { views_consistent: ledger.ok && inconsistent_views.is_empty(), inconsistent_views, ledger })
+    }
+
+    /// Views whose stored content differs from a replay into a scratch store.
+    fn inconsistent_views(&self) -> Result<Vec<String>, EngineError> {
+        let scratch = std::env::temp_dir().join(format!("memledger-verify-{}", MemoryId::random().hex()));
+        let result = (|| -> Result<Vec<String>, EngineError> {
+            let tables = self.views.tables();
+            let store = Store::open(&scratch, &tables, true, OpenOptions::default().wait)?;
+            self.views.replay_into(&self.ledger, &store)?;
+            let mut bad = Vec::new();
+            for table in tables {
+                if self.views.dump_store(self.ledger.store(), table)? != self.views.dump_store(&store, table)? {
+                    bad.push(table.to_string());
+                }
+            }
+            Ok(bad)
+        })();
+        let _ = std::fs::remove_dir_all(&scratch);
+        result
+    }
+
+    /// Drop and replay views (all when `only` is `None`). Returns the events replayed.
+    pub fn rebuild(&self, only: Option<&[&str]>, progress: &mut dyn FnMut(u64)) -> Result<u64, EngineError> {
+        if let Some(names) = only {
+            let known = self.views.names();
+            if let Some(bad) = names.iter().find(|n| !known.contains(n)) {
+                return Err(EngineError::BadInput(format!("no view named {bad:?} (views: {})", known.join(", "))));
+            }
+        }
+        let _guard = self.lock();
+        Ok(self.views.rebuild_with_progress(&self.ledger, only, progress)?)
+    }
+
+    pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, EngineError> {
+        Ok(self.ledger.export(since, out)?)
+    }
+
+    /// Import a stream, then bring the views up to date.
+    pub fn import(&self, input: &mut dyn BufRead) -> Result<ImportReport, EngineError> {
+        self.import_stream(memledger_ledger::read_stream(input)?)
+    }
+
+    /// Import a stream read (and its chain checked) by [`memledger_ledger::read_stream`].
+    pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, EngineError> {
+        let _guard = self.lock();
+        let report = self.ledger.import_stream(stream)?;
+        self.views.catch_up(&self.ledger)?;
+        Ok(report)
+    }
+}
+
+fn check_prefix(text: &str) -> Result<(), EngineError> {
+    if !is_hex_prefix(text) {
+        return Err(EngineError::BadInput(format!("not an id: {text:?} (ids are hex digits)")));
+    }
+    if text.len() < MIN_PREFIX {
+        return Err(EngineError::BadInput(format!(
+            "id prefix {text:?} is too short: give at least {MIN_PREFIX} digits"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! One error enum per boundary, all wrapping the shared storage error.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use memledger_schemas::CodecError;
+
+/// A failure of the storage engine or of the bytes it returned.
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    #[error("storage error: {0}")]
+    Rocks(String),
+    #[error("corrupt record in {table} at {key}: {source}")]
+    Corrupt { table: &'static str, key: String, source: CodecError },
+    #[error("ledger is inconsistent: {0}")]
+    Inconsistent(String),
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl From<rocksdb::Error> for LedgerError {
+    fn from(e: rocksdb::Error) -> Self {
+        LedgerError::Rocks(e.into_string())
+    }
+}
+
+/// Opening a store failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(
+        "another memledger process holds the store at {} (waited {:.1}s); try again when it is done, or pass --wait SECONDS",
+        path.display(), waited.as_secs_f64()
+    )]
+    Locked { path: PathBuf, waited: Duration },
+    #[error("no memledger store at {}", path.display())]
+    Missing { path: PathBuf },
+    #[error("{} is not a usable memledger store: {reason}", path.display())]
+    Unusable { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Storage(#[from] LedgerError),
+}
+
+/// Appending failed; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum AppendError {
+    /// The head moved since the caller decided: recompute and try again.
+    #[error("the ledger head moved: expected seq {expected}, found {actual}")]
+    Conflict { expected: u64, actual: u64 },
+    #[error(transparent)]
+    Storage(#[from] LedgerError),
+}
+
+/// Importing a stream failed; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    #[error("line {line}: not an event: {message}")]
+    Parse { line: usize, message: String },
+    #[error("line {line} (seq {seq}): {message}")]
+    Chain { line: usize, seq: u64, message: String },
+    #[error("the stream diverges from this store at seq {seq}: {message}")]
+    Diverged { seq: u64, message: String },
+    #[error("i/o error reading the stream: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Storage(#[from] LedgerError),
+}

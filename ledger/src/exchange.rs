@@ -1,0 +1,200 @@
+//! Export and import of the event stream as JSON Lines (schema: `schemas/json/event-line.schema.json`).
+//!
+//! Import is all-or-nothing: every line is parsed and the whole chain is checked before one byte
+//! is written. A stream that shares this store's prefix appends only what is new; a tampered,
+//! reordered or diverging stream is refused.
+
+use std::io::{BufRead, Write};
+
+use memledger_schemas::{Event, Hash};
+use serde::Serialize;
+
+use crate::error::{ImportError, LedgerError};
+use crate::ledger::Ledger;
+use crate::store::Batch;
+use crate::tables::{EventsTable, Head, IdempotencyTable, MetaTable, SeqRange};
+
+/// What an import did.
+#[derive(Clone, Debug, Serialize)]
+pub struct ImportReport {
+    /// Events in the stream.
+    pub read: u64,
+    /// Events already in the store.
+    pub already_present: u64,
+    /// Events appended.
+    pub appended: u64,
+    pub head_seq: u64,
+}
+
+impl Ledger {
+    /// Write every event with `seq >= since` as one JSON line each. Returns the count.
+    pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, LedgerError> {
+        let mut n = 0;
+        for event in self.scan(since)? {
+            let event = event?;
+            serde_json::to_writer(&mut *out, &event).map_err(|e| LedgerError::Io(e.into()))?;
+            out.write_all(b"\n")?;
+            n += 1;
+        }
+        out.flush()?;
+        Ok(n)
+    }
+
+    /// Import a JSON Lines stream. Nothing is written unless the whole stream is valid.
+    pub fn import(&self, input: &mut dyn BufRead) -> Result<ImportReport, ImportError> {
+        let stream = read_stream(input)?;
+        self.import_stream(stream)
+    }
+
+    /// Import a stream already read and checked by [`read_stream`].
+    pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, ImportError> {
+        let stream = stream.events;
+        let read = stream.len() as u64;
+        // 3. Under the append lock: it must share this store's prefix.
+        let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        let Some((_, first)) = stream.first() else {
+            return Ok(ImportReport { read: 0, already_present: 0, appended: 0, head_seq: head.seq });
+        };
+        if first.seq > head.seq + 1 {
+            return Err(ImportError::Diverged {
+                seq: first.seq,
+                message: format!("the stream starts at seq {} but this store ends at seq {}", first.seq, head.seq),
+            });
+        }
+        if first.seq > 1 {
+            let anchor = EventsTable::get(self.store(), first.seq - 1)?
+                .ok_or_else(|| LedgerError::Inconsistent(format!("seq {} missing", first.seq - 1)))?;
+            if anchor.hash != first.prev_hash {
+                return Err(ImportError::Diverged {
+                    seq: first.seq,
+                    message: "its first event does not link to this store's event before it".into(),
+                });
+            }
+        }
+        let mut already_present = 0;
+        let mut batch = Batch::default();
+        let mut next = *head;
+        let mut open_key: Option<(String, memledger_schemas::CorrelationId, SeqRange)> = None;
+        for (_, event) in &stream {
+            if event.seq <= head.seq {
+                let stored = EventsTable::get(self.store(), event.seq)?;
+                if stored.as_ref().map(|s| s.hash) != Some(event.hash) {
+                    return Err(ImportError::Diverged {
+                        seq: event.seq,
+                        message: "a different event is stored there".into(),
+                    });
+                }
+                already_present += 1;
+                continue;
+            }
+            // Idempotency keys travel with the stream: a key names its command's seq range.
+            match &mut open_key {
+                Some((_, corr, range)) if *corr == event.correlation_id && event.idempotency_key.is_none() => {
+                    range.last = event.seq;
+                }
+                _ => {
+                    if let Some((key, _, range)) = open_key.take() {
+                        IdempotencyTable::put(&mut batch, &key, range);
+                    }
+                    if let Some(key) = &event.idempotency_key {
+                        open_key =
+                            Some((key.clone(), event.correlation_id, SeqRange { first: event.seq, last: event.seq }));
+                    }
+                }
+            }
+            EventsTable::put(&mut batch, event);
+            next = Head { seq: event.seq, hash: event.hash };
+        }
+        if let Some((key, _, range)) = open_key.take() {
+            IdempotencyTable::put(&mut batch, &key, range);
+        }
+        let appended = next.seq - head.seq;
+        if appended > 0 {
+            MetaTable::put_head(&mut batch, next);
+            self.store().write(batch, true)?;
+            *head = next;
+        }
+        Ok(ImportReport { read, already_present, appended, head_seq: head.seq })
+    }
+}
+
+/// A parsed event stream whose chain has been checked: consecutive seqs, each event linked to the
+/// one before and hashed correctly. Whether it fits a store is checked on import.
+pub struct Stream {
+    events: Vec<(usize, Event)>,
+}
+
+impl Stream {
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+}
+
+/// Read and check a JSON Lines stream, touching no store.
+pub fn read_stream(input: &mut dyn BufRead) -> Result<Stream, ImportError> {
+    // 1. Parse every line.
+    let mut stream: Vec<(usize, Event)> = Vec::new();
+    for (i, line) in input.lines().enumerate() {
+        let line = line?;
+        let number = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event: Event =
+            serde_json::from_str(&line).map_err(|e| ImportError::Parse { line: number, message: e.to_string() })?;
+        stream.push((number, event));
+    }
+
+    // 2. The stream must be one unbroken chain: consecutive seqs, each linked and hashed.
+    for (k, (line, event)) in stream.iter().enumerate() {
+        if !memledger_schemas::codec::READABLE_FORMATS.contains(&event.format) {
+            return Err(ImportError::Chain {
+                line: *line,
+                seq: event.seq,
+                message: format!("unknown format {}", event.format),
+            });
+        }
+        if event.seq == 0 {
+            return Err(ImportError::Chain { line: *line, seq: 0, message: "seqs start at 1".into() });
+        }
+        if !event.hash_is_valid() {
+            return Err(ImportError::Chain {
+                line: *line,
+                seq: event.seq,
+                message: "hash does not match the event's contents (tampered or corrupted)".into(),
+            });
+        }
+        if k > 0 {
+            let prev = &stream[k - 1].1;
+            if event.seq != prev.seq + 1 {
+                return Err(ImportError::Chain {
+                    line: *line,
+                    seq: event.seq,
+                    message: format!(
+                        "expected seq {} after seq {} (lines missing or out of order)",
+                        prev.seq + 1,
+                        prev.seq
+                    ),
+                });
+            }
+            if event.prev_hash != prev.hash {
+                return Err(ImportError::Chain {
+                    line: *line,
+                    seq: event.seq,
+                    message: "prev_hash does not link to the previous line".into(),
+                });
+            }
+        } else if event.seq == 1 && event.prev_hash != Hash::GENESIS {
+            return Err(ImportError::Chain {
+                line: *line,
+                seq: 1,
+                message: "the first event must link to the genesis hash".into(),
+            });
+        }
+    }
+
+    Ok(Stream { events: stream })
+}

@@ -1,0 +1,230 @@
+//! The `Ledger`: appends against an expected head, idempotency keys, reads and scans.
+
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, Timestamp};
+
+use crate::error::{AppendError, LedgerError, OpenError};
+use crate::store::{Batch, CF_EVENTS, Store};
+use crate::tables::{EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
+pub use crate::tables::{Head, SeqRange};
+
+/// How to open a store.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// Create the store when it does not exist.
+    pub create: bool,
+    /// How long to wait for another process's lock.
+    pub wait: Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { create: true, wait: Duration::from_secs(10) }
+    }
+}
+
+/// Who and what a command is: shared by all its events.
+#[derive(Clone, Debug)]
+pub struct CommandMeta {
+    pub actor: String,
+    pub correlation_id: CorrelationId,
+    pub idempotency_key: Option<String>,
+}
+
+impl CommandMeta {
+    pub fn new(actor: impl Into<String>) -> Self {
+        CommandMeta { actor: actor.into(), correlation_id: CorrelationId::random(), idempotency_key: None }
+    }
+}
+
+/// An event before the ledger gives it a seq, an id, a time and a hash.
+#[derive(Clone, Debug)]
+pub struct NewEvent {
+    pub body: EventBody,
+    /// The seq this event reacts to, if it is an earlier command's.
+    pub causation: Option<u64>,
+}
+
+impl From<EventBody> for NewEvent {
+    fn from(body: EventBody) -> Self {
+        NewEvent { body, causation: None }
+    }
+}
+
+/// The result of an append.
+#[derive(Clone, Debug)]
+pub enum Appended {
+    /// The events were written, durably.
+    Committed(Vec<Event>),
+    /// The idempotency key was already committed: nothing was written; these seqs hold the
+    /// original command's events.
+    Replayed(SeqRange),
+}
+
+/// The event store.
+pub struct Ledger {
+    store: Store,
+    /// The head, guarded: appends are serialised within the process (RocksDB's lock serialises
+    /// processes).
+    pub(crate) head: Mutex<Head>,
+}
+
+impl Ledger {
+    /// Open the ledger at `path`, with the view tables a projector will use.
+    pub fn open(path: &Path, options: &OpenOptions, view_tables: &[&str]) -> Result<Ledger, OpenError> {
+        let store = Store::open(path, view_tables, options.create, options.wait)?;
+        match MetaTable::store_format(&store)? {
+            Some(STORE_FORMAT) => {}
+            Some(other) => {
+                return Err(OpenError::Unusable {
+                    path: path.into(),
+                    reason: format!("store format {other} is not one this build reads ({STORE_FORMAT})"),
+                });
+            }
+            None => {
+                let mut batch = Batch::default();
+                MetaTable::put_store_format(&mut batch);
+                store.write(batch, true)?;
+            }
+        }
+        let head = MetaTable::head(&store)?;
+        Ok(Ledger { store, head: Mutex::new(head) })
+    }
+
+    /// The underlying store, for the projections' tables.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn head(&self) -> Head {
+        *self.head.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The committed seqs of an idempotency key, if any.
+    pub fn idempotent(&self, key: &str) -> Result<Option<SeqRange>, LedgerError> {
+        IdempotencyTable::get(&self.store, key)
+    }
+
+    /// Append one command's events in one synced write, if the head is still `expected_head`.
+    pub fn append(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        events: Vec<NewEvent>,
+    ) -> Result<Appended, AppendError> {
+        let mut out = self.append_group(expected_head, vec![(meta.clone(), events)], true)?;
+        Ok(out.pop().unwrap_or(Appended::Committed(Vec::new())))
+    }
+
+    /// Group commit: several commands' events in one write (synced once when `sync`), each
+    /// command keeping its own idempotency key. A key already committed (or repeated earlier in
+    /// the group) makes that command `Replayed`.
+    pub fn append_group(
+        &self,
+        expected_head: u64,
+        commands: Vec<(CommandMeta, Vec<NewEvent>)>,
+        sync: bool,
+    ) -> Result<Vec<Appended>, AppendError> {
+        let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        if head.seq != expected_head {
+            return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
+        }
+        let mut batch = Batch::default();
+        let mut next = *head;
+        let mut results = Vec::with_capacity(commands.len());
+        let mut group_keys: Vec<(String, SeqRange)> = Vec::new();
+        let mut recorded_at = Timestamp::now();
+        if let Some(last) = self.last_recorded_at(next.seq)? {
+            // Time in the ledger never runs backwards, whatever the wall clock does.
+            recorded_at = recorded_at.max(last);
+        }
+        for (meta, events) in commands {
+            if let Some(key) = &meta.idempotency_key {
+                if let Some(range) = IdempotencyTable::get(&self.store, key)? {
+                    results.push(Appended::Replayed(range));
+                    continue;
+                }
+                if let Some((_, range)) = group_keys.iter().find(|(k, _)| k == key) {
+                    results.push(Appended::Replayed(*range));
+                    continue;
+                }
+            }
+            if events.is_empty() {
+                results.push(Appended::Committed(Vec::new()));
+                continue;
+            }
+            let first = next.seq + 1;
+            let mut written = Vec::with_capacity(events.len());
+            for (i, new) in events.into_iter().enumerate() {
+                let mut event = Event {
+                    seq: next.seq + 1,
+                    event_id: EventId::random(),
+                    format: CURRENT_FORMAT,
+                    recorded_at,
+                    actor: meta.actor.clone(),
+                    correlation_id: meta.correlation_id,
+                    causation: new.causation,
+                    idempotency_key: if i == 0 { meta.idempotency_key.clone() } else { None },
+                    prev_hash: next.hash,
+                    hash: Hash::GENESIS,
+                    body: new.body,
+                };
+                event.seal();
+                EventsTable::put(&mut batch, &event);
+                next = Head { seq: event.seq, hash: event.hash };
+                written.push(event);
+            }
+            let range = SeqRange { first, last: next.seq };
+            if let Some(key) = &meta.idempotency_key {
+                IdempotencyTable::put(&mut batch, key, range);
+                group_keys.push((key.clone(), range));
+            }
+            results.push(Appended::Committed(written));
+        }
+        if next.seq != head.seq {
+            MetaTable::put_head(&mut batch, next);
+            self.store.write(batch, sync)?;
+            *head = next;
+        }
+        Ok(results)
+    }
+
+    fn last_recorded_at(&self, seq: u64) -> Result<Option<Timestamp>, LedgerError> {
+        if seq == 0 {
+            return Ok(None);
+        }
+        Ok(EventsTable::get(&self.store, seq)?.map(|e| e.recorded_at))
+    }
+
+    /// One event by seq.
+    pub fn get(&self, seq: u64) -> Result<Option<Event>, LedgerError> {
+        EventsTable::get(&self.store, seq)
+    }
+
+    /// Events with `from <= seq <= to`, in order.
+    pub fn range(&self, range: SeqRange) -> Result<Vec<Event>, LedgerError> {
+        let mut out = Vec::new();
+        for item in self.scan(range.first)? {
+            let event = item?;
+            if event.seq > range.last {
+                break;
+            }
+            out.push(event);
+        }
+        Ok(out)
+    }
+
+    /// Every event from `from_seq` on, in order. A record that does not decode is an error item.
+    pub fn scan(&self, from_seq: u64) -> Result<impl Iterator<Item = Result<Event, LedgerError>> + '_, LedgerError> {
+        let start = EventsTable::key(from_seq.max(1));
+        Ok(self.store.scan_from(CF_EVENTS, &start)?.map(|item| {
+            let (k, v) = item?;
+            EventsTable::decode_row(&k, &v).map_err(|(seq, message)| {
+                LedgerError::Inconsistent(format!("event at seq {seq} is unreadable: {message}"))
+            })
+        }))
+    }
+}

@@ -1,0 +1,19 @@
+//! The ledger: memledger's only source of truth, an append-only, hash-chained event log in
+//! RocksDB.
+//!
+//! Appends are one synced `WriteBatch` (events, idempotency key, head) made against an expected
+//! head; a moved head is a `Conflict` value, never a lost write. The same store holds the column
+//! families of the projections, which the `projector` crate reads and writes through
+//! [`store::ViewBatch`] — this crate is the only one that talks to RocksDB.
+
+pub mod error;
+pub mod exchange;
+pub mod ledger;
+pub mod store;
+pub mod tables;
+pub mod verify;
+
+pub use error::{AppendError, ImportError, LedgerError, OpenError};
+pub use exchange::{ImportReport, Stream, read_stream};
+pub use ledger::{Appended, CommandMeta, Head, Ledger, NewEvent, OpenOptions, SeqRange};
+pub use verify::VerifyReport;

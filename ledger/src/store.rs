@@ -1,0 +1,186 @@
+//! The storage module: the one place that touches RocksDB. Everything above it speaks in
+//! tables (column families) and batches.
+//!
+//! Options are chosen on purpose: paranoid checks on, so a corrupt file fails loudly at open;
+//! WAL recovery that tolerates only an incomplete trailing record (the one write that was never
+//! acknowledged), so synced writes survive a crash and a torn tail does not block reopening.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rocksdb::{ColumnFamilyDescriptor, DB, DBRecoveryMode, Direction, IteratorMode, Options, WriteBatch, WriteOptions};
+
+use crate::error::{LedgerError, OpenError};
+
+/// The ledger's own column families.
+pub const CF_EVENTS: &str = "events";
+pub const CF_IDEMPOTENCY: &str = "idempotency";
+pub const CF_META: &str = "meta";
+const LEDGER_CFS: &[&str] = &[CF_EVENTS, CF_IDEMPOTENCY, CF_META];
+
+/// A handle on the RocksDB database: cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    db: Arc<DB>,
+    path: PathBuf,
+}
+
+fn db_options() -> Options {
+    let mut opts = Options::default();
+    opts.create_if_missing(true);
+    opts.create_missing_column_families(true);
+    opts.set_paranoid_checks(true);
+    opts.set_wal_recovery_mode(DBRecoveryMode::TolerateCorruptedTailRecords);
+    opts.set_track_and_verify_wals_in_manifest(true);
+    opts.set_compression_type(rocksdb::DBCompressionType::Lz4);
+    opts.set_keep_log_file_num(4);
+    opts
+}
+
+fn is_lock_error(e: &rocksdb::Error) -> bool {
+    let s = e.as_ref().to_ascii_lowercase();
+    s.contains("lock")
+        && (s.contains("resource temporarily unavailable") || s.contains("lock hold") || s.contains("locked"))
+}
+
+impl Store {
+    /// Open (creating when `create`) the store at `path` with the ledger's tables and `views`.
+    /// A store locked by another process is retried until `wait` has passed.
+    pub fn open(path: &Path, views: &[&str], create: bool, wait: Duration) -> Result<Store, OpenError> {
+        if path.exists() && !path.is_dir() {
+            return Err(OpenError::Unusable { path: path.into(), reason: "it is a file, not a directory".into() });
+        }
+        let is_store = path.join("CURRENT").exists();
+        if !is_store {
+            if !create {
+                return Err(OpenError::Missing { path: path.into() });
+            }
+            if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(false) {
+                return Err(OpenError::Unusable {
+                    path: path.into(),
+                    reason: "the directory is not empty and holds no store".into(),
+                });
+            }
+            std::fs::create_dir_all(path)
+                .map_err(|e| OpenError::Unusable { path: path.into(), reason: format!("cannot create it: {e}") })?;
+        }
+        let opts = db_options();
+        let mut names: Vec<String> = LEDGER_CFS.iter().chain(views).map(|s| s.to_string()).collect();
+        if is_store {
+            // RocksDB must be told every existing family, including views this build no longer has.
+            if let Ok(existing) = DB::list_cf(&opts, path) {
+                for name in existing {
+                    if name != "default" && !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        let started = Instant::now();
+        loop {
+            let descriptors: Vec<ColumnFamilyDescriptor> =
+                names.iter().map(|n| ColumnFamilyDescriptor::new(n, db_options())).collect();
+            match DB::open_cf_descriptors(&opts, path, descriptors) {
+                Ok(db) => return Ok(Store { db: Arc::new(db), path: path.into() }),
+                Err(e) if is_lock_error(&e) => {
+                    if started.elapsed() >= wait {
+                        return Err(OpenError::Locked { path: path.into(), waited: started.elapsed() });
+                    }
+                    std::thread::sleep(Duration::from_millis(25));
+                }
+                Err(e) => {
+                    return Err(OpenError::Unusable { path: path.into(), reason: e.into_string() });
+                }
+            }
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn cf(&self, table: &str) -> Result<&rocksdb::ColumnFamily, LedgerError> {
+        self.db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))
+    }
+
+    /// Read one value.
+    pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>, LedgerError> {
+        Ok(self.db.get_cf(self.cf(table)?, key)?)
+    }
+
+    /// Every `(key, value)` whose key starts with `prefix`, in key order.
+    pub fn scan_prefix<'a>(
+        &'a self,
+        table: &str,
+        prefix: &'a [u8],
+    ) -> Result<impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>), LedgerError>> + use<'a>, LedgerError> {
+        let iter = self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward));
+        Ok(iter.map(|item| item.map_err(LedgerError::from)).take_while(move |item| match item {
+            Ok((k, _)) => k.starts_with(prefix),
+            Err(_) => true,
+        }))
+    }
+
+    /// Every `(key, value)` from `start` on, in key order.
+    pub fn scan_from<'a>(
+        &'a self,
+        table: &str,
+        start: &[u8],
+    ) -> Result<impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>), LedgerError>> + use<'a>, LedgerError> {
+        let iter = self.db.iterator_cf(self.cf(table)?, IteratorMode::From(start, Direction::Forward));
+        Ok(iter.map(|item| item.map_err(LedgerError::from)))
+    }
+
+    /// Apply a batch atomically. `sync` makes it durable before returning.
+    pub fn write(&self, batch: Batch, sync: bool) -> Result<(), LedgerError> {
+        let mut wb = WriteBatch::default();
+        for op in batch.ops {
+            match op {
+                Op::Put(table, k, v) => wb.put_cf(self.cf(table)?, k, v),
+                Op::Delete(table, k) => wb.delete_cf(self.cf(table)?, k),
+                Op::Clear(table) => {
+                    // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
+                    wb.delete_range_cf(self.cf(table)?, Vec::<u8>::new(), vec![0xffu8; 4096])
+                }
+            }
+        }
+        let mut wo = WriteOptions::default();
+        wo.set_sync(sync);
+        Ok(self.db.write_opt(wb, &wo)?)
+    }
+}
+
+enum Op {
+    Put(&'static str, Vec<u8>, Vec<u8>),
+    Delete(&'static str, Vec<u8>),
+    Clear(&'static str),
+}
+
+/// Writes to several tables, applied atomically by [`Store::write`].
+#[derive(Default)]
+pub struct Batch {
+    ops: Vec<Op>,
+}
+
+impl Batch {
+    pub fn put(&mut self, table: &'static str, key: Vec<u8>, value: Vec<u8>) {
+        self.ops.push(Op::Put(table, key, value));
+    }
+    pub fn delete(&mut self, table: &'static str, key: Vec<u8>) {
+        self.ops.push(Op::Delete(table, key));
+    }
+    /// Remove every key of a table (a view being rebuilt).
+    pub fn clear(&mut self, table: &'static str) {
+        self.ops.push(Op::Clear(table));
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+}
+
+/// The name of the batch type projections write with.
+pub type ViewBatch = Batch;

@@ -1,0 +1,120 @@
+//! Typed access to the ledger's column families: one small type per table with its key and
+//! value layout (see docs/format.md). Integer keys are big-endian so byte order is numeric order.
+
+use memledger_schemas::codec::{decode_event, encode_event};
+use memledger_schemas::{Event, Hash};
+
+use crate::error::LedgerError;
+use crate::store::{Batch, CF_EVENTS, CF_IDEMPOTENCY, CF_META, Store};
+
+/// `events`: seq (u64 BE) → `format ‖ bincode(Event)`.
+pub struct EventsTable;
+
+impl EventsTable {
+    pub fn key(seq: u64) -> [u8; 8] {
+        seq.to_be_bytes()
+    }
+
+    pub fn put(batch: &mut Batch, event: &Event) {
+        batch.put(CF_EVENTS, Self::key(event.seq).to_vec(), encode_event(event));
+    }
+
+    pub fn get(store: &Store, seq: u64) -> Result<Option<Event>, LedgerError> {
+        match store.get(CF_EVENTS, &Self::key(seq))? {
+            None => Ok(None),
+            Some(bytes) => decode_event(&bytes).map(Some).map_err(|source| LedgerError::Corrupt {
+                table: CF_EVENTS,
+                key: format!("seq {seq}"),
+                source,
+            }),
+        }
+    }
+
+    /// Decode a raw `(key, value)` row, checking that the key and the event agree.
+    pub fn decode_row(key: &[u8], value: &[u8]) -> Result<Event, (u64, String)> {
+        let seq = key.try_into().map(u64::from_be_bytes).map_err(|_| (0, format!("bad key of {} bytes", key.len())))?;
+        let event = decode_event(value).map_err(|e| (seq, e.to_string()))?;
+        if event.seq != seq {
+            return Err((seq, format!("stored under seq {seq} but says seq {}", event.seq)));
+        }
+        Ok(event)
+    }
+}
+
+/// A contiguous run of seqs: the events one command appended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SeqRange {
+    pub first: u64,
+    pub last: u64,
+}
+
+/// `idempotency`: the caller's key (UTF-8) → first seq ‖ last seq (u64 BE each).
+pub struct IdempotencyTable;
+
+impl IdempotencyTable {
+    pub fn put(batch: &mut Batch, key: &str, range: SeqRange) {
+        let mut value = Vec::with_capacity(16);
+        value.extend_from_slice(&range.first.to_be_bytes());
+        value.extend_from_slice(&range.last.to_be_bytes());
+        batch.put(CF_IDEMPOTENCY, key.as_bytes().to_vec(), value);
+    }
+
+    pub fn get(store: &Store, key: &str) -> Result<Option<SeqRange>, LedgerError> {
+        match store.get(CF_IDEMPOTENCY, key.as_bytes())? {
+            None => Ok(None),
+            Some(v) if v.len() == 16 => Ok(Some(SeqRange {
+                first: u64::from_be_bytes(v[..8].try_into().unwrap_or_default()),
+                last: u64::from_be_bytes(v[8..].try_into().unwrap_or_default()),
+            })),
+            Some(v) => Err(LedgerError::Inconsistent(format!("idempotency entry {key:?} has {} bytes", v.len()))),
+        }
+    }
+}
+
+/// The ledger head: the last seq and its hash (seq 0 and the genesis hash when empty).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub seq: u64,
+    pub hash: Hash,
+}
+
+impl Head {
+    pub const EMPTY: Head = Head { seq: 0, hash: Hash::GENESIS };
+}
+
+/// `meta`: `b"head"` → seq (u64 BE) ‖ hash (32 bytes); `b"store_format"` → u16 BE.
+pub struct MetaTable;
+
+const HEAD_KEY: &[u8] = b"head";
+const STORE_FORMAT_KEY: &[u8] = b"store_format";
+/// The layout version of the tables above.
+pub const STORE_FORMAT: u16 = 1;
+
+impl MetaTable {
+    pub fn put_head(batch: &mut Batch, head: Head) {
+        let mut value = Vec::with_capacity(40);
+        value.extend_from_slice(&head.seq.to_be_bytes());
+        value.extend_from_slice(&head.hash.0);
+        batch.put(CF_META, HEAD_KEY.to_vec(), value);
+    }
+
+    pub fn head(store: &Store) -> Result<Head, LedgerError> {
+        match store.get(CF_META, HEAD_KEY)? {
+            None => Ok(Head::EMPTY),
+            Some(v) if v.len() == 40 => {
+                let mut hash = [0u8; 32];
+                hash.copy_from_slice(&v[8..]);
+                Ok(Head { seq: u64::from_be_bytes(v[..8].try_into().unwrap_or_default()), hash: Hash(hash) })
+            }
+            Some(v) => Err(LedgerError::Inconsistent(format!("head record has {} bytes", v.len()))),
+        }
+    }
+
+    pub fn put_store_format(batch: &mut Batch) {
+        batch.put(CF_META, STORE_FORMAT_KEY.to_vec(), STORE_FORMAT.to_be_bytes().to_vec());
+    }
+
+    pub fn store_format(store: &Store) -> Result<Option<u16>, LedgerError> {
+        Ok(store.get(CF_META, STORE_FORMAT_KEY)?.and_then(|v| v.try_into().ok().map(u16::from_be_bytes)))
+    }
+}

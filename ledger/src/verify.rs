@@ -1,0 +1,79 @@
+//! `verify`: walk the whole chain and name the first seq where it breaks.
+
+use memledger_schemas::Hash;
+use serde::Serialize;
+
+use crate::error::LedgerError;
+use crate::ledger::Ledger;
+use crate::store::CF_EVENTS;
+use crate::tables::{EventsTable, MetaTable};
+
+/// What `verify` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyReport {
+    pub ok: bool,
+    pub events: u64,
+    pub head_seq: u64,
+    pub head_hash: Hash,
+    /// The first seq whose record, link or hash is wrong.
+    pub first_bad_seq: Option<u64>,
+    /// What was wrong there.
+    pub problem: Option<String>,
+}
+
+impl Ledger {
+    /// Check every event: it decodes, its seq follows the previous one, its `prev_hash` is the
+    /// previous hash and its hash matches its fields; the head record names the last event.
+    pub fn verify(&self) -> Result<VerifyReport, LedgerError> {
+        let head = MetaTable::head(self.store())?;
+        let mut prev_hash = Hash::GENESIS;
+        let mut expected_seq = 1u64;
+        let mut events = 0u64;
+        let mut bad: Option<(u64, String)> = None;
+        for item in self.store().scan_from(CF_EVENTS, &[])? {
+            let (key, value) = match item {
+                Ok(row) => row,
+                Err(e) => {
+                    bad = Some((expected_seq, format!("storage error while reading: {e}")));
+                    break;
+                }
+            };
+            let event = match EventsTable::decode_row(&key, &value) {
+                Ok(e) => e,
+                Err((seq, message)) => {
+                    bad = Some((seq.max(expected_seq).min(expected_seq), message));
+                    break;
+                }
+            };
+            if event.seq != expected_seq {
+                bad = Some((expected_seq, format!("seq {expected_seq} is missing (found {})", event.seq)));
+                break;
+            }
+            if event.prev_hash != prev_hash {
+                bad = Some((event.seq, "prev_hash does not match the previous event's hash".into()));
+                break;
+            }
+            if !event.hash_is_valid() {
+                bad = Some((event.seq, "hash does not match the event's contents".into()));
+                break;
+            }
+            prev_hash = event.hash;
+            events += 1;
+            expected_seq += 1;
+        }
+        if bad.is_none() && (head.seq != events || head.hash != prev_hash) {
+            bad = Some((
+                (events + 1).min(head.seq.max(1)),
+                format!("head record says seq {} but the chain ends at seq {events}", head.seq),
+            ));
+        }
+        Ok(VerifyReport {
+            ok: bad.is_none(),
+            events,
+            head_seq: head.seq,
+            head_hash: head.hash,
+            first_bad_seq: bad.as_ref().map(|(s, _)| *s),
+            problem: bad.map(|(_, p)| p),
+        })
+    }
+}

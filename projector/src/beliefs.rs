@@ -1,0 +1,457 @@
+//! The belief view: every memory that became a belief, with its lineage position and status,
+//! plus the indexes the save pipeline asks: active memories by content hash, by fact key and by
+//! term (candidate retrieval), and observations that were merged.
+//!
+//! Table `beliefs`, keys (see docs/format.md):
+//! - `m ‖ memory_id` → [`MemoryRecord`]
+//! - `o ‖ memory_id` → [`Observation`] (every observed memory; `merged_into` once merged)
+//! - `l ‖ root_id ‖ version (u32 BE)` → memory_id
+//! - `h ‖ digest8(scope) ‖ content_hash ‖ memory_id` → () for active memories
+//! - `k ‖ digest8(scope) ‖ digest8(fact_key) ‖ memory_id` → () for active memories
+//! - `t ‖ digest8(scope) ‖ term ‖ 0x00 ‖ memory_id` → () for active memories
+//! - `c ‖ conflict_id` → the conflict's members (memory ids)
+
+use bincode::{Decode, Encode};
+use memledger_ledger::store::Store;
+use memledger_schemas::*;
+use serde::Serialize;
+
+use crate::error::ProjectError;
+use crate::framework::{Projector, ViewTxn};
+use crate::keys::{digest8, key};
+
+pub const TABLE: &str = "beliefs";
+const VERSION: u32 = 1;
+
+/// Splits a text into the terms the candidate index holds (supplied by the engine's classifier,
+/// so that the index and the classifier agree on what a word is).
+pub type TermFn = fn(&str) -> Vec<String>;
+
+/// A memory as the belief view holds it.
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize)]
+pub struct MemoryRecord {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub status: Status,
+    #[serde(rename = "type")]
+    pub memory_type: MemoryType,
+    pub scope: String,
+    pub text: String,
+    pub source: Option<String>,
+    pub fact_key: Option<String>,
+    #[serde(skip)]
+    pub content_hash: Hash,
+    /// When this version became the belief.
+    pub asserted_at: Timestamp,
+    /// When it stopped being the belief.
+    pub stale_since: Option<Timestamp>,
+    pub effective_at: Option<Timestamp>,
+    /// How this version came to be: `added`, `reworded`, `enriched`, `edited`, `historical`,
+    /// `keep_new`, `merge`, `effective_time`, `fact_key`.
+    pub cause: String,
+    /// Pending conflicts this memory is part of.
+    pub conflicts: Vec<ConflictId>,
+    /// Later observations merged into this one (provenance).
+    pub merged_count: u32,
+    pub retired_reason: Option<String>,
+    /// The seq of the `memory_observed` event.
+    pub observed_seq: u64,
+}
+
+/// An observed memory, whatever became of it.
+#[derive(Clone, Debug, PartialEq, Encode, Decode)]
+pub struct Observation {
+    pub observed: MemoryObserved,
+    pub seq: u64,
+    pub recorded_at: Timestamp,
+    pub merged_into: Option<MemoryId>,
+}
+
+/// The belief projector.
+pub struct BeliefsProjector {
+    terms: TermFn,
+    terms_version: u32,
+}
+
+impl BeliefsProjector {
+    /// `terms_version` must change whenever `terms` changes what it returns.
+    pub fn new(terms: TermFn, terms_version: u32) -> Self {
+        BeliefsProjector { terms, terms_version }
+    }
+}
+
+fn mkey(id: MemoryId) -> Vec<u8> {
+    key(b'm', &[&id.to_bytes()])
+}
+fn okey(id: MemoryId) -> Vec<u8> {
+    key(b'o', &[&id.to_bytes()])
+}
+fn lkey(root: MemoryId, version: u32) -> Vec<u8> {
+    key(b'l', &[&root.to_bytes(), &version.to_be_bytes()])
+}
+fn ckey(id: ConflictId) -> Vec<u8> {
+    key(b'c', &[&id.to_bytes()])
+}
+fn hkey(scope: &str, hash: &Hash, id: MemoryId) -> Vec<u8> {
+    key(b'h', &[&digest8(scope), &hash.0, &id.to_bytes()])
+}
+fn kkey(scope: &str, fact_key: &str, id: MemoryId) -> Vec<u8> {
+    key(b'k', &[&digest8(scope), &digest8(fact_key), &id.to_bytes()])
+}
+fn tprefix(scope: &str, term: &str) -> Vec<u8> {
+    key(b't', &[&digest8(scope), term.as_bytes(), &[0u8]])
+}
+
+impl BeliefsProjector {
+    fn set_indexed(&self, txn: &mut ViewTxn<'_>, r: &MemoryRecord, on: bool) {
+        let mut keys = vec![hkey(&r.scope, &r.content_hash, r.memory_id)];
+        if let Some(fk) = &r.fact_key {
+            keys.push(kkey(&r.scope, fk, r.memory_id));
+        }
+        for term in (self.terms)(&r.text) {
+            let mut k = tprefix(&r.scope, &term);
+            k.extend_from_slice(&r.memory_id.to_bytes());
+            keys.push(k);
+        }
+        for k in keys {
+            if on { txn.put(k, Vec::new()) } else { txn.delete(k) }
+        }
+    }
+
+    fn load(&self, txn: &ViewTxn<'_>, id: MemoryId, seq: u64) -> Result<MemoryRecord, ProjectError> {
+        txn.get_record(&mkey(id))?.ok_or_else(|| ProjectError::Inapplicable {
+            view: TABLE,
+            seq,
+            reason: format!("memory {id} is not a belief"),
+        })
+    }
+
+    fn observation(&self, txn: &ViewTxn<'_>, id: MemoryId, seq: u64) -> Result<Observation, ProjectError> {
+        txn.get_record(&okey(id))?.ok_or_else(|| ProjectError::Inapplicable {
+            view: TABLE,
+            seq,
+            reason: format!("memory {id} was never observed"),
+        })
+    }
+
+    /// Turn an observation into an active (or, for history, stale) belief at a lineage position.
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        &self,
+        txn: &mut ViewTxn<'_>,
+        event: &Event,
+        id: MemoryId,
+        root: MemoryId,
+        version: u32,
+        status: Status,
+        cause: &str,
+    ) -> Result<(), ProjectError> {
+        let obs = self.observation(txn, id, event.seq)?;
+        let o = obs.observed;
+        let record = MemoryRecord {
+            memory_id: id,
+            root_id: root,
+            version,
+            status,
+            memory_type: o.memory_type,
+            scope: o.scope,
+            text: o.text,
+            source: o.source,
+            fact_key: o.fact_key,
+            content_hash: o.content_hash,
+            asserted_at: event.recorded_at,
+            stale_since: if status == Status::Active { None } else { Some(event.recorded_at) },
+            effective_at: o.effective_at,
+            cause: cause.to_string(),
+            conflicts: Vec::new(),
+            merged_count: 0,
+            retired_reason: None,
+            observed_seq: obs.seq,
+        };
+        if status == Status::Active {
+            self.set_indexed(txn, &record, true);
+        }
+        txn.put(lkey(root, version), id.to_bytes().to_vec());
+        txn.put_record(mkey(id), &record);
+        Ok(())
+    }
+
+    /// Change a belief's status, keeping the indexes in step.
+    fn set_status(
+        &self,
+        txn: &mut ViewTxn<'_>,
+        event: &Event,
+        id: MemoryId,
+        status: Status,
+    ) -> Result<MemoryRecord, ProjectError> {
+        let mut r = self.load(txn, id, event.seq)?;
+        if r.status == Status::Active && status != Status::Active {
+            self.set_indexed(txn, &r, false);
+        }
+        if r.status != Status::Active && status == Status::Active {
+            self.set_indexed(txn, &r, true);
+        }
+        r.status = status;
+        r.stale_since = if status == Status::Active { None } else { Some(event.recorded_at) };
+        txn.put_record(mkey(id), &r);
+        Ok(r)
+    }
+
+    fn apply_effect(
+        &self,
+        txn: &mut ViewTxn<'_>,
+        event: &Event,
+        effect: &Effect,
+        undo: bool,
+    ) -> Result<(), ProjectError> {
+        match *effect {
+            Effect::MadeStale { memory_id } => {
+                self.set_status(txn, event, memory_id, if undo { Status::Active } else { Status::Stale })?;
+            }
+            Effect::Reparented { memory_id, from_root, from_version, to_root, to_version } => {
+                let (old, new) = if undo {
+                    ((to_root, to_version), (from_root, from_version))
+                } else {
+                    ((from_root, from_version), (to_root, to_version))
+                };
+                let mut r = self.load(txn, memory_id, event.seq)?;
+                txn.delete(lkey(old.0, old.1));
+                txn.put(lkey(new.0, new.1), memory_id.to_bytes().to_vec());
+                r.root_id = new.0;
+                r.version = new.1;
+                txn.put_record(mkey(memory_id), &r);
+            }
+            Effect::EdgeAdded { .. } => {}
+            Effect::Introduced { memory_id, root_id, version } => {
+                if undo {
+                    self.set_status(txn, event, memory_id, Status::Stale)?;
+                } else if txn.get(&mkey(memory_id))?.is_some() {
+                    self.set_status(txn, event, memory_id, Status::Active)?;
+                } else {
+                    self.create(txn, event, memory_id, root_id, version, Status::Active, "merge")?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn set_conflict(
+        &self,
+        txn: &mut ViewTxn<'_>,
+        event: &Event,
+        cid: ConflictId,
+        pending: bool,
+    ) -> Result<(), ProjectError> {
+        let members: Vec<MemoryId> = txn.get_record(&ckey(cid))?.unwrap_or_default();
+        for id in members {
+            let mut r = self.load(txn, id, event.seq)?;
+            r.conflicts.retain(|c| *c != cid);
+            if pending {
+                r.conflicts.push(cid);
+            }
+            txn.put_record(mkey(id), &r);
+        }
+        Ok(())
+    }
+}
+
+impl Projector for BeliefsProjector {
+    fn name(&self) -> &'static str {
+        TABLE
+    }
+
+    fn version(&self) -> u32 {
+        VERSION * 1000 + self.terms_version
+    }
+
+    fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError> {
+        match &event.body {
+            EventBody::MemoryObserved(b) => {
+                let obs = Observation {
+                    observed: b.clone(),
+                    seq: event.seq,
+                    recorded_at: event.recorded_at,
+                    merged_into: None,
+                };
+                txn.put_record(okey(b.memory_id), &obs);
+            }
+            EventBody::PairClassified(_) => {}
+            EventBody::BeliefAdded(b) => {
+                self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Active, "added")?;
+            }
+            EventBody::BeliefVersioned(b) => {
+                self.set_status(txn, event, b.replaces, Status::Stale)?;
+                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Active, b.cause.as_str())?;
+            }
+            EventBody::BeliefEdited(b) => {
+                self.set_status(txn, event, b.replaces, Status::Stale)?;
+                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Active, "edited")?;
+            }
+            EventBody::BeliefHistorical(b) => {
+                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Stale, "historical")?;
+            }
+            EventBody::BeliefMerged(b) => {
+                let mut obs = self.observation(txn, b.memory_id, event.seq)?;
+                obs.merged_into = Some(b.into);
+                txn.put_record(okey(b.memory_id), &obs);
+                let mut target = self.load(txn, b.into, event.seq)?;
+                target.merged_count += 1;
+                txn.put_record(mkey(b.into), &target);
+            }
+            EventBody::BeliefRetired(b) => {
+                let mut r = self.set_status(txn, event, b.memory_id, Status::Retired)?;
+                r.retired_reason = b.reason.clone();
+                txn.put_record(mkey(b.memory_id), &r);
+            }
+            EventBody::ConflictOpened(b) => {
+                let members: Vec<MemoryId> =
+                    std::iter::once(b.incoming).chain(b.candidates.iter().map(|c| c.memory_id)).collect();
+                txn.put_record(ckey(b.conflict_id), &members);
+                self.set_conflict(txn, event, b.conflict_id, true)?;
+            }
+            EventBody::ConflictResolved(b) => {
+                self.set_conflict(txn, event, b.conflict_id, false)?;
+                for effect in &b.effects {
+                    self.apply_effect(txn, event, effect, false)?;
+                }
+            }
+            EventBody::ResolutionReverted(b) => {
+                for effect in b.undone.iter().rev() {
+                    self.apply_effect(txn, event, effect, true)?;
+                }
+                self.set_conflict(txn, event, b.conflict_id, true)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn decode<T: bincode::Decode<()>>(bytes: &[u8]) -> Result<T, ProjectError> {
+    memledger_schemas::codec::decode(bytes).map_err(|source| ProjectError::Codec { view: TABLE, source })
+}
+
+fn id_at(k: &[u8], offset: usize) -> Option<MemoryId> {
+    k.get(offset..offset + 16).and_then(|b| b.try_into().ok()).map(MemoryId::from_bytes)
+}
+
+/// Read queries over the belief view.
+pub struct BeliefReader<'a> {
+    store: &'a Store,
+}
+
+impl<'a> BeliefReader<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        BeliefReader { store }
+    }
+
+    pub fn get(&self, id: MemoryId) -> Result<Option<MemoryRecord>, ProjectError> {
+        self.store.get(TABLE, &mkey(id))?.map(|b| decode(&b)).transpose()
+    }
+
+    pub fn observation(&self, id: MemoryId) -> Result<Option<Observation>, ProjectError> {
+        self.store.get(TABLE, &okey(id))?.map(|b| decode(&b)).transpose()
+    }
+
+    /// Every observed memory id starting with the hex digits `prefix` (beliefs and merged ones).
+    pub fn ids_with_prefix(&self, prefix: &str, limit: usize) -> Result<Vec<MemoryId>, ProjectError> {
+        let even = &prefix[..prefix.len() & !1];
+        let mut bytes = vec![b'o'];
+        for i in (0..even.len()).step_by(2) {
+            bytes.push(u8::from_str_radix(&even[i..i + 2], 16).unwrap_or(0));
+        }
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, &bytes)? {
+            let (k, _) = item?;
+            if let Some(id) = id_at(&k, 1) {
+                if id.hex().starts_with(prefix) {
+                    out.push(id);
+                    if out.len() >= limit {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The versions of a lineage, oldest first.
+    pub fn lineage(&self, root: MemoryId) -> Result<Vec<MemoryRecord>, ProjectError> {
+        let prefix = key(b'l', &[&root.to_bytes()]);
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, &prefix)? {
+            let (_, v) = item?;
+            let id = v.as_ref().try_into().map(MemoryId::from_bytes).map_err(|_| ProjectError::Inapplicable {
+                view: TABLE,
+                seq: 0,
+                reason: "bad lineage entry".into(),
+            })?;
+            if let Some(r) = self.get(id)? {
+                out.push(r);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The current belief of a lineage: its newest active version.
+    pub fn current(&self, root: MemoryId) -> Result<Option<MemoryRecord>, ProjectError> {
+        Ok(self.lineage(root)?.into_iter().rev().find(|r| r.status == Status::Active))
+    }
+
+    /// Every memory, in id order, passing `keep`.
+    pub fn scan(
+        &self,
+        mut keep: impl FnMut(&MemoryRecord) -> bool,
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>, ProjectError> {
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, b"m")? {
+            let (_, v) = item?;
+            let r: MemoryRecord = decode(&v)?;
+            if keep(&r) {
+                out.push(r);
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Active memories in `scope` with exactly this content.
+    pub fn active_by_hash(&self, scope: &str, hash: &Hash) -> Result<Vec<MemoryId>, ProjectError> {
+        self.ids_under(key(b'h', &[&digest8(scope), &hash.0]))
+    }
+
+    /// Active memories in `scope` with this fact key.
+    pub fn active_by_fact_key(&self, scope: &str, fact_key: &str) -> Result<Vec<MemoryId>, ProjectError> {
+        self.ids_under(key(b'k', &[&digest8(scope), &digest8(fact_key)]))
+    }
+
+    /// Active memories in `scope` holding `term`, at most `cap` of them.
+    pub fn active_by_term(&self, scope: &str, term: &str, cap: usize) -> Result<Vec<MemoryId>, ProjectError> {
+        let prefix = tprefix(scope, term);
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, &prefix)? {
+            let (k, _) = item?;
+            if let Some(id) = id_at(&k, prefix.len()) {
+                out.push(id);
+                if out.len() >= cap {
+                    break;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn ids_under(&self, prefix: Vec<u8>) -> Result<Vec<MemoryId>, ProjectError> {
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, &prefix)? {
+            let (k, _) = item?;
+            if let Some(id) = id_at(&k, prefix.len()) {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+}

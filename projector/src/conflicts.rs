@@ -1,0 +1,177 @@
+//! The conflict queue: every conflict with its sides, reasons, resolution and reverts.
+//!
+//! Table `conflicts`: `c ‖ conflict_id` → [`ConflictRecord`].
+
+use bincode::{Decode, Encode};
+use memledger_ledger::store::Store;
+use memledger_schemas::*;
+use serde::Serialize;
+
+use crate::error::ProjectError;
+use crate::framework::{Projector, ViewTxn};
+use crate::keys::key;
+
+pub const TABLE: &str = "conflicts";
+const VERSION: u32 = 1;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictStatus {
+    Pending,
+    Resolved,
+}
+
+impl ConflictStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConflictStatus::Pending => "pending",
+            ConflictStatus::Resolved => "resolved",
+        }
+    }
+}
+
+/// A resolution as the queue remembers it.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+pub struct ResolutionRecord {
+    pub seq: u64,
+    pub action: ResolutionAction,
+    pub by: String,
+    pub actor: String,
+    pub rationale: Option<String>,
+    pub resolved_at: Timestamp,
+    pub effects: Vec<Effect>,
+}
+
+/// A revert as the queue remembers it.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+pub struct RevertRecord {
+    pub seq: u64,
+    pub resolution_seq: u64,
+    pub actor: String,
+    pub reverted_at: Timestamp,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+pub struct ConflictRecord {
+    pub conflict_id: ConflictId,
+    pub status: ConflictStatus,
+    pub incoming: MemoryId,
+    pub candidates: Vec<ConflictSide>,
+    pub opened_at: Timestamp,
+    pub opened_seq: u64,
+    /// The resolution in force (None while pending).
+    pub resolution: Option<ResolutionRecord>,
+    /// Every resolution ever made, oldest first, including reverted ones.
+    pub resolutions: Vec<ResolutionRecord>,
+    pub reverts: Vec<RevertRecord>,
+}
+
+pub struct ConflictsProjector;
+
+fn ckey(id: ConflictId) -> Vec<u8> {
+    key(b'c', &[&id.to_bytes()])
+}
+
+impl Projector for ConflictsProjector {
+    fn name(&self) -> &'static str {
+        TABLE
+    }
+
+    fn version(&self) -> u32 {
+        VERSION
+    }
+
+    fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError> {
+        let missing = |id: ConflictId| ProjectError::Inapplicable {
+            view: TABLE,
+            seq: event.seq,
+            reason: format!("conflict {id} was never opened"),
+        };
+        match &event.body {
+            EventBody::ConflictOpened(b) => {
+                let record = ConflictRecord {
+                    conflict_id: b.conflict_id,
+                    status: ConflictStatus::Pending,
+                    incoming: b.incoming,
+                    candidates: b.candidates.clone(),
+                    opened_at: event.recorded_at,
+                    opened_seq: event.seq,
+                    resolution: None,
+                    resolutions: Vec::new(),
+                    reverts: Vec::new(),
+                };
+                txn.put_record(ckey(b.conflict_id), &record);
+            }
+            EventBody::ConflictResolved(b) => {
+                let mut r: ConflictRecord =
+                    txn.get_record(&ckey(b.conflict_id))?.ok_or_else(|| missing(b.conflict_id))?;
+                let resolution = ResolutionRecord {
+                    seq: event.seq,
+                    action: b.action,
+                    by: b.by.clone(),
+                    actor: event.actor.clone(),
+                    rationale: b.rationale.clone(),
+                    resolved_at: event.recorded_at,
+                    effects: b.effects.clone(),
+                };
+                r.status = ConflictStatus::Resolved;
+                r.resolutions.push(resolution.clone());
+                r.resolution = Some(resolution);
+                txn.put_record(ckey(b.conflict_id), &r);
+            }
+            EventBody::ResolutionReverted(b) => {
+                let mut r: ConflictRecord =
+                    txn.get_record(&ckey(b.conflict_id))?.ok_or_else(|| missing(b.conflict_id))?;
+                r.status = ConflictStatus::Pending;
+                r.resolution = None;
+                r.reverts.push(RevertRecord {
+                    seq: event.seq,
+                    resolution_seq: b.resolution_seq,
+                    actor: event.actor.clone(),
+                    reverted_at: event.recorded_at,
+                });
+                txn.put_record(ckey(b.conflict_id), &r);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Read queries over the conflict queue.
+pub struct ConflictReader<'a> {
+    store: &'a Store,
+}
+
+impl<'a> ConflictReader<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        ConflictReader { store }
+    }
+
+    pub fn get(&self, id: ConflictId) -> Result<Option<ConflictRecord>, ProjectError> {
+        self.store
+            .get(TABLE, &ckey(id))?
+            .map(|b| memledger_schemas::codec::decode(&b).map_err(|source| ProjectError::Codec { view: TABLE, source }))
+            .transpose()
+    }
+
+    /// Every conflict (optionally only those with `status`), oldest first.
+    pub fn list(&self, status: Option<ConflictStatus>) -> Result<Vec<ConflictRecord>, ProjectError> {
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, b"c")? {
+            let (_, v) = item?;
+            let r: ConflictRecord =
+                memledger_schemas::codec::decode(&v).map_err(|source| ProjectError::Codec { view: TABLE, source })?;
+            if status.is_none_or(|s| s == r.status) {
+                out.push(r);
+            }
+        }
+        out.sort_by_key(|r| r.opened_seq);
+        Ok(out)
+    }
+
+    /// Conflict ids starting with the hex digits `prefix`.
+    pub fn ids_with_prefix(&self, prefix: &str) -> Result<Vec<ConflictId>, ProjectError> {
+        Ok(self.list(None)?.into_iter().map(|r| r.conflict_id).filter(|id| id.hex().starts_with(prefix)).collect())
+    }
+}

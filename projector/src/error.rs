@@ -1,0 +1,15 @@
+//! The projection boundary's error.
+
+use memledger_ledger::LedgerError;
+use memledger_schemas::CodecError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProjectError {
+    #[error(transparent)]
+    Storage(#[from] LedgerError),
+    #[error("view {view}: undecodable record: {source}")]
+    Codec { view: &'static str, source: CodecError },
+    /// An event that does not fit the view (a bug or a corrupt ledger): the seq and the reason.
+    #[error("view {view} cannot apply seq {seq}: {reason}")]
+    Inapplicable { view: &'static str, seq: u64, reason: String },
+}

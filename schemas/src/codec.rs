@@ -1,0 +1,117 @@
+//! The one codec: bincode 2, pinned exactly (`=2.0.1`), used nowhere else in the workspace.
+//!
+//! bincode is unmaintained upstream, so everything that depends on its byte layout goes through
+//! this module and is pinned by golden fixtures (`schemas/tests/fixtures/`). A stored event is
+//! `format (u16, big-endian) ‖ bincode(Event)`: the prefix lets a future format be upcast on read.
+
+use bincode::config::{BigEndian, Configuration, Fixint, Limit};
+use bincode::{Decode, Encode};
+
+use crate::chain::{Hash, chain_hash};
+use crate::event::Event;
+
+/// The format new events are written in.
+pub const CURRENT_FORMAT: u16 = 1;
+/// Formats this build can read.
+pub const READABLE_FORMATS: &[u16] = &[1];
+/// No single record may claim more than this when decoding: bounds allocation on bad bytes.
+pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
+
+type Config = Configuration<BigEndian, Fixint, Limit<MAX_RECORD_BYTES>>;
+
+/// Format 1's bincode configuration: big-endian, fixed-width integers, bounded decode.
+/// Frozen with format 1.
+const CONFIG: Config =
+    bincode::config::standard().with_big_endian().with_fixed_int_encoding().with_limit::<MAX_RECORD_BYTES>();
+
+/// Bytes that are not a valid record.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    #[error("record is truncated: {len} bytes")]
+    Truncated { len: usize },
+    #[error("unknown format version {0} (this build reads {READABLE_FORMATS:?})")]
+    UnknownFormat(u16),
+    #[error("undecodable record: {0}")]
+    Decode(String),
+    #[error("{trailing} trailing bytes after the record")]
+    Trailing { trailing: usize },
+    #[error("cannot encode record: {0}")]
+    Encode(String),
+}
+
+/// Encode any view or ledger record.
+pub fn encode<T: Encode>(value: &T) -> Vec<u8> {
+    // Encoding into a Vec cannot fail for our types (no I/O, lengths fit u64).
+    bincode::encode_to_vec(value, CONFIG).unwrap_or_default()
+}
+
+/// Decode a record that must fill `bytes` exactly.
+pub fn decode<T: Decode<()>>(bytes: &[u8]) -> Result<T, CodecError> {
+    let (value, used) = bincode::decode_from_slice(bytes, CONFIG).map_err(|e| CodecError::Decode(e.to_string()))?;
+    if used != bytes.len() {
+        return Err(CodecError::Trailing { trailing: bytes.len() - used });
+    }
+    Ok(value)
+}
+
+/// The stored form of an event: `format ‖ bincode(event)`.
+pub fn encode_event(event: &Event) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(&event.format.to_be_bytes());
+    out.extend_from_slice(&encode(event));
+    out
+}
+
+/// Decode a stored event, upcasting older formats to the current in-memory form.
+pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
+    if bytes.len() < 2 {
+        return Err(CodecError::Truncated { len: bytes.len() });
+    }
+    let format = u16::from_be_bytes([bytes[0], bytes[1]]);
+    match format {
+        1 => {
+            let event: Event = decode(&bytes[2..])?;
+            if event.format != format {
+                return Err(CodecError::Decode(format!(
+                    "format prefix {format} disagrees with the event's format {}",
+                    event.format
+                )));
+            }
+            Ok(event)
+        }
+        other => Err(CodecError::UnknownFormat(other)),
+    }
+}
+
+/// The bytes the hash covers: every field of the event except `hash`, in declaration order.
+pub fn hashed_bytes(event: &Event) -> Vec<u8> {
+    encode(&(
+        event.seq,
+        event.event_id,
+        event.format,
+        event.recorded_at,
+        &event.actor,
+        event.correlation_id,
+        event.causation,
+        &event.idempotency_key,
+        event.prev_hash,
+        &event.body,
+    ))
+}
+
+/// The hash this event should carry, given its `prev_hash` field.
+pub fn compute_hash(event: &Event) -> Hash {
+    chain_hash(&event.prev_hash, &hashed_bytes(event))
+}
+
+impl Event {
+    /// Set `hash` from the other fields.
+    pub fn seal(&mut self) {
+        self.hash = compute_hash(self);
+    }
+
+    /// Whether `hash` matches the other fields.
+    pub fn hash_is_valid(&self) -> bool {
+        self.hash == compute_hash(self)
+    }
+}

@@ -1,0 +1,242 @@
+//! The event: an envelope (who, when, where in the chain) around a body (what happened).
+//!
+//! Bodies are in the past tense and record results, not recipes: scores, verdicts, thresholds and
+//! effects are written down when they happen so that replay never calls a model or reads a clock.
+//! Format 1 is frozen: fields and variants are only ever appended in a new format version.
+
+use bincode::{Decode, Encode};
+use serde::{Deserialize, Serialize};
+
+use crate::chain::Hash;
+use crate::effects::Effect;
+use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
+use crate::kinds::*;
+use crate::time::Timestamp;
+
+/// One ledger entry: envelope and body.
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct Event {
+    /// Global, gap-free position in the ledger, from 1.
+    pub seq: u64,
+    pub event_id: EventId,
+    /// The format version this event was written in.
+    pub format: u16,
+    pub recorded_at: Timestamp,
+    /// Who acted: `cli:<user>`, `agent:<name>`, `judge:<model>`.
+    pub actor: String,
+    /// Shared by all events one command appended.
+    pub correlation_id: CorrelationId,
+    /// The seq this event reacts to, if any.
+    pub causation: Option<u64>,
+    /// The caller's idempotency key, on the first event of the command that carried it.
+    pub idempotency_key: Option<String>,
+    pub prev_hash: Hash,
+    /// `blake3(prev_hash ‖ encoding of every field above and the body)`.
+    pub hash: Hash,
+    #[serde(flatten)]
+    pub body: EventBody,
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[serde(tag = "type", content = "body", rename_all = "snake_case")]
+pub enum EventBody {
+    /// A memory was observed: the text and everything said about it.
+    MemoryObserved(MemoryObserved),
+    /// A candidate pair was examined, flagged or dropped.
+    PairClassified(PairClassified),
+    /// An observed memory became a new belief (a lineage of its own, version 1).
+    BeliefAdded(BeliefAdded),
+    /// An observed memory became the next version of an existing belief.
+    BeliefVersioned(BeliefVersioned),
+    /// An observed memory was a duplicate: provenance only, no new belief.
+    BeliefMerged(BeliefMerged),
+    /// An observed memory is an older claim that arrived late: kept as history, no reversal.
+    BeliefHistorical(BeliefHistorical),
+    /// A belief was retired (forgotten): out of recall, kept in history.
+    BeliefRetired(BeliefRetired),
+    /// A conflict was opened.
+    ConflictOpened(ConflictOpened),
+    /// A conflict was resolved, with the exact effects of the resolution.
+    ConflictResolved(ConflictResolved),
+    /// A resolution was reverted: its effects undone, the conflict pending again.
+    ResolutionReverted(ResolutionReverted),
+    /// A belief was edited explicitly: a new version, unconditionally.
+    BeliefEdited(BeliefEdited),
+}
+
+impl EventBody {
+    /// The stable snake_case name of the body, as in the JSON `type` field.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventBody::MemoryObserved(_) => "memory_observed",
+            EventBody::PairClassified(_) => "pair_classified",
+            EventBody::BeliefAdded(_) => "belief_added",
+            EventBody::BeliefVersioned(_) => "belief_versioned",
+            EventBody::BeliefMerged(_) => "belief_merged",
+            EventBody::BeliefHistorical(_) => "belief_historical",
+            EventBody::BeliefRetired(_) => "belief_retired",
+            EventBody::ConflictOpened(_) => "conflict_opened",
+            EventBody::ConflictResolved(_) => "conflict_resolved",
+            EventBody::ResolutionReverted(_) => "resolution_reverted",
+            EventBody::BeliefEdited(_) => "belief_edited",
+        }
+    }
+
+    /// Every memory id this event names (for `log --memory`).
+    pub fn memory_ids(&self) -> Vec<MemoryId> {
+        match self {
+            EventBody::MemoryObserved(b) => vec![b.memory_id],
+            EventBody::PairClassified(b) => vec![b.incoming, b.candidate],
+            EventBody::BeliefAdded(b) => vec![b.memory_id],
+            EventBody::BeliefVersioned(b) => vec![b.memory_id, b.root_id, b.replaces],
+            EventBody::BeliefMerged(b) => vec![b.memory_id, b.into],
+            EventBody::BeliefHistorical(b) => vec![b.memory_id, b.root_id, b.current],
+            EventBody::BeliefRetired(b) => vec![b.memory_id],
+            EventBody::ConflictOpened(b) => {
+                std::iter::once(b.incoming).chain(b.candidates.iter().map(|c| c.memory_id)).collect()
+            }
+            EventBody::ConflictResolved(b) => effect_ids(&b.effects),
+            EventBody::ResolutionReverted(b) => effect_ids(&b.undone),
+            EventBody::BeliefEdited(b) => vec![b.memory_id, b.root_id, b.replaces],
+        }
+    }
+}
+
+fn effect_ids(effects: &[Effect]) -> Vec<MemoryId> {
+    let mut ids = Vec::new();
+    for effect in effects {
+        match effect {
+            Effect::MadeStale { memory_id } | Effect::Introduced { memory_id, .. } => ids.push(*memory_id),
+            Effect::Reparented { memory_id, .. } => ids.push(*memory_id),
+            Effect::EdgeAdded { edge } => ids.extend([edge.from, edge.to]),
+        }
+    }
+    ids
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct MemoryObserved {
+    pub memory_id: MemoryId,
+    /// The text as stored: line endings normalised, surrounding whitespace trimmed.
+    pub text: String,
+    pub memory_type: MemoryType,
+    pub scope: String,
+    pub source: Option<String>,
+    /// A caller-given identity (subject/predicate/qualifiers) that makes two texts the same fact.
+    pub fact_key: Option<String>,
+    /// When the claim became true in the world, if the caller said.
+    pub effective_at: Option<Timestamp>,
+    pub content_hash: Hash,
+    /// Saved with `--no-dedup`: no candidates were examined.
+    pub dedup: bool,
+}
+
+/// A model's answer for one pair, recorded whatever it was (issue: models over HTTP).
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ModelVerdict {
+    pub model: String,
+    /// The raw answer text, when there was one.
+    pub raw: Option<String>,
+    pub relation: Option<Relation>,
+    pub reason: Option<String>,
+    /// What went wrong, when the model could not be used (the lexical verdict was used instead).
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize)]
+pub struct PairClassified {
+    pub incoming: MemoryId,
+    pub candidate: MemoryId,
+    pub method: Method,
+    pub relation: Relation,
+    /// The rule that decided or dropped the pair.
+    pub gate: String,
+    pub reason: String,
+    /// Every score computed, by name.
+    pub scores: Vec<(String, f64)>,
+    /// The thresholds in force, by name.
+    pub thresholds: Vec<(String, f64)>,
+    pub model: Option<ModelVerdict>,
+    pub outcome: PairOutcome,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct BeliefAdded {
+    pub memory_id: MemoryId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct BeliefVersioned {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub replaces: MemoryId,
+    pub cause: VersionCause,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct BeliefMerged {
+    pub memory_id: MemoryId,
+    pub into: MemoryId,
+    pub kind: MergeKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct BeliefHistorical {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    /// The current belief that is newer by effective time.
+    pub current: MemoryId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct BeliefRetired {
+    pub memory_id: MemoryId,
+    pub reason: Option<String>,
+}
+
+/// One side of a conflict, as it stood when the conflict opened.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ConflictSide {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ConflictOpened {
+    pub conflict_id: ConflictId,
+    pub incoming: MemoryId,
+    pub candidates: Vec<ConflictSide>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ConflictResolved {
+    pub conflict_id: ConflictId,
+    pub action: ResolutionAction,
+    /// `person:<actor>`, `effective_time` or `judge:<model>`.
+    pub by: String,
+    pub rationale: Option<String>,
+    pub effects: Vec<Effect>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct ResolutionReverted {
+    pub conflict_id: ConflictId,
+    /// The seq of the `conflict_resolved` event being reverted.
+    pub resolution_seq: u64,
+    /// The effects being undone: a copy of the resolution's.
+    pub undone: Vec<Effect>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+pub struct BeliefEdited {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub replaces: MemoryId,
+    pub expected_version: Option<u32>,
+}

@@ -1,0 +1,118 @@
+//! Deterministic sample events, one of every body variant, for golden fixtures and tests in
+//! every crate. Fixed ids and times: the same bytes on every machine, forever.
+
+use crate::chain::{Hash, content_hash};
+use crate::effects::{Edge, EdgeKind, Effect};
+use crate::event::*;
+use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
+use crate::kinds::*;
+use crate::time::Timestamp;
+
+const T0: i64 = 1_783_000_000_000_000; // 2026-07-02T...
+
+/// One body of every variant, in variant order, forming a plausible story.
+pub fn sample_bodies() -> Vec<EventBody> {
+    let old = MemoryId(0x1111_1111_1111_1111_1111_1111_1111_1111);
+    let new = MemoryId(0x2222_2222_2222_2222_2222_2222_2222_2222);
+    let merged = MemoryId(0x3333_3333_3333_3333_3333_3333_3333_3333);
+    let conflict = ConflictId(0x4444_4444_4444_4444_4444_4444_4444_4444);
+    let effects = vec![
+        Effect::MadeStale { memory_id: old },
+        Effect::Reparented { memory_id: new, from_root: new, from_version: 1, to_root: old, to_version: 2 },
+        Effect::EdgeAdded { edge: Edge { kind: EdgeKind::Replaces, from: new, to: old } },
+        Effect::Introduced { memory_id: merged, root_id: old, version: 3 },
+    ];
+    vec![
+        EventBody::MemoryObserved(MemoryObserved {
+            memory_id: new,
+            text: "the staging db runs on Postgres 17".into(),
+            memory_type: MemoryType::Fact,
+            scope: "personal".into(),
+            source: Some("session:42".into()),
+            fact_key: Some("staging/db/engine".into()),
+            effective_at: Some(Timestamp(T0)),
+            content_hash: content_hash("the staging db runs on Postgres 17"),
+            dedup: true,
+        }),
+        EventBody::PairClassified(PairClassified {
+            incoming: new,
+            candidate: old,
+            method: Method::Lexical,
+            relation: Relation::Contradictory,
+            gate: "value_mismatch".into(),
+            reason: "numbers differ: 17 vs 16 while the rest agrees".into(),
+            scores: vec![("jaccard".into(), 0.75), ("containment".into(), 0.8)],
+            thresholds: vec![("merge_threshold".into(), 0.85), ("related_threshold".into(), 0.55)],
+            model: Some(ModelVerdict {
+                model: "local-model".into(),
+                raw: Some("{\"relation\":\"contradictory\"}".into()),
+                relation: Some(Relation::Contradictory),
+                reason: Some("versions differ".into()),
+                error: None,
+            }),
+            outcome: PairOutcome::ConflictOpened,
+        }),
+        EventBody::BeliefAdded(BeliefAdded { memory_id: new }),
+        EventBody::BeliefVersioned(BeliefVersioned {
+            memory_id: new,
+            root_id: old,
+            version: 2,
+            replaces: old,
+            cause: VersionCause::Reworded,
+        }),
+        EventBody::BeliefMerged(BeliefMerged { memory_id: merged, into: old, kind: MergeKind::ExactDuplicate }),
+        EventBody::BeliefHistorical(BeliefHistorical { memory_id: merged, root_id: old, version: 3, current: new }),
+        EventBody::BeliefRetired(BeliefRetired { memory_id: old, reason: Some("no longer true".into()) }),
+        EventBody::ConflictOpened(ConflictOpened {
+            conflict_id: conflict,
+            incoming: new,
+            candidates: vec![ConflictSide { memory_id: old, root_id: old, version: 1, reason: "16 vs 17".into() }],
+        }),
+        EventBody::ConflictResolved(ConflictResolved {
+            conflict_id: conflict,
+            action: ResolutionAction::KeepNew,
+            by: "person:cli:ana".into(),
+            rationale: Some("upgraded last week".into()),
+            effects: effects.clone(),
+        }),
+        EventBody::ResolutionReverted(ResolutionReverted { conflict_id: conflict, resolution_seq: 9, undone: effects }),
+        EventBody::BeliefEdited(BeliefEdited {
+            memory_id: merged,
+            root_id: old,
+            version: 4,
+            replaces: new,
+            expected_version: Some(3),
+        }),
+    ]
+}
+
+/// The sample bodies sealed into a valid chain from seq 1.
+pub fn sample_chain() -> Vec<Event> {
+    chain_of(sample_bodies())
+}
+
+/// Seal bodies into a valid chain from seq 1 with fixed ids and times.
+pub fn chain_of(bodies: Vec<EventBody>) -> Vec<Event> {
+    let mut prev = Hash::GENESIS;
+    let mut out = Vec::new();
+    for (i, body) in bodies.into_iter().enumerate() {
+        let seq = i as u64 + 1;
+        let mut event = Event {
+            seq,
+            event_id: EventId(0xe000_0000_0000_0000_0000_0000_0000_0000 + seq as u128),
+            format: crate::codec::CURRENT_FORMAT,
+            recorded_at: Timestamp(T0 + seq as i64 * 1_000_001),
+            actor: "cli:sample".into(),
+            correlation_id: CorrelationId(0xc0),
+            causation: if seq > 1 { Some(seq - 1) } else { None },
+            idempotency_key: if seq == 1 { Some("sample-key".into()) } else { None },
+            prev_hash: prev,
+            hash: Hash::GENESIS,
+            body,
+        };
+        event.seal();
+        prev = event.hash;
+        out.push(event);
+    }
+    out
+}

@@ -1,0 +1,113 @@
+//! Golden fixtures: the bytes of format 1 are frozen. These files were written once by
+//! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test golden` and must load forever.
+
+use std::path::PathBuf;
+
+use memledger_schemas::codec::{decode_event, encode_event};
+use memledger_schemas::samples::sample_chain;
+use memledger_schemas::{Event, Hash};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// The format-1 fixture: each event as `u32 length (BE) ‖ stored bytes`.
+fn encode_all(events: &[Event]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for event in events {
+        let bytes = encode_event(event);
+        out.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+        out.extend_from_slice(&bytes);
+    }
+    out
+}
+
+fn decode_all(mut bytes: &[u8]) -> Vec<Event> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let len = u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize;
+        out.push(decode_event(&bytes[4..4 + len]).expect("a format-1 event must always decode"));
+        bytes = &bytes[4 + len..];
+    }
+    out
+}
+
+#[test]
+fn format_1_events_decode_forever() {
+    let events = sample_chain();
+    let bin = fixture("format-1.events.bin");
+    let json = fixture("format-1.events.jsonl");
+    if std::env::var_os("MEMLEDGER_BLESS").is_some() {
+        std::fs::write(&bin, encode_all(&events)).unwrap();
+        let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
+        std::fs::write(&json, lines.join("\n") + "\n").unwrap();
+    }
+    let stored = std::fs::read(&bin).expect("golden fixture missing: bless it once");
+    let decoded = decode_all(&stored);
+    assert_eq!(decoded, events, "format 1 decodes to the same events");
+    assert_eq!(encode_all(&decoded), stored, "format 1 encodes to the same bytes");
+
+    // The chain in the fixture is valid, and every hash is pinned.
+    let mut prev = Hash::GENESIS;
+    for event in &decoded {
+        assert_eq!(event.prev_hash, prev);
+        assert!(event.hash_is_valid(), "seq {} hash", event.seq);
+        prev = event.hash;
+    }
+
+    // The exported JSON form is frozen too, and parses back to the same events.
+    let text = std::fs::read_to_string(&json).unwrap();
+    let from_json: Vec<Event> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(from_json, events);
+    for (line, event) in text.lines().zip(&events) {
+        assert_eq!(line, serde_json::to_string(event).unwrap());
+    }
+}
+
+#[test]
+fn every_body_variant_is_in_the_fixture() {
+    let names: Vec<&str> = sample_chain().iter().map(|e| e.body.type_name()).collect();
+    assert_eq!(names.len(), 11);
+    let mut unique = names.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), names.len());
+}
+
+#[test]
+fn any_changed_field_breaks_the_hash() {
+    let event = sample_chain()[1].clone();
+    let mut changed = vec![event.clone(); 6];
+    changed[0].seq += 1;
+    changed[1].actor.push('x');
+    changed[2].recorded_at.0 += 1;
+    changed[3].causation = None;
+    changed[4].prev_hash.0[0] ^= 1;
+    if let memledger_schemas::EventBody::PairClassified(b) = &mut changed[5].body {
+        b.scores[0].1 += 1e-9;
+    }
+    for c in &changed {
+        assert!(!c.hash_is_valid());
+    }
+}
+
+#[test]
+fn exported_lines_match_the_json_schema_top_level() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("json/event-line.schema.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let types: Vec<&str> =
+        schema["properties"]["type"]["enum"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    for event in sample_chain() {
+        let line = serde_json::to_value(&event).unwrap();
+        let obj = line.as_object().unwrap();
+        for field in &required {
+            assert!(obj.contains_key(*field), "{field} missing from {}", event.body.type_name());
+        }
+        assert_eq!(obj.len(), required.len(), "no fields beyond the schema's");
+        assert!(types.contains(&obj["type"].as_str().unwrap()));
+    }
+}

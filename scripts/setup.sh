@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine with Rust lacks, and points cargo at a build cache that
+# survives fresh clones. Sourced by demo.sh, test.sh and .ci/run.
+set -euo pipefail
+
+# bindgen (for RocksDB's C++ API) needs libclang.
+if ! ldconfig -p 2>/dev/null | grep -q 'libclang\(-[0-9.]*\)\?\.so' && ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
+  echo "setup: installing libclang-dev (needed to build RocksDB's bindings)…" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libclang-dev >/dev/null
+fi
+command -v cargo >/dev/null || { echo "setup: cargo not found: install Rust (rustup) first" >&2; exit 1; }
+
+# One build cache outside the clone, reused by every clone on this machine (a fresh machine
+# builds from nothing: RocksDB alone takes most of half an hour on 2 cores).
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/memledger/target}"
+mkdir -p "$CARGO_TARGET_DIR"
