@@ -12,7 +12,7 @@ trap 'rm -rf "$(dirname "$STORE")"' EXIT
 step() { printf '\n\033[1m$ memledger %s\033[0m\n' "$*"; "$ML" --dir "$STORE" --actor cli:demo "$@"; }
 field() { grep -o "\"$1\":\"[0-9a-f]*\"" | head -1 | cut -d'"' -f4; }
 expect() { if [ "$1" != "$2" ]; then echo "demo: expected $2, got $1" >&2; exit 1; fi; }
-outcome() { "$ML" --dir "$STORE" --json save "$@" | grep -o '"outcome":"[a-z]*"' | cut -d'"' -f4; }
+outcome() { "$ML" --dir "$STORE" --actor cli:demo --json save "$@" | grep -o '"outcome":"[a-z]*"' | cut -d'"' -f4; }
 
 echo "memledger demo on a temporary store: $STORE"
 step save "The billing service runs on Postgres 16"
@@ -26,7 +26,7 @@ expect "$(outcome "deploy Tuesday after integration tests pass")" versioned
 expect "$(outcome "deploy Tuesday")" merged
 
 echo; echo "# a contradiction opens a conflict; both stay active"
-OUT=$("$ML" --dir "$STORE" --json save "The billing service runs on Postgres 17")
+OUT=$("$ML" --dir "$STORE" --actor cli:demo --json save "The billing service runs on Postgres 17")
 echo "$OUT"
 CID=$(echo "$OUT" | field conflict_id)
 NEW=$(echo "$OUT" | field memory_id)

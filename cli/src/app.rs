@@ -92,7 +92,10 @@ fn default_dir() -> PathBuf {
 }
 
 fn default_actor() -> String {
-    let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_else(|_| "unknown".into());
+    let user = ["USER", "LOGNAME", "USERNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".into());
     format!("cli:{user}")
 }
 

@@ -334,6 +334,7 @@ fn every_resolution_reverts_exactly_and_can_be_redone_the_other_way() {
                     (old.memory_id, 2, Status::Active),
                     "continues the lineage"
                 );
+                assert_eq!(m.cause, "keep_new");
             }
             ResolutionAction::KeepExisting => {
                 assert_eq!(s.status(new.memory_id), Status::Stale);
@@ -356,7 +357,8 @@ fn every_resolution_reverts_exactly_and_can_be_redone_the_other_way() {
         s.ml.revert(cid, "cli:ana").unwrap();
         assert_eq!(s.ml.conflict_record(cid).unwrap().status, ConflictStatus::Pending);
         assert_eq!((s.status(new.memory_id), s.status(old.memory_id)), (Status::Active, Status::Active));
-        assert_eq!(s.ml.show(new.memory_id).unwrap().root_id, new.memory_id);
+        let back = s.ml.show(new.memory_id).unwrap();
+        assert_eq!((back.root_id, back.version, back.cause.as_str()), (new.memory_id, 1, "added"));
         assert_eq!(s.ml.show(old.memory_id).unwrap().conflicts_with, vec![new.memory_id]);
         let after = s.dumps();
         let edges_idx = s.ml.views().names().iter().position(|n| *n == "edges").unwrap();

@@ -21,7 +21,7 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::{digest8, key};
 
 pub const TABLE: &str = "beliefs";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// Splits a text into the terms the candidate index holds (supplied by the engine's classifier,
 /// so that the index and the classifier agree on what a word is).
@@ -198,12 +198,14 @@ impl BeliefsProjector {
         Ok(r)
     }
 
+    /// Apply (or undo) one effect of a resolution; `cause` names the resolution for lineage moves.
     fn apply_effect(
         &self,
         txn: &mut ViewTxn<'_>,
         event: &Event,
         effect: &Effect,
         undo: bool,
+        cause: &str,
     ) -> Result<(), ProjectError> {
         match *effect {
             Effect::MadeStale { memory_id } => {
@@ -220,6 +222,8 @@ impl BeliefsProjector {
                 txn.put(lkey(new.0, new.1), memory_id.to_bytes().to_vec());
                 r.root_id = new.0;
                 r.version = new.1;
+                // A memory only ever moves out of its own lineage, where it was added.
+                r.cause = if undo { "added".to_string() } else { cause.to_string() };
                 txn.put_record(mkey(memory_id), &r);
             }
             Effect::EdgeAdded { .. } => {}
@@ -312,13 +316,18 @@ impl Projector for BeliefsProjector {
             }
             EventBody::ConflictResolved(b) => {
                 self.set_conflict(txn, event, b.conflict_id, false)?;
+                let cause = match (b.by.as_str(), b.action) {
+                    ("effective_time", ResolutionAction::KeepNew) => "effective_time",
+                    ("effective_time", _) => "historical",
+                    (_, action) => action.as_str(),
+                };
                 for effect in &b.effects {
-                    self.apply_effect(txn, event, effect, false)?;
+                    self.apply_effect(txn, event, effect, false, cause)?;
                 }
             }
             EventBody::ResolutionReverted(b) => {
                 for effect in b.undone.iter().rev() {
-                    self.apply_effect(txn, event, effect, true)?;
+                    self.apply_effect(txn, event, effect, true, "added")?;
                 }
                 self.set_conflict(txn, event, b.conflict_id, true)?;
             }
