@@ -1,14 +1,34 @@
 //! Benchmarks that print figures (never asserted in tests). Run in release:
-//! `cargo run --release -p memledger-bench -- [append|save|all] [N]`.
+//!
+//! `cargo run --release -p memledger-bench -- append [N]` — raw ledger appends, single and grouped;
+//! `cargo run --release -p memledger-bench -- store [SIZES…]` — stores of realistic memories
+//! (default 1000 10000 100000): bulk save throughput with dedup, single-save latency, rebuild
+//! speed and peak memory.
 
-use std::time::Instant;
+mod corpus;
 
-use memledger_engine::{Memledger, OpenOptions, SaveRequest};
+use std::time::{Duration, Instant};
+
+use memledger_engine::{Durability, Memledger, OpenOptions, SaveRequest};
 use memledger_ledger::{CommandMeta, Ledger, NewEvent};
 use memledger_schemas::samples::sample_bodies;
 
-fn per_sec(n: usize, secs: f64) -> String {
-    format!("{:>10.0}/s", n as f64 / secs)
+fn per_sec(n: usize, d: Duration) -> String {
+    format!("{:>9.0}/s", n as f64 / d.as_secs_f64())
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+/// Peak resident memory of this process so far (Linux), in MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.to_string()))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<f64>().ok()))
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
 }
 
 /// Ledger appends: one synced append per command, then group-committed batches.
@@ -21,13 +41,12 @@ fn append(n: usize) {
         let head = ledger.head().seq;
         ledger.append(head, &CommandMeta::new("bench"), vec![body.clone()]).unwrap();
     }
-    let single = started.elapsed().as_secs_f64();
+    let d = started.elapsed();
     println!(
-        "ledger append, 1 event per synced write:     {} ({n} events, {:.3} ms each)",
-        per_sec(n, single),
-        single * 1e3 / n as f64
+        "ledger append, 1 event per synced write        {} ({n} events, {:.3} ms each)",
+        per_sec(n, d),
+        d.as_secs_f64() * 1e3 / n as f64
     );
-
     for group in [10usize, 100, 1000] {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
@@ -38,49 +57,82 @@ fn append(n: usize) {
             let commands = (0..group).map(|_| (CommandMeta::new("bench"), vec![body.clone()])).collect();
             ledger.append_group(head, commands, true).unwrap();
         }
-        let secs = started.elapsed().as_secs_f64();
-        println!("ledger append, {group:>4} commands per synced write: {} ({total} events)", per_sec(total, secs));
+        println!(
+            "ledger append, {group:>4} commands per synced write {} ({total} events)",
+            per_sec(total, started.elapsed())
+        );
     }
 }
 
-/// Full saves with dedup through the engine.
-fn save(n: usize) {
+fn request(m: corpus::Memory) -> SaveRequest {
+    SaveRequest {
+        text: m.text,
+        memory_type: Some(m.memory_type.into()),
+        scope: Some(m.scope),
+        ..SaveRequest::default()
+    }
+}
+
+/// A store of `size` realistic memories: how fast it fills, saves, rebuilds.
+fn store(size: usize, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
-    let subjects = ["billing", "search", "payments", "auth", "warehouse", "mobile", "infra", "docs"];
+    let mut corpus = corpus::Corpus::new(seed);
     let started = Instant::now();
-    for i in 0..n {
-        let text = format!(
-            "The {} service {} runs job {} on node {} every {} minutes",
-            subjects[i % subjects.len()],
-            i / 7,
-            i,
-            i % 13,
-            i % 59
-        );
-        ml.save(SaveRequest { text, ..SaveRequest::default() }, "bench").unwrap();
+    for i in 0..size {
+        ml.save_with(request(corpus.next_memory(i)), "bench", Durability::Deferred).unwrap();
+        if i % 1024 == 1023 {
+            ml.sync().unwrap();
+        }
     }
-    let secs = started.elapsed().as_secs_f64();
+    ml.sync().unwrap();
+    let bulk = started.elapsed();
+    let stats = ml.stats().unwrap();
     println!(
-        "save with dedup, one synced command each:    {} ({n} saves, {:.3} ms each)",
-        per_sec(n, secs),
-        secs * 1e3 / n as f64
+        "[{size:>6}] bulk save with dedup (group commit)   {} ({:.1} s; {} events; {:?} conflicts)",
+        per_sec(size, bulk),
+        bulk.as_secs_f64(),
+        stats.events,
+        stats.conflicts
     );
+
+    let mut latencies = Vec::new();
+    for i in 0..200 {
+        let req = request(corpus.next_memory(size + i));
+        let t = Instant::now();
+        ml.save(req, "bench").unwrap();
+        latencies.push(t.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "[{size:>6}] single synced save latency          p50 {:.3} ms  p95 {:.3} ms",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.95).as_secs_f64() * 1e3
+    );
+
     let started = Instant::now();
     let events = ml.rebuild(None, &mut |_| {}).unwrap();
-    let secs = started.elapsed().as_secs_f64();
-    println!("rebuild of every view:                       {} ({events} events)", per_sec(events as usize, secs));
+    println!(
+        "[{size:>6}] rebuild of every view                {} ({events} events)",
+        per_sec(events as usize, started.elapsed())
+    );
+    println!("[{size:>6}] peak RSS so far                      {:.0} MiB", peak_rss_mib());
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let what = args.get(1).map(String::as_str).unwrap_or("all");
-    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
-    println!("memledger-bench {what} n={n} (release build; figures from this machine)");
-    if what == "append" || what == "all" {
-        append(n);
-    }
-    if what == "save" || what == "all" {
-        save(n);
+    let what = args.get(1).map(String::as_str).unwrap_or("store");
+    let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
+    println!("memledger-bench {what} (release build, seed {seed}; figures from this machine)");
+    match what {
+        "append" => append(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
+        "store" => {
+            let sizes: Vec<usize> = args[2..].iter().filter_map(|s| s.parse().ok()).collect();
+            let sizes = if sizes.is_empty() { vec![1_000, 10_000, 100_000] } else { sizes };
+            for size in sizes {
+                store(size, seed);
+            }
+        }
+        other => eprintln!("unknown benchmark {other:?}: append or store"),
     }
 }

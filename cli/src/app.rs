@@ -41,6 +41,7 @@ pub enum Command {
     Forget(commands::forget::Args),
     Show(commands::show::Args),
     List(commands::list::Args),
+    Recall(commands::recall::Args),
     History(commands::history::Args),
     Why(commands::why::Args),
     Classify(commands::classify::Args),
@@ -66,7 +67,12 @@ impl Context {
     /// Open the store; `create` for commands that write.
     pub fn open(&self, create: bool) -> Result<Memledger, CliError> {
         let options = OpenOptions { create, wait: self.wait };
-        let ml = Memledger::open(&self.dir, &options).map_err(|e| match e {
+        // Models over HTTP come from the environment (docs/models.md); none: the offline path.
+        let config = memledger_engine::EngineConfig {
+            models: memledger_engine::models::ModelConfig::from_env(),
+            ..memledger_engine::EngineConfig::default()
+        };
+        let ml = Memledger::open_with(&self.dir, &options, config).map_err(|e| match e {
             EngineError::Open(memledger_engine::OpenError::Missing { path }) => CliError::new(
                 1,
                 format!("no memledger store at {}", path.display()),
@@ -126,6 +132,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Forget(a) => commands::forget::run(&ctx, a, &mut out),
         Command::Show(a) => commands::show::run(&ctx, a, &mut out),
         Command::List(a) => commands::list::run(&ctx, a, &mut out),
+        Command::Recall(a) => commands::recall::run(&ctx, a, &mut out),
         Command::History(a) => commands::history::run(&ctx, a, &mut out),
         Command::Why(a) => commands::why::run(&ctx, a, &mut out),
         Command::Classify(a) => commands::classify::run(&ctx, a, &mut out),

@@ -313,3 +313,54 @@ fn save_from_a_file_answers_each_line() {
     assert_eq!(lines[2]["line"], 3);
     assert_eq!(lines[3]["outcome"], "added");
 }
+
+#[test]
+fn a_second_process_waits_for_the_lock_then_fails_clearly() {
+    use std::io::{BufRead, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    json(&dir, &["save", "first"]);
+    // A bulk save reading stdin holds the store while its input stays open.
+    let mut holder = Command::new(bin())
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--json", "save", "--from", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = holder.stdin.take().unwrap();
+    stdin.write_all(b"{\"text\": \"held\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let mut first = String::new();
+    BufReader::new(holder.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.contains("\"outcome\":\"added\""), "{first}");
+    // Now it certainly holds the lock.
+    let out = run(&dir, &["--wait", "0.3", "save", "blocked"]);
+    assert_eq!(code(&out), 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another memledger process holds the store"), "{err}");
+    drop(stdin);
+    assert!(holder.wait().unwrap().success());
+    // Once it is gone, the same command goes through.
+    assert_eq!(json(&dir, &["save", "not blocked"])["outcome"], "added");
+}
+
+#[test]
+fn reads_as_of_a_seq() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let old = json(&dir, &["save", "The billing service runs on Postgres 16"]);
+    let seq = head(&dir).to_string();
+    let new = json(&dir, &["save", "The billing service runs on Postgres 17"]);
+    json(&dir, &["conflicts", "resolve", new["conflict_id"].as_str().unwrap(), "--keep-existing"]);
+    let id = old["memory_id"].as_str().unwrap();
+    assert_eq!(json(&dir, &["list", "--as-of", &seq])["memories"].as_array().unwrap().len(), 1);
+    assert_eq!(json(&dir, &["list"])["memories"].as_array().unwrap().len(), 1);
+    assert_eq!(json(&dir, &["list", "--status", "all"])["memories"].as_array().unwrap().len(), 2);
+    assert_eq!(json(&dir, &["conflicts", "list", "--as-of", &seq])["conflicts"].as_array().unwrap().len(), 0);
+    assert_eq!(json(&dir, &["show", id, "--as-of", &seq])["status"], "active");
+    assert_eq!(code(&run(&dir, &["history", id, "--as-of", "0"])), 4, "before it was saved");
+    assert_eq!(code(&run(&dir, &["list", "--as-of", "last week"])), 2);
+}

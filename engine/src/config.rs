@@ -6,14 +6,16 @@ use crate::classify::lexical::LexicalConfig;
 pub struct EngineConfig {
     /// Candidates examined per save.
     pub top_k: usize,
-    /// Postings read per term when gathering candidates: a term held by more memories than this
-    /// says little about identity.
-    pub term_cap: usize,
+    /// Postings read per save when gathering candidates, rarest terms first: bounds the cost of
+    /// candidate search whatever the store's size.
+    pub candidate_budget: usize,
     pub lexical: LexicalConfig,
+    /// Models over HTTP (none by default: the offline lexical path; see docs/models.md).
+    pub models: crate::models::ModelConfig,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { top_k: 5, term_cap: 2000, lexical: LexicalConfig::default() }
+        EngineConfig { top_k: 5, candidate_budget: 4000, lexical: LexicalConfig::default(), models: Default::default() }
     }
 }

@@ -14,6 +14,9 @@ pub enum EngineError {
     /// No such memory or conflict (exit 4).
     #[error("{0}")]
     NotFound(String),
+    /// A model was needed and could not be used (exit 1).
+    #[error("{0}")]
+    Model(String),
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error(transparent)]

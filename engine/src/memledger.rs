@@ -18,6 +18,15 @@ use crate::config::EngineConfig;
 use crate::error::EngineError;
 use crate::input::{SaveRequest, validate_actor};
 
+/// When a write must be on disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Durability {
+    /// Synced before the call returns.
+    Synced,
+    /// Written, visible, and durable at the next `sync` (group commit).
+    Deferred,
+}
+
 /// What a save did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -59,7 +68,11 @@ pub struct SaveResult {
 pub struct Memledger {
     pub(crate) ledger: Ledger,
     pub(crate) views: Views,
+    /// The recall index over active memories, kept in step by `commit_with` (engine/src/recall.rs).
+    pub(crate) text: memledger_projector::TextIndex,
     pub(crate) config: EngineConfig,
+    /// The models over HTTP, when configured (engine/src/models).
+    pub(crate) models: crate::models::Models,
     write: Mutex<()>,
     notes: Vec<String>,
 }
@@ -81,9 +94,15 @@ impl Memledger {
 
     pub fn open_with(dir: &Path, options: &OpenOptions, config: EngineConfig) -> Result<Memledger, EngineError> {
         let views = all_views();
-        let ledger = Ledger::open(dir, options, &views.tables())?;
-        let notes = views.catch_up(&ledger)?;
-        Ok(Memledger { ledger, views, config, write: Mutex::new(()), notes })
+        // The embedding cache is a table of its own, not a view: rebuilds never clear it.
+        let tables = [views.tables(), vec![crate::models::embed::EMBED_TABLE]].concat();
+        let ledger = Ledger::open(dir, options, &tables)?;
+        let mut notes = views.catch_up(&ledger)?;
+        let (text, text_notes) = memledger_projector::TextIndex::open(&ledger)?;
+        notes.extend(text_notes);
+        let models = crate::models::Models::new(config.models.clone());
+        notes.extend(models.open_notes(ledger.store()));
+        Ok(Memledger { ledger, views, text, config, models, write: Mutex::new(()), notes })
     }
 
     /// Notes from opening (views rebuilt because their version changed).
@@ -126,17 +145,50 @@ impl Memledger {
         meta: &CommandMeta,
         events: Vec<NewEvent>,
     ) -> Result<CommitResult, EngineError> {
-        match self.ledger.append(expected_head, meta, events)? {
+        self.commit_with(expected_head, meta, events, Durability::Synced)
+    }
+
+    /// [`Memledger::commit`] with a choice of durability: `Deferred` writes become durable at the
+    /// next [`Memledger::sync`] (group commit for the bulk path).
+    pub(crate) fn commit_with(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        events: Vec<NewEvent>,
+        durability: Durability,
+    ) -> Result<CommitResult, EngineError> {
+        let sync = durability == Durability::Synced;
+        match self.ledger.append_with(expected_head, meta, events, sync)? {
             Appended::Committed(events) => {
                 self.views.apply(&self.ledger, &events)?;
+                // The text index follows the belief view. Its (fsync-heavy) commit waits for the
+                // next recall or for close: the ledger is the record, and an index that missed a
+                // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
+                self.text.apply(self.ledger.store(), &events)?;
                 Ok(CommitResult::Committed(events))
             }
             Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
         }
     }
 
-    /// Save one memory through the belief pipeline.
+    /// Save one memory through the belief pipeline; durable when it returns.
     pub fn save(&self, request: SaveRequest, actor: &str) -> Result<SaveResult, EngineError> {
+        self.save_with(request, actor, Durability::Synced)
+    }
+
+    /// Make every `Deferred` write so far durable (one fsync for the whole group).
+    pub fn sync(&self) -> Result<(), EngineError> {
+        Ok(self.ledger.sync()?)
+    }
+
+    /// Save with a choice of durability. A `Deferred` save is visible to the next save at once
+    /// (its candidates, its idempotency key) but is acknowledged only after [`Memledger::sync`].
+    pub fn save_with(
+        &self,
+        request: SaveRequest,
+        actor: &str,
+        durability: Durability,
+    ) -> Result<SaveResult, EngineError> {
         let actor = validate_actor(actor)?;
         let save = request.validate()?;
         let _guard = self.lock();
@@ -149,7 +201,7 @@ impl Memledger {
         let plan = self.plan_save(&save, head)?;
         let mut meta = CommandMeta::new(actor);
         meta.idempotency_key = save.idempotency_key.clone();
-        match self.commit(head, &meta, plan)? {
+        match self.commit_with(head, &meta, plan, durability)? {
             CommitResult::Committed(events) => self.summarize(&events, false),
             CommitResult::Replayed(range) => self.replayed(range),
         }
@@ -225,6 +277,14 @@ impl Memledger {
             }
         }
         Ok(result)
+    }
+}
+
+impl Drop for Memledger {
+    /// Commit what the text index has applied, so the next open need not catch it up. Best
+    /// effort: a failure here only costs that catch-up.
+    fn drop(&mut self) {
+        let _ = self.text.flush();
     }
 }
 

@@ -19,6 +19,8 @@ struct Examined {
     candidate: MemoryRecord,
     class: Classification,
     outcome: PairOutcome,
+    /// The chat model's answer, when it was asked (crate::models).
+    model: Option<ModelVerdict>,
 }
 
 impl Memledger {
@@ -41,16 +43,28 @@ impl Memledger {
                 }
             }
         }
-        let mut weights: HashMap<MemoryId, f64> = HashMap::new();
+        // Rarest terms first: they say most about identity, and reading postings in that order
+        // within a fixed budget keeps the cost flat as the store grows.
         let mut terms = index_terms(&save.text);
         terms.sort();
         terms.dedup();
-        for term in &terms {
-            let ids = beliefs.active_by_term(&save.scope, term, self.config.term_cap)?;
-            if ids.is_empty() {
-                continue;
+        let mut by_rarity = Vec::with_capacity(terms.len());
+        for term in terms {
+            let count = beliefs.term_count(&save.scope, &term)?;
+            if count > 0 {
+                by_rarity.push((count, term));
             }
-            let weight = 1.0 / (1.0 + (ids.len() as f64).ln());
+        }
+        by_rarity.sort();
+        let mut weights: HashMap<MemoryId, f64> = HashMap::new();
+        let mut budget = self.config.candidate_budget;
+        for (count, term) in by_rarity {
+            if budget == 0 {
+                break;
+            }
+            let ids = beliefs.active_by_term(&save.scope, &term, budget)?;
+            budget = budget.saturating_sub(ids.len());
+            let weight = 1.0 / (1.0 + (count as f64).ln());
             for id in ids {
                 *weights.entry(id).or_default() += weight;
             }
@@ -119,16 +133,18 @@ impl Memledger {
             return Ok(events);
         }
 
-        // 4–6. Candidates (fact-key matches first), each classified.
+        // 4–6. Candidates (fact-key matches first, then by terms and, with an embedder, by
+        // cosine), each classified lexically and, with a chat model, by the model (crate::models).
+        let mut candidates = self.candidates(save, None)?;
+        let embedding = self.embedding_candidates(save, &mut candidates)?;
+        let (records, same_keys): (Vec<MemoryRecord>, Vec<bool>) = candidates.into_iter().unzip();
+        let mut classes: Vec<Classification> = records
+            .iter()
+            .map(|c| classify_lexical(&save.text, &c.text, Some(save.memory_type), Some(c.memory_type), &self.config))
+            .collect();
+        let models = self.classify_with_models(save, &records, &mut classes, &embedding)?;
         let mut examined: Vec<Examined> = Vec::new();
-        for (candidate, same_key) in self.candidates(save, None)? {
-            let mut class = classify_lexical(
-                &save.text,
-                &candidate.text,
-                Some(save.memory_type),
-                Some(candidate.memory_type),
-                &self.config,
-            );
+        for (((candidate, same_key), mut class), model) in records.into_iter().zip(same_keys).zip(classes).zip(models) {
             if same_key && matches!(class.relation, Relation::Complementary | Relation::Unrelated) && !class.near_miss {
                 // The caller said these are one fact: a different text is a different value.
                 class.relation = Relation::Contradictory;
@@ -140,7 +156,7 @@ impl Memledger {
                 );
             }
             let outcome = if class.near_miss { PairOutcome::NearMiss } else { PairOutcome::NoEffect };
-            examined.push(Examined { candidate, class, outcome });
+            examined.push(Examined { candidate, class, outcome, model });
         }
 
         // 7. Decide.
@@ -210,7 +226,7 @@ impl Memledger {
                     reason: e.class.reason,
                     scores: e.class.scores,
                     thresholds: e.class.thresholds,
-                    model: None,
+                    model: e.model,
                     outcome: e.outcome,
                 })
                 .into(),

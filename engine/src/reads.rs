@@ -351,14 +351,23 @@ impl Memledger {
 
     /// Drop and replay views (all when `only` is `None`). Returns the events replayed.
     pub fn rebuild(&self, only: Option<&[&str]>, progress: &mut dyn FnMut(u64)) -> Result<u64, EngineError> {
+        use memledger_projector::text_index::TEXT_VIEW;
         if let Some(names) = only {
             let known = self.views.names();
-            if let Some(bad) = names.iter().find(|n| !known.contains(n)) {
-                return Err(EngineError::BadInput(format!("no view named {bad:?} (views: {})", known.join(", "))));
+            if let Some(bad) = names.iter().find(|n| !known.contains(n) && **n != TEXT_VIEW) {
+                return Err(EngineError::BadInput(format!(
+                    "no view named {bad:?} (views: {}, {TEXT_VIEW})",
+                    known.join(", ")
+                )));
             }
         }
         let _guard = self.lock();
-        Ok(self.views.rebuild_with_progress(&self.ledger, only, progress)?)
+        let events = self.views.rebuild_with_progress(&self.ledger, only, progress)?;
+        // The text index is rebuilt from the belief view, so after it.
+        if only.is_none_or(|names| names.contains(&TEXT_VIEW)) {
+            self.text.rebuild(&self.ledger)?;
+        }
+        Ok(events)
     }
 
     pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, EngineError> {

@@ -125,6 +125,13 @@ pub struct Stream {
 }
 
 impl Stream {
+    /// A stream of events already in memory (a prefix of a ledger, say), its chain checked.
+    pub fn from_events(events: Vec<Event>) -> Result<Stream, ImportError> {
+        let events: Vec<(usize, Event)> = events.into_iter().enumerate().map(|(i, e)| (i + 1, e)).collect();
+        check_chain(&events)?;
+        Ok(Stream { events })
+    }
+
     pub fn len(&self) -> usize {
         self.events.len()
     }
@@ -148,7 +155,12 @@ pub fn read_stream(input: &mut dyn BufRead) -> Result<Stream, ImportError> {
         stream.push((number, event));
     }
 
-    // 2. The stream must be one unbroken chain: consecutive seqs, each linked and hashed.
+    check_chain(&stream)?;
+    Ok(Stream { events: stream })
+}
+
+/// The stream must be one unbroken chain: consecutive seqs, each linked and hashed.
+fn check_chain(stream: &[(usize, Event)]) -> Result<(), ImportError> {
     for (k, (line, event)) in stream.iter().enumerate() {
         if !memledger_schemas::codec::READABLE_FORMATS.contains(&event.format) {
             return Err(ImportError::Chain {
@@ -196,5 +208,5 @@ pub fn read_stream(input: &mut dyn BufRead) -> Result<Stream, ImportError> {
         }
     }
 
-    Ok(Stream { events: stream })
+    Ok(())
 }

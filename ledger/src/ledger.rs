@@ -115,8 +115,25 @@ impl Ledger {
         meta: &CommandMeta,
         events: Vec<NewEvent>,
     ) -> Result<Appended, AppendError> {
-        let mut out = self.append_group(expected_head, vec![(meta.clone(), events)], true)?;
+        self.append_with(expected_head, meta, events, true)
+    }
+
+    /// As [`Ledger::append`]; with `sync = false` the write is durable only after the next
+    /// [`Ledger::sync`] (group commit: many commands, one fsync).
+    pub fn append_with(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        events: Vec<NewEvent>,
+        sync: bool,
+    ) -> Result<Appended, AppendError> {
+        let mut out = self.append_group(expected_head, vec![(meta.clone(), events)], sync)?;
         Ok(out.pop().unwrap_or(Appended::Committed(Vec::new())))
+    }
+
+    /// Make every append so far durable.
+    pub fn sync(&self) -> Result<(), LedgerError> {
+        self.store.sync_wal()
     }
 
     /// Group commit: several commands' events in one write (synced once when `sync`), each

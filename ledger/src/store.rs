@@ -132,6 +132,12 @@ impl Store {
         Ok(iter.map(|item| item.map_err(LedgerError::from)))
     }
 
+    /// Make every write so far durable (writes made with `sync = false` included): the WAL is
+    /// sequential, so syncing it covers all earlier writes.
+    pub fn sync_wal(&self) -> Result<(), LedgerError> {
+        Ok(self.db.flush_wal(true)?)
+    }
+
     /// Apply a batch atomically. `sync` makes it durable before returning.
     pub fn write(&self, batch: Batch, sync: bool) -> Result<(), LedgerError> {
         let mut wb = WriteBatch::default();

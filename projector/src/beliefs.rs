@@ -9,6 +9,7 @@
 //! - `h ‖ digest8(scope) ‖ content_hash ‖ memory_id` → () for active memories
 //! - `k ‖ digest8(scope) ‖ digest8(fact_key) ‖ memory_id` → () for active memories
 //! - `t ‖ digest8(scope) ‖ term ‖ 0x00 ‖ memory_id` → () for active memories
+//! - `n ‖ digest8(scope) ‖ term` → how many active memories hold the term (u32 BE)
 //! - `c ‖ conflict_id` → the conflict's members (memory ids)
 
 use bincode::{Decode, Encode};
@@ -21,7 +22,7 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::{digest8, key};
 
 pub const TABLE: &str = "beliefs";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 
 /// Splits a text into the terms the candidate index holds (supplied by the engine's classifier,
 /// so that the index and the classifier agree on what a word is).
@@ -99,17 +100,33 @@ fn hkey(scope: &str, hash: &Hash, id: MemoryId) -> Vec<u8> {
 fn kkey(scope: &str, fact_key: &str, id: MemoryId) -> Vec<u8> {
     key(b'k', &[&digest8(scope), &digest8(fact_key), &id.to_bytes()])
 }
+fn nkey(scope: &str, term: &str) -> Vec<u8> {
+    key(b'n', &[&digest8(scope), term.as_bytes()])
+}
 fn tprefix(scope: &str, term: &str) -> Vec<u8> {
     key(b't', &[&digest8(scope), term.as_bytes(), &[0u8]])
 }
 
 impl BeliefsProjector {
-    fn set_indexed(&self, txn: &mut ViewTxn<'_>, r: &MemoryRecord, on: bool) {
+    /// Add an active memory to (or remove it from) the pipeline's indexes, keeping each term's
+    /// count of active memories in step.
+    fn set_indexed(&self, txn: &mut ViewTxn<'_>, r: &MemoryRecord, on: bool) -> Result<(), ProjectError> {
         let mut keys = vec![hkey(&r.scope, &r.content_hash, r.memory_id)];
         if let Some(fk) = &r.fact_key {
             keys.push(kkey(&r.scope, fk, r.memory_id));
         }
-        for term in (self.terms)(&r.text) {
+        let mut terms = (self.terms)(&r.text);
+        terms.sort();
+        terms.dedup();
+        for term in terms {
+            let count_key = nkey(&r.scope, &term);
+            let count = txn.get(&count_key)?.and_then(|b| b.try_into().ok().map(u32::from_be_bytes)).unwrap_or(0);
+            let count = if on { count + 1 } else { count.saturating_sub(1) };
+            if count == 0 {
+                txn.delete(count_key)
+            } else {
+                txn.put(count_key, count.to_be_bytes().to_vec())
+            }
             let mut k = tprefix(&r.scope, &term);
             k.extend_from_slice(&r.memory_id.to_bytes());
             keys.push(k);
@@ -117,6 +134,7 @@ impl BeliefsProjector {
         for k in keys {
             if on { txn.put(k, Vec::new()) } else { txn.delete(k) }
         }
+        Ok(())
     }
 
     fn load(&self, txn: &ViewTxn<'_>, id: MemoryId, seq: u64) -> Result<MemoryRecord, ProjectError> {
@@ -170,7 +188,7 @@ impl BeliefsProjector {
             observed_seq: obs.seq,
         };
         if status == Status::Active {
-            self.set_indexed(txn, &record, true);
+            self.set_indexed(txn, &record, true)?;
         }
         txn.put(lkey(root, version), id.to_bytes().to_vec());
         txn.put_record(mkey(id), &record);
@@ -187,10 +205,10 @@ impl BeliefsProjector {
     ) -> Result<MemoryRecord, ProjectError> {
         let mut r = self.load(txn, id, event.seq)?;
         if r.status == Status::Active && status != Status::Active {
-            self.set_indexed(txn, &r, false);
+            self.set_indexed(txn, &r, false)?;
         }
         if r.status != Status::Active && status == Status::Active {
-            self.set_indexed(txn, &r, true);
+            self.set_indexed(txn, &r, true)?;
         }
         r.status = status;
         r.stale_since = if status == Status::Active { None } else { Some(event.recorded_at) };
@@ -435,6 +453,15 @@ impl<'a> BeliefReader<'a> {
     /// Active memories in `scope` with this fact key.
     pub fn active_by_fact_key(&self, scope: &str, fact_key: &str) -> Result<Vec<MemoryId>, ProjectError> {
         self.ids_under(key(b'k', &[&digest8(scope), &digest8(fact_key)]))
+    }
+
+    /// How many active memories in `scope` hold `term`.
+    pub fn term_count(&self, scope: &str, term: &str) -> Result<u32, ProjectError> {
+        Ok(self
+            .store
+            .get(TABLE, &nkey(scope, term))?
+            .and_then(|b| b.try_into().ok().map(u32::from_be_bytes))
+            .unwrap_or(0))
     }
 
     /// Active memories in `scope` holding `term`, at most `cap` of them.

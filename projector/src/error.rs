@@ -12,4 +12,7 @@ pub enum ProjectError {
     /// An event that does not fit the view (a bug or a corrupt ledger): the seq and the reason.
     #[error("view {view} cannot apply seq {seq}: {reason}")]
     Inapplicable { view: &'static str, seq: u64, reason: String },
+    /// The text index (tantivy) failed.
+    #[error("text index: {0}")]
+    TextIndex(String),
 }

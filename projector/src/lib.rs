@@ -12,6 +12,8 @@ pub mod edges;
 pub mod error;
 pub mod framework;
 pub mod keys;
+pub mod text_index;
 
 pub use error::ProjectError;
 pub use framework::{Checkpoint, Projector, ViewTxn, Views};
+pub use text_index::TextIndex;

@@ -22,6 +22,43 @@ pub enum Command {
     Resolve(ResolveArgs),
     /// Revert a resolution: its effects are undone and the conflict is pending again.
     Revert(ShowArgs),
+    /// The LLM judge over the pending queue: keep_new, keep_existing, keep_both or unsure.
+    ///
+    /// Decisive verdicts resolve as ordinary, revertible resolutions `by: judge:<model>`; unsure
+    /// ones stay pending. Needs MEMLEDGER_LLM_URL and MEMLEDGER_LLM_MODEL (docs/models.md).
+    ///
+    /// Example: memledger conflicts auto --dry-run
+    Auto(AutoArgs),
+    /// Look for contradictions among stored memories and open conflicts for new ones.
+    ///
+    /// Pairs come from similar memories within a scope; pairs with a record (a conflict in any
+    /// state, a keep_both) are skipped. Lexical offline, the LLM when configured.
+    ///
+    /// Example: memledger conflicts scan --max-pairs 100 --dry-run
+    Scan(ScanArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AutoArgs {
+    /// Ask the judge and report, resolve nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ScanArgs {
+    /// Pairs classified at most, most similar first.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub max_pairs: usize,
+    /// Open a conflict only at this confidence or above (the model's, else the lexical similarity).
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    pub min_confidence: f64,
+    /// Only this scope.
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// Classify and report, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -29,6 +66,9 @@ pub struct ListArgs {
     /// pending, resolved or all.
     #[arg(long, default_value = "pending")]
     pub status: String,
+    /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
+    #[arg(long, value_name = "SEQ|RFC3339")]
+    pub as_of: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -101,7 +141,9 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
                     return Err(CliError::bad_input(format!("unknown status {other:?} (pending, resolved or all)")));
                 }
             };
-            let ml = ctx.open(false)?;
+            let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+            let live = ctx.open(false)?;
+            let ml = live.as_of(point)?;
             let list = ml.conflicts(status)?;
             if out.json {
                 let items: Vec<Value> = list.iter().map(|c| conflict_json(&ml, c)).collect::<Result<_, _>>()?;
@@ -179,6 +221,8 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
                 id.short()
             ))
         }
+        Command::Auto(args) => auto(ctx, args, out),
+        Command::Scan(args) => scan(ctx, args, out),
         Command::Revert(args) => {
             let ml = ctx.open(false)?;
             let id = ml.resolve_conflict_id(&args.id)?;
@@ -193,4 +237,83 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
             ))
         }
     }
+}
+
+fn auto(ctx: &Context, args: AutoArgs, out: &mut Output) -> Result<(), CliError> {
+    let ml = ctx.open(false)?;
+    if ml.models().llm().is_none() {
+        return Err(CliError::new(
+            2,
+            "conflicts auto needs a model, and none is configured; nothing was written",
+            Some(
+                "set MEMLEDGER_LLM_URL (an OpenAI-compatible base URL) and MEMLEDGER_LLM_MODEL; see docs/models.md"
+                    .into(),
+            ),
+        ));
+    }
+    let report = ml.judge_pending(args.dry_run, &ctx.actor)?;
+    if out.json {
+        out.json_line(&report)?;
+    } else {
+        if report.conflicts.is_empty() {
+            out.line("no pending conflicts")?;
+        }
+        for c in &report.conflicts {
+            let verdict = c.verdict.map_or("-", |v| v.as_str());
+            let detail = c.error.as_deref().or(c.reason.as_deref()).unwrap_or("");
+            out.line(format!("{}  {:<13} {:<13} {}", c.conflict_id.short(), verdict, c.outcome, clip(detail, 80)))?;
+        }
+        let done = if report.dry_run { "would resolve" } else { "resolved" };
+        out.line(format!(
+            "{} judged by {}: {} {done}, {} left pending (unsure), {} failed",
+            report.judged, report.by, report.resolved, report.left_pending, report.failed
+        ))?;
+        if !report.dry_run && report.resolved > 0 {
+            out.line("undo any of them with `memledger conflicts revert ID`")?;
+        }
+    }
+    if report.failed > 0 {
+        out.flush()?;
+        return Err(CliError::new(
+            1,
+            format!("{} of {} judge call(s) failed; those conflicts stay pending", report.failed, report.judged),
+            None,
+        ));
+    }
+    Ok(())
+}
+
+fn scan(ctx: &Context, args: ScanArgs, out: &mut Output) -> Result<(), CliError> {
+    if !(args.min_confidence.is_finite() && (0.0..=1.0).contains(&args.min_confidence)) {
+        return Err(CliError::bad_input("--min-confidence takes a number from 0 to 1"));
+    }
+    let ml = ctx.open(false)?;
+    let options = memledger_engine::scan::ScanOptions {
+        max_pairs: args.max_pairs,
+        min_confidence: args.min_confidence,
+        dry_run: args.dry_run,
+        scope: args.scope,
+    };
+    let report = ml.scan_conflicts(&options, &ctx.actor)?;
+    if out.json {
+        return out.json_line(&report);
+    }
+    for p in report.pairs.iter().filter(|p| p.relation == memledger_schemas::Relation::Contradictory) {
+        let text = |id| ml.show(id).map(|m| m.text).unwrap_or_default();
+        let cid = p.conflict_id.map(|c| format!(" conflict {}", c.short())).unwrap_or_default();
+        out.line(format!("{:<16} {} vs {}{cid}", p.outcome, p.incoming.short(), p.candidate.short()))?;
+        out.line(format!("  new      {}", clip(&text(p.incoming), 70)))?;
+        out.line(format!("  existing {}", clip(&text(p.candidate), 70)))?;
+        out.line(format!("  {} ({}, confidence {:.2})", clip(&p.reason, 100), p.method, p.confidence))?;
+    }
+    let by = report.model.as_deref().map_or("the lexical rules".to_string(), |m| format!("the model {m}"));
+    out.line(format!(
+        "{} memories, {} pair(s) examined by {by} ({} already recorded, skipped): {} contradiction(s), {} conflict(s) {}",
+        report.memories,
+        report.examined,
+        report.skipped_recorded,
+        report.detected,
+        report.opened,
+        if report.dry_run { "opened (dry run: none)" } else { "opened" }
+    ))
 }

@@ -9,10 +9,15 @@ use crate::output::{CliError, Output, clip};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     pub id: String,
+    /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
+    #[arg(long, value_name = "SEQ|RFC3339")]
+    pub as_of: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
+    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    let live = ctx.open(false)?;
+    let ml = live.as_of(point)?;
     let id = ml.resolve_memory_id(&args.id)?;
     let h = ml.history(id)?;
     if out.json {

@@ -20,6 +20,9 @@ pub struct Args {
     pub status: String,
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
+    /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
+    #[arg(long, value_name = "SEQ|RFC3339")]
+    pub as_of: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -28,7 +31,9 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         "all" => None,
         s => Some(s.parse::<Status>().map_err(CliError::bad_input)?),
     };
-    let ml = ctx.open(false)?;
+    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    let live = ctx.open(false)?;
+    let ml = live.as_of(point)?;
     let memories = ml.list(memory_type, args.scope.as_deref(), status, args.limit)?;
     if out.json {
         return out.json_line(&json!({ "memories": memories }));

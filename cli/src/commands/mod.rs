@@ -9,6 +9,7 @@ pub mod import;
 pub mod list;
 pub mod log;
 pub mod rebuild;
+pub mod recall;
 pub mod save;
 pub mod show;
 pub mod stats;

@@ -12,7 +12,7 @@ use crate::output::{CliError, Output};
 /// Example: memledger rebuild --view beliefs
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Only this view (beliefs, edges, conflicts, audit).
+    /// Only this view (beliefs, edges, conflicts, audit, text).
     #[arg(long, value_name = "NAME")]
     pub view: Option<String>,
 }
@@ -22,7 +22,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let only: Option<Vec<&str>> = args.view.as_deref().map(|v| vec![v]);
     let views: Vec<String> = match &only {
         Some(v) => v.iter().map(|s| s.to_string()).collect(),
-        None => ml.views().names().iter().map(|s| s.to_string()).collect(),
+        None => ml.views().names().iter().chain(["text"].iter()).map(|s| s.to_string()).collect(),
     };
     let started = Instant::now();
     let events = ml.rebuild(only.as_deref(), &mut |_| {})?;

@@ -1,8 +1,8 @@
 //! `memledger save`: one memory through the belief pipeline, or many with `--from`.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
-use memledger_engine::{Memledger, SaveRequest, SaveResult};
+use memledger_engine::{Durability, Memledger, SaveRequest, SaveResult};
 use serde_json::json;
 
 use crate::app::Context;
@@ -83,31 +83,76 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     print_result(out, &result)
 }
 
-/// The bulk path: each line through the pipeline, in order; a bad line is answered and skipped.
+/// A line's answer, held until the group it belongs to is durable.
+enum Answer {
+    Saved(SaveResult),
+    Refused(usize, String),
+}
+
+/// Lines answered per fsync at most. Smaller groups form whenever the input pauses, so a writer
+/// feeding lines one at a time gets each answer at once.
+const MAX_GROUP: usize = 1024;
+
+/// The bulk path: each line through the whole pipeline, in order, with group commit — many
+/// lines' events made durable by one fsync — and each answer printed only once it is durable. A
+/// bad line is answered with its error and the rest go on.
 fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError> {
-    let reader: Box<dyn BufRead> = if from == "-" {
-        Box::new(BufReader::new(std::io::stdin()))
+    let input: Box<dyn Read> = if from == "-" {
+        Box::new(std::io::stdin())
     } else {
-        Box::new(BufReader::new(
-            std::fs::File::open(from).map_err(|e| CliError::bad_input(format!("cannot read {from}: {e}")))?,
-        ))
+        Box::new(std::fs::File::open(from).map_err(|e| CliError::bad_input(format!("cannot read {from}: {e}")))?)
     };
+    let mut reader = BufReader::with_capacity(1 << 16, input);
     let ml: Memledger = ctx.open(true)?;
     let mut refused = 0usize;
-    for (i, line) in reader.split(b'\n').enumerate() {
-        let number = i + 1;
-        let line = line?;
-        if line.iter().all(|b| b.is_ascii_whitespace()) {
-            continue;
+    let mut pending: Vec<Answer> = Vec::new();
+    let mut line = Vec::new();
+    let mut number = 0usize;
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
         }
-        let outcome = std::str::from_utf8(&line)
-            .map_err(|_| "the line is not valid UTF-8".to_string())
-            .and_then(|l| serde_json::from_str::<SaveRequest>(l).map_err(|e| format!("not a save request: {e}")))
-            .and_then(|req| ml.save(req, &ctx.actor).map_err(|e| e.to_string()));
-        match outcome {
-            Ok(r) => print_result(out, &r)?,
-            Err(message) => {
-                refused += 1;
+        number += 1;
+        if !line.iter().all(|b| b.is_ascii_whitespace()) {
+            let request = std::str::from_utf8(&line)
+                .map_err(|_| "the line is not valid UTF-8".to_string())
+                .and_then(|l| serde_json::from_str::<SaveRequest>(l).map_err(|e| format!("not a save request: {e}")));
+            match request.map(|req| ml.save_with(req, &ctx.actor, Durability::Deferred)) {
+                Ok(Ok(result)) => pending.push(Answer::Saved(result)),
+                Ok(Err(e)) if e.exit_code() == 2 => pending.push(Answer::Refused(number, e.to_string())),
+                Ok(Err(e)) => {
+                    // A storage failure: answer what is durable, then stop.
+                    flush(&ml, out, &mut pending, &mut refused)?;
+                    return Err(e.into());
+                }
+                Err(message) => pending.push(Answer::Refused(number, message)),
+            }
+        }
+        if pending.len() >= MAX_GROUP || reader.buffer().is_empty() {
+            flush(&ml, out, &mut pending, &mut refused)?;
+        }
+    }
+    flush(&ml, out, &mut pending, &mut refused)?;
+    if refused > 0 {
+        out.flush()?;
+        return Err(CliError::new(2, format!("{refused} line(s) were refused; the rest were saved"), None));
+    }
+    Ok(())
+}
+
+/// Make the group durable, then answer each of its lines in order.
+fn flush(ml: &Memledger, out: &mut Output, pending: &mut Vec<Answer>, refused: &mut usize) -> Result<(), CliError> {
+    if pending.is_empty() {
+        return Ok(());
+    }
+    ml.sync()?;
+    for answer in pending.drain(..) {
+        match answer {
+            Answer::Saved(r) => print_result(out, &r)?,
+            Answer::Refused(number, message) => {
+                *refused += 1;
                 if out.json {
                     out.json_line(&json!({"line": number, "error": message}))?;
                 } else {
@@ -116,9 +161,5 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
             }
         }
     }
-    if refused > 0 {
-        out.flush()?;
-        return Err(CliError::new(2, format!("{refused} line(s) were refused; the rest were saved"), None));
-    }
-    Ok(())
+    out.flush()
 }

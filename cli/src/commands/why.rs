@@ -41,6 +41,15 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         ))?;
         out.line(format!("  {}", d.reason))?;
         out.line(format!("  scores: {}", scores.join(" ")))?;
+        if let Some(m) = &d.model {
+            match (&m.error, m.relation) {
+                (Some(e), _) => out.line(format!("  model {}: not used ({e})", m.model))?,
+                (None, Some(r)) => {
+                    out.line(format!("  model {}: {r}: {}", m.model, m.reason.as_deref().unwrap_or("(no reason)")))?
+                }
+                (None, None) => out.line(format!("  model {}: no verdict", m.model))?,
+            }
+        }
     }
     Ok(())
 }

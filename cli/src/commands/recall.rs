@@ -1,0 +1,61 @@
+//! `memledger recall`: the active memories that answer a question.
+
+use crate::app::Context;
+use crate::output::{CliError, Output, clip};
+
+/// Find the active memories that best match a query (BM25 over words; stale and retired
+/// memories are never returned). Any text is a query: there is no query syntax.
+///
+/// A `!` marks a memory in a pending conflict; the notice then says to ask the user which one
+/// is current.
+///
+/// Example: memledger recall "which postgres version does billing run?" --scope team:payments
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to look for: a question or some words (`-` reads stdin).
+    pub query: String,
+    /// Only memories of this type (fact, preference, episode, procedure).
+    #[arg(long = "type", value_name = "TYPE")]
+    pub memory_type: Option<String>,
+    /// Only memories in this scope.
+    #[arg(long)]
+    pub scope: Option<String>,
+    /// At most this many results.
+    #[arg(long, default_value_t = 10)]
+    pub limit: usize,
+    /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
+    #[arg(long, value_name = "SEQ|RFC3339")]
+    pub as_of: Option<String>,
+}
+
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let query = super::text_arg(&args.query)?;
+    let memory_type = args.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
+    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    let live = ctx.open(false)?;
+    let ml = live.as_of(point)?;
+    let found = ml.recall(&query, memory_type, args.scope.as_deref(), args.limit)?;
+    if out.json {
+        return out.json_line(&found);
+    }
+    let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
+    let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
+    for r in &found.results {
+        let flag = if r.conflicts_with.is_empty() { " " } else { "!" };
+        out.line(format!(
+            "{flag} {}  {:>6.2}  {:<type_width$}  {:<scope_width$}  {}",
+            r.memory_id.short(),
+            r.score,
+            r.memory_type.as_str(),
+            r.scope,
+            clip(&r.text, 80)
+        ))?;
+    }
+    if found.results.is_empty() {
+        out.line("no memories match")?;
+    }
+    if let Some(notice) = &found.notice {
+        out.line(format!("\nnotice: {notice}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,224 @@
+//! Which models to use, from the environment or given by the library caller.
+//!
+//! Without configuration nothing changes: the save pipeline is the offline lexical one, the
+//! contradiction scan is lexical, and `conflicts auto` refuses (it needs a model).
+
+use std::time::Duration;
+
+/// The environment variables read by [`ModelConfig::from_env`] (docs/models.md).
+pub const ENV_LLM_URL: &str = "MEMLEDGER_LLM_URL";
+pub const ENV_LLM_MODEL: &str = "MEMLEDGER_LLM_MODEL";
+pub const ENV_LLM_API_KEY: &str = "MEMLEDGER_LLM_API_KEY";
+pub const ENV_EMBED_URL: &str = "MEMLEDGER_EMBED_URL";
+pub const ENV_EMBED_MODEL: &str = "MEMLEDGER_EMBED_MODEL";
+pub const ENV_EMBED_API_KEY: &str = "MEMLEDGER_EMBED_API_KEY";
+/// Seconds one model call may take before it counts as failed (default 20).
+pub const ENV_TIMEOUT: &str = "MEMLEDGER_MODEL_TIMEOUT";
+/// Extra attempts after a refused connection, an HTTP 429 or a 5xx (default 1).
+pub const ENV_RETRIES: &str = "MEMLEDGER_MODEL_RETRIES";
+/// API keys tried, in order, when the memledger-specific one is not set.
+pub const FALLBACK_KEYS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY"];
+
+/// One OpenAI-compatible endpoint and the model to ask there.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The base URL, e.g. `http://127.0.0.1:11434/v1` (`/chat/completions` or `/embeddings` is
+    /// appended).
+    pub url: String,
+    pub model: String,
+    /// Sent as `Authorization: Bearer …` when present.
+    pub api_key: Option<String>,
+    /// One attempt's limit (connect, send and read the whole answer).
+    pub timeout: Duration,
+    /// Extra attempts after a quick failure (refused connection, HTTP 429 or 5xx). A timeout is
+    /// never retried, so a call takes at most about `timeout` plus the short backoffs.
+    pub retries: u32,
+    /// Calls in flight at once (across candidates, conflicts or pairs).
+    pub concurrency: usize,
+}
+
+impl Endpoint {
+    pub fn new(url: impl Into<String>, model: impl Into<String>) -> Self {
+        Endpoint {
+            url: url.into(),
+            model: model.into(),
+            api_key: None,
+            timeout: DEFAULT_TIMEOUT,
+            retries: DEFAULT_RETRIES,
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn with_retries(mut self, retries: u32) -> Self {
+        self.retries = retries;
+        self
+    }
+
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.api_key = Some(key.into());
+        self
+    }
+
+    /// `base` + `path`, with exactly one slash between.
+    pub fn join(&self, path: &str) -> String {
+        format!("{}/{}", self.url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+}
+
+/// The key is never printed.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field("concurrency", &self.concurrency)
+            .finish()
+    }
+}
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+pub const DEFAULT_RETRIES: u32 = 1;
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+/// The models in force: each one optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelConfig {
+    /// Chat completions: save-time classification, the judge, the scan.
+    pub llm: Option<Endpoint>,
+    /// `/embeddings`: an extra candidate source.
+    pub embed: Option<Endpoint>,
+    /// What was wrong with the environment (a URL without a model, a bad number): said once at open.
+    pub notes: Vec<String>,
+}
+
+impl ModelConfig {
+    /// No models: the offline lexical path.
+    pub fn none() -> Self {
+        ModelConfig::default()
+    }
+
+    /// Read the process environment.
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Read settings through `get` (the environment, or a map in tests). Empty values count as unset.
+    pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        let get = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let mut notes = Vec::new();
+        let timeout = match get(ENV_TIMEOUT) {
+            None => DEFAULT_TIMEOUT,
+            Some(v) => match v.parse::<f64>() {
+                Ok(s) if s.is_finite() && s > 0.0 && s <= 3600.0 => Duration::from_secs_f64(s),
+                _ => {
+                    notes.push(format!("{ENV_TIMEOUT}={v:?} is not a number of seconds; using {DEFAULT_TIMEOUT:?}"));
+                    DEFAULT_TIMEOUT
+                }
+            },
+        };
+        let retries = match get(ENV_RETRIES) {
+            None => DEFAULT_RETRIES,
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if n <= 5 => n,
+                _ => {
+                    notes.push(format!("{ENV_RETRIES}={v:?} is not a count from 0 to 5; using {DEFAULT_RETRIES}"));
+                    DEFAULT_RETRIES
+                }
+            },
+        };
+        let fallback_key = || FALLBACK_KEYS.iter().find_map(|k| get(k));
+        let mut endpoint = |url_var: &str, model_var: &str, key: Option<String>| -> Option<Endpoint> {
+            match (get(url_var), get(model_var)) {
+                (Some(url), Some(model)) => {
+                    Some(Endpoint { url, model, api_key: key, timeout, retries, concurrency: DEFAULT_CONCURRENCY })
+                }
+                (Some(_), None) => {
+                    notes.push(format!("{url_var} is set but {model_var} is not: that model is off"));
+                    None
+                }
+                (None, Some(_)) => {
+                    notes.push(format!("{model_var} is set but {url_var} is not: that model is off"));
+                    None
+                }
+                (None, None) => None,
+            }
+        };
+        let llm_key = get(ENV_LLM_API_KEY).or_else(fallback_key);
+        let llm = endpoint(ENV_LLM_URL, ENV_LLM_MODEL, llm_key.clone());
+        let embed_key = get(ENV_EMBED_API_KEY).or(llm_key);
+        let embed = endpoint(ENV_EMBED_URL, ENV_EMBED_MODEL, embed_key);
+        ModelConfig { llm, embed, notes }
+    }
+
+    /// Whether any model is configured.
+    pub fn any(&self) -> bool {
+        self.llm.is_some() || self.embed.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> ModelConfig {
+        let map: HashMap<String, String> = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        ModelConfig::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn nothing_set_means_offline() {
+        let c = cfg(&[]);
+        assert!(c.llm.is_none() && c.embed.is_none() && c.notes.is_empty());
+    }
+
+    #[test]
+    fn llm_needs_url_and_model_and_falls_back_on_keys() {
+        let c = cfg(&[(ENV_LLM_URL, "http://127.0.0.1:1/v1"), (ENV_LLM_MODEL, "m"), ("OPENAI_API_KEY", "k2")]);
+        let llm = c.llm.unwrap();
+        assert_eq!(llm.api_key.as_deref(), Some("k2"));
+        assert_eq!(llm.join("chat/completions"), "http://127.0.0.1:1/v1/chat/completions");
+        let c = cfg(&[
+            (ENV_LLM_URL, "http://x/v1/"),
+            (ENV_LLM_MODEL, "m"),
+            ("OPENROUTER_API_KEY", "k1"),
+            ("OPENAI_API_KEY", "k2"),
+        ]);
+        assert_eq!(c.llm.as_ref().unwrap().api_key.as_deref(), Some("k1"));
+        assert_eq!(c.llm.unwrap().join("/chat/completions"), "http://x/v1/chat/completions");
+        let c = cfg(&[
+            (ENV_LLM_URL, "http://x/v1"),
+            (ENV_LLM_MODEL, "m"),
+            (ENV_LLM_API_KEY, "k0"),
+            ("OPENAI_API_KEY", "k2"),
+        ]);
+        assert_eq!(c.llm.unwrap().api_key.as_deref(), Some("k0"));
+        let c = cfg(&[(ENV_LLM_URL, "http://x/v1")]);
+        assert!(c.llm.is_none());
+        assert_eq!(c.notes.len(), 1);
+    }
+
+    #[test]
+    fn timeouts_and_retries_are_read_and_checked() {
+        let c = cfg(&[(ENV_EMBED_URL, "u"), (ENV_EMBED_MODEL, "e"), (ENV_TIMEOUT, "1.5"), (ENV_RETRIES, "0")]);
+        let e = c.embed.unwrap();
+        assert_eq!(e.timeout, Duration::from_millis(1500));
+        assert_eq!(e.retries, 0);
+        let c = cfg(&[(ENV_TIMEOUT, "soon"), (ENV_RETRIES, "99")]);
+        assert_eq!(c.notes.len(), 2);
+    }
+
+    #[test]
+    fn the_key_is_not_printed() {
+        let e = Endpoint::new("u", "m").with_api_key("secret");
+        assert!(!format!("{e:?}").contains("secret"));
+    }
+}

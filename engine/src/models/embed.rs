@@ -1,0 +1,242 @@
+//! Embeddings: an extra candidate source for the save pipeline (cosine ≥ 0.5, fused with the term
+//! candidates), and the vector cache.
+//!
+//! Vectors are cached by (model, content hash) in a RocksDB column family of their own,
+//! `embeddings` ([ADR 0004](../../../docs/adr/0004-models.md)). It is not a projection: `rebuild`
+//! never clears it and replay never calls the embedder. A vector is only ever compared with
+//! vectors of the same model — the model is part of the key — so a changed embedding model finds
+//! none of the old vectors; the store says so at open and [`Memledger::embed_missing`] re-embeds.
+
+use std::collections::HashMap;
+
+use memledger_ledger::store::{Batch, Store};
+use memledger_projector::beliefs::MemoryRecord;
+use memledger_schemas::chain::{Hash, content_hash};
+use memledger_schemas::{MemoryId, Status};
+use serde::Serialize;
+
+use crate::error::EngineError;
+use crate::input::ValidSave;
+use crate::memledger::Memledger;
+
+/// The column family of the vector cache.
+pub const EMBED_TABLE: &str = "embeddings";
+/// The cosine at or above which a stored memory is a candidate (memloom's threshold).
+pub const COSINE_MIN: f64 = 0.5;
+const MODEL_KEY: &[u8] = b"model";
+
+fn model_digest(model: &str) -> [u8; 16] {
+    let h = blake3::hash(model.as_bytes());
+    h.as_bytes()[..16].try_into().unwrap_or_default()
+}
+
+fn vkey(model: &str, hash: &Hash) -> Vec<u8> {
+    let mut k = Vec::with_capacity(1 + 16 + 32);
+    k.push(b'v');
+    k.extend_from_slice(&model_digest(model));
+    k.extend_from_slice(&hash.0);
+    k
+}
+
+fn encode(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn decode(b: &[u8]) -> Option<Vec<f32>> {
+    (b.len().is_multiple_of(4) && !b.is_empty())
+        .then(|| b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// Cosine similarity; 0 for vectors of different lengths or no length.
+pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    if a.len() != b.len() || a.is_empty() {
+        return 0.0;
+    }
+    let (mut dot, mut na, mut nb) = (0.0f64, 0.0f64, 0.0f64);
+    for (x, y) in a.iter().zip(b) {
+        let (x, y) = (*x as f64, *y as f64);
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na == 0.0 || nb == 0.0 { 0.0 } else { (dot / (na.sqrt() * nb.sqrt())).clamp(-1.0, 1.0) }
+}
+
+/// The vector cache in the store.
+pub struct VectorCache<'a> {
+    store: &'a Store,
+}
+
+impl<'a> VectorCache<'a> {
+    pub fn new(store: &'a Store) -> Self {
+        VectorCache { store }
+    }
+
+    pub fn get(&self, model: &str, hash: &Hash) -> Result<Option<Vec<f32>>, EngineError> {
+        Ok(self.store.get(EMBED_TABLE, &vkey(model, hash))?.and_then(|b| decode(&b)))
+    }
+
+    /// Store vectors and mark `model` as the store's embedding model.
+    pub fn put_all(&self, model: &str, items: &[(Hash, Vec<f32>)]) -> Result<(), EngineError> {
+        let mut batch = Batch::default();
+        for (hash, v) in items {
+            batch.put(EMBED_TABLE, vkey(model, hash), encode(v));
+        }
+        batch.put(EMBED_TABLE, MODEL_KEY.to_vec(), model.as_bytes().to_vec());
+        // A cache: lost on a crash it is fetched again, so no sync.
+        Ok(self.store.write(batch, false)?)
+    }
+
+    /// The model the cached vectors were last made with.
+    pub fn recorded_model(&self) -> Result<Option<String>, EngineError> {
+        Ok(self.store.get(EMBED_TABLE, MODEL_KEY)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+}
+
+/// The note said at open when the embedding model is not the one the cache was made with.
+pub fn model_change_note(store: &Store, configured: Option<&str>) -> Option<String> {
+    let configured = configured?;
+    let recorded = VectorCache::new(store).recorded_model().ok()??;
+    (recorded != configured).then(|| {
+        format!(
+            "the embedding model changed from {recorded:?} to {configured:?}: vectors of different models are never \
+             compared, so memories embedded with the old model are not embedding candidates until re-embedded \
+             (Memledger::embed_missing)"
+        )
+    })
+}
+
+/// What [`Memledger::embed_missing`] did.
+#[derive(Clone, Debug, Serialize)]
+pub struct EmbedReport {
+    pub model: String,
+    pub active: usize,
+    pub already: usize,
+    pub embedded: usize,
+}
+
+/// Candidates from the embedder for one save.
+pub(crate) struct EmbeddingCandidates {
+    /// Cosine with the incoming text, for every candidate with a vector of the same model.
+    pub cosines: HashMap<MemoryId, f64>,
+    pub model: Option<String>,
+    /// Why the embedder was not used, when it failed.
+    pub error: Option<String>,
+}
+
+impl Memledger {
+    /// The vector of `text` from the cache, else from the embedder (then cached).
+    fn vector_of(&self, model: &str, text: &str) -> Result<Result<Vec<f32>, String>, EngineError> {
+        let hash = content_hash(text);
+        let cache = VectorCache::new(self.ledger.store());
+        if let Some(v) = cache.get(model, &hash)? {
+            return Ok(Ok(v));
+        }
+        match self.models.embed_texts(&[text.to_string()]) {
+            Some(Ok(mut vs)) if vs.len() == 1 => {
+                let v = vs.remove(0);
+                cache.put_all(model, &[(hash, v.clone())])?;
+                Ok(Ok(v))
+            }
+            Some(Ok(_)) => Ok(Err("the embedder answered the wrong number of vectors".into())),
+            Some(Err(e)) => Ok(Err(e)),
+            None => Ok(Err("no embedder is configured".into())),
+        }
+    }
+
+    /// Fuse embedding candidates with the term candidates: every active memory of the scope whose
+    /// cached vector (same model) has cosine ≥ [`COSINE_MIN`] with the incoming text, best
+    /// `top_k` of them, added after the term candidates. Without an embedder: unchanged.
+    pub(crate) fn embedding_candidates(
+        &self,
+        save: &ValidSave,
+        candidates: &mut Vec<(MemoryRecord, bool)>,
+    ) -> Result<EmbeddingCandidates, EngineError> {
+        let mut out = EmbeddingCandidates { cosines: HashMap::new(), model: None, error: None };
+        let Some(endpoint) = self.models.embedder() else { return Ok(out) };
+        let model = endpoint.model.clone();
+        out.model = Some(model.clone());
+        let incoming = match self.vector_of(&model, &save.text)? {
+            Ok(v) => v,
+            Err(e) => {
+                out.error = Some(format!("embedder {model} failed: {e}; term candidates only"));
+                return Ok(out);
+            }
+        };
+        let cache = VectorCache::new(self.ledger.store());
+        let mut scored: Vec<(f64, MemoryRecord)> = Vec::new();
+        for r in self.beliefs().scan(|r| r.status == Status::Active && r.scope == save.scope, usize::MAX)? {
+            if let Some(v) = cache.get(&model, &r.content_hash)? {
+                let c = cosine(&incoming, &v);
+                out.cosines.insert(r.memory_id, c);
+                if c >= COSINE_MIN {
+                    scored.push((c, r));
+                }
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.memory_id.cmp(&b.1.memory_id)));
+        for (_, r) in scored.into_iter().take(self.config.top_k) {
+            if !candidates.iter().any(|(c, _)| c.memory_id == r.memory_id) {
+                candidates.push((r, false));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Embed every active memory that has no vector of the configured model yet (after the model
+    /// changed, or for memories saved before an embedder was configured).
+    pub fn embed_missing(&self) -> Result<EmbedReport, EngineError> {
+        let Some(endpoint) = self.models.embedder() else {
+            return Err(EngineError::BadInput(
+                "no embedder is configured: set MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL".into(),
+            ));
+        };
+        let model = endpoint.model.clone();
+        let cache = VectorCache::new(self.ledger.store());
+        let active = self.beliefs().scan(|r| r.status == Status::Active, usize::MAX)?;
+        let mut missing: Vec<(Hash, String)> = Vec::new();
+        for r in &active {
+            if cache.get(&model, &r.content_hash)?.is_none() && !missing.iter().any(|(h, _)| *h == r.content_hash) {
+                missing.push((r.content_hash, r.text.clone()));
+            }
+        }
+        let mut embedded = 0;
+        for chunk in missing.chunks(64) {
+            let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
+            match self.models.embed_texts(&texts) {
+                Some(Ok(vs)) if vs.len() == texts.len() => {
+                    let items: Vec<(Hash, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vs).collect();
+                    cache.put_all(&model, &items)?;
+                    embedded += items.len();
+                }
+                Some(Ok(_)) => {
+                    return Err(EngineError::Model("the embedder answered the wrong number of vectors".into()));
+                }
+                Some(Err(e)) => return Err(EngineError::Model(format!("the embedder failed: {e}"))),
+                None => break,
+            }
+        }
+        Ok(EmbedReport {
+            model,
+            active: active.len(),
+            already: active.len() - missing.len().min(active.len()),
+            embedded,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cosine_and_codec() {
+        assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-9);
+        assert!(cosine(&[1.0, 0.0], &[0.0, 1.0]).abs() < 1e-9);
+        assert_eq!(cosine(&[1.0], &[1.0, 2.0]), 0.0);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 2.0]), 0.0);
+        let v = vec![0.25f32, -1.5, 3.0];
+        assert_eq!(decode(&encode(&v)).unwrap(), v);
+        assert_ne!(vkey("a", &Hash([0; 32])), vkey("b", &Hash([0; 32])));
+    }
+}

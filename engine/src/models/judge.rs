@@ -1,0 +1,222 @@
+//! The conflict judge, `conflicts auto`: the chat model over the pending queue, now with when
+//! each side was recorded, when it became true and where it came from. It may answer `unsure`,
+//! and is told to prefer that over guessing; only a decisive verdict resolves, as an ordinary
+//! revertible resolution `by: judge:<model>` with the model's reason as the rationale.
+
+use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
+use memledger_schemas::{ConflictId, MemoryId, ResolutionAction};
+use serde::Serialize;
+
+use super::MemoryFacts;
+use super::llm::{json_object, reason_of, word};
+use crate::error::EngineError;
+use crate::memledger::Memledger;
+
+pub const JUDGE_SYSTEM: &str = "You settle a contradiction between memories that an assistant keeps \
+about a user and their work. NEW is the memory that arrived last; EXISTING are the stored memories \
+it contradicts. Each shows when it was recorded, when it became true (effective) if the saver said, \
+and its source.\n\
+Answer with one JSON object and nothing else:\n\
+{\"verdict\": \"keep_new|keep_existing|keep_both|unsure\", \"reason\": \"one short sentence\"}\n\
+- keep_new: NEW records a later decision or change that supersedes EXISTING.\n\
+- keep_existing: NEW is transient noise or a misreading; EXISTING is durable.\n\
+- keep_both: they are about different things (scopes, environments, subjects) and can both be true.\n\
+- unsure: the evidence is not decisive.\n\
+Prefer unsure over guessing. When the times are close or missing, or nothing shows which side is \
+current, answer unsure: a person will decide.";
+
+/// What the judge answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeVerdict {
+    KeepNew,
+    KeepExisting,
+    KeepBoth,
+    Unsure,
+}
+
+impl JudgeVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JudgeVerdict::KeepNew => "keep_new",
+            JudgeVerdict::KeepExisting => "keep_existing",
+            JudgeVerdict::KeepBoth => "keep_both",
+            JudgeVerdict::Unsure => "unsure",
+        }
+    }
+
+    /// The resolution a decisive verdict makes.
+    pub fn action(self) -> Option<ResolutionAction> {
+        match self {
+            JudgeVerdict::KeepNew => Some(ResolutionAction::KeepNew),
+            JudgeVerdict::KeepExisting => Some(ResolutionAction::KeepExisting),
+            JudgeVerdict::KeepBoth => Some(ResolutionAction::KeepBoth),
+            JudgeVerdict::Unsure => None,
+        }
+    }
+}
+
+/// Parse a judge's answer.
+pub fn parse_judge(raw: &str) -> Result<(JudgeVerdict, Option<String>), String> {
+    let map = json_object(raw)?;
+    let verdict = match word(&map, "verdict").as_deref() {
+        Some("keep_new") => JudgeVerdict::KeepNew,
+        Some("keep_existing") => JudgeVerdict::KeepExisting,
+        Some("keep_both") => JudgeVerdict::KeepBoth,
+        Some("unsure") => JudgeVerdict::Unsure,
+        Some(other) => return Err(format!("unknown verdict {other:?}")),
+        None => return Err("the answer has no \"verdict\" string".into()),
+    };
+    Ok((verdict, reason_of(&map)))
+}
+
+/// The judge's prompt for one conflict.
+pub fn judge_prompt(incoming: &MemoryFacts, existing: &[MemoryFacts]) -> String {
+    let mut text = format!("NEW memory:\n{}\n", incoming.describe());
+    for (i, e) in existing.iter().enumerate() {
+        text.push_str(&format!("\nEXISTING memory {}:\n{}\n", i + 1, e.describe()));
+    }
+    text
+}
+
+/// What became of one pending conflict.
+#[derive(Clone, Debug, Serialize)]
+pub struct JudgedConflict {
+    pub conflict_id: ConflictId,
+    pub incoming: MemoryId,
+    pub candidates: Vec<MemoryId>,
+    /// `keep_new|keep_existing|keep_both|unsure`, or null when the model gave no usable answer.
+    pub verdict: Option<JudgeVerdict>,
+    pub reason: Option<String>,
+    /// `resolved`, `would_resolve` (dry run), `left_pending` (unsure) or `failed` (see `error`).
+    pub outcome: String,
+    pub error: Option<String>,
+    pub raw: Option<String>,
+    /// The ledger seqs the resolution appended.
+    pub seqs: Vec<u64>,
+}
+
+/// The result of `conflicts auto`.
+#[derive(Clone, Debug, Serialize)]
+pub struct JudgeReport {
+    pub model: String,
+    pub by: String,
+    pub dry_run: bool,
+    pub judged: usize,
+    pub resolved: usize,
+    pub left_pending: usize,
+    pub failed: usize,
+    pub conflicts: Vec<JudgedConflict>,
+}
+
+impl Memledger {
+    /// What a prompt says about a stored memory.
+    pub(crate) fn facts_of(&self, id: MemoryId) -> Result<MemoryFacts, EngineError> {
+        let r = self.record(id)?;
+        let recorded_at = self.beliefs().observation(r.memory_id)?.map(|o| o.recorded_at);
+        Ok(MemoryFacts {
+            text: r.text,
+            memory_type: r.memory_type,
+            scope: r.scope,
+            source: r.source,
+            recorded_at: recorded_at.or(Some(r.asserted_at)),
+            effective_at: r.effective_at,
+        })
+    }
+
+    /// Run the judge over every pending conflict. Decisive verdicts resolve (unless `dry_run`);
+    /// `unsure`, a failed call or an unusable answer leave the conflict pending.
+    pub fn judge_pending(&self, dry_run: bool, actor: &str) -> Result<JudgeReport, EngineError> {
+        crate::input::validate_actor(actor)?;
+        let Some(endpoint) = self.models.llm() else {
+            return Err(EngineError::BadInput(
+                "conflicts auto needs a model, and none is configured: set MEMLEDGER_LLM_URL and \
+                 MEMLEDGER_LLM_MODEL (see docs/models.md); nothing was written"
+                    .into(),
+            ));
+        };
+        let model = endpoint.model.clone();
+        let by = format!("judge:{model}");
+        let pending: Vec<ConflictRecord> = self.conflict_queue().list(Some(ConflictStatus::Pending))?;
+        let mut prompts = Vec::with_capacity(pending.len());
+        for c in &pending {
+            let incoming = self.facts_of(c.incoming)?;
+            let existing = c.candidates.iter().map(|s| self.facts_of(s.memory_id)).collect::<Result<Vec<_>, _>>()?;
+            prompts.push((JUDGE_SYSTEM.to_string(), judge_prompt(&incoming, &existing)));
+        }
+        let answers = self.models.ask_all(prompts, parse_judge).unwrap_or_default();
+        let mut report = JudgeReport {
+            model,
+            by: by.clone(),
+            dry_run,
+            judged: pending.len(),
+            resolved: 0,
+            left_pending: 0,
+            failed: 0,
+            conflicts: Vec::new(),
+        };
+        for (c, answer) in pending.iter().zip(answers) {
+            let mut item = JudgedConflict {
+                conflict_id: c.conflict_id,
+                incoming: c.incoming,
+                candidates: c.candidates.iter().map(|s| s.memory_id).collect(),
+                verdict: None,
+                reason: None,
+                outcome: "failed".into(),
+                error: None,
+                raw: answer.raw,
+                seqs: Vec::new(),
+            };
+            match answer.result {
+                Err(e) => {
+                    item.error = Some(format!("{e}; the conflict stays pending"));
+                }
+                Ok((verdict, reason)) => {
+                    item.verdict = Some(verdict);
+                    item.reason = reason.clone();
+                    match verdict.action() {
+                        None => item.outcome = "left_pending".into(),
+                        Some(_) if dry_run => item.outcome = "would_resolve".into(),
+                        Some(action) => {
+                            let rationale = reason.unwrap_or_else(|| format!("{by} answered {}", verdict.as_str()));
+                            match self.resolve_as(c.conflict_id, action, None, Some(rationale), actor, Some(by.clone()))
+                            {
+                                Ok(r) => {
+                                    item.outcome = "resolved".into();
+                                    item.seqs = r.seqs;
+                                }
+                                Err(e @ (EngineError::Conflict(_) | EngineError::NotFound(_))) => {
+                                    item.error = Some(e.to_string());
+                                }
+                                Err(e) => return Err(e),
+                            }
+                        }
+                    }
+                }
+            }
+            match item.outcome.as_str() {
+                "resolved" | "would_resolve" => report.resolved += 1,
+                "left_pending" => report.left_pending += 1,
+                _ => report.failed += 1,
+            }
+            report.conflicts.push(item);
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_verdicts() {
+        let (v, r) = parse_judge(r#"{"verdict": "keep_new", "reason": "the move is later"}"#).unwrap();
+        assert_eq!((v, r.as_deref()), (JudgeVerdict::KeepNew, Some("the move is later")));
+        assert_eq!(parse_judge("```\n{\"verdict\":\"UNSURE\"}\n```").unwrap().0, JudgeVerdict::Unsure);
+        assert!(parse_judge(r#"{"verdict": "merge"}"#).is_err());
+        assert!(parse_judge("keep_new").is_err());
+        assert_eq!(JudgeVerdict::Unsure.action(), None);
+        assert_eq!(JudgeVerdict::KeepBoth.action(), Some(ResolutionAction::KeepBoth));
+    }
+}

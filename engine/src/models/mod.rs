@@ -1,0 +1,262 @@
+//! Models over HTTP (DESIGN.md §8, docs/models.md): an OpenAI-compatible chat model for pair
+//! classification, the conflict judge and the contradiction scan; an embedder for candidates.
+//!
+//! Everything here is optional and never makes a write fail: a call that fails, times out or
+//! answers nonsense is recorded as such and the lexical path decides. Model calls are made while
+//! a command is planned, never inside the ledger write; replay never calls a model.
+
+pub mod config;
+pub mod embed;
+pub mod http;
+pub mod judge;
+pub mod llm;
+
+use std::sync::Arc;
+
+use memledger_schemas::{MemoryType, ModelVerdict, Timestamp};
+
+pub use config::{Endpoint, ModelConfig};
+pub use http::CallError;
+
+use http::Http;
+
+/// What a prompt says about one memory.
+#[derive(Clone, Debug)]
+pub struct MemoryFacts {
+    pub text: String,
+    pub memory_type: MemoryType,
+    pub scope: String,
+    pub source: Option<String>,
+    /// When the memory was recorded in the ledger (now, for a memory being saved).
+    pub recorded_at: Option<Timestamp>,
+    /// When the claim became true in the world, if the saver said.
+    pub effective_at: Option<Timestamp>,
+}
+
+impl MemoryFacts {
+    /// The lines of a prompt describing this memory.
+    pub fn describe(&self) -> String {
+        let time = |t: Option<Timestamp>| t.map_or_else(|| "not stated".to_string(), |t| t.to_rfc3339());
+        format!(
+            "  type: {}\n  scope: {}\n  recorded: {}\n  effective: {}\n  source: {}\n  text: {}",
+            self.memory_type,
+            self.scope,
+            time(self.recorded_at),
+            time(self.effective_at),
+            self.source.as_deref().unwrap_or("not stated"),
+            serde_json::to_string(&self.text).unwrap_or_default(),
+        )
+    }
+}
+
+/// One model answer: the raw text when there was one, and what came of it.
+#[derive(Clone, Debug)]
+pub struct Answer<T> {
+    pub raw: Option<String>,
+    pub result: Result<T, String>,
+}
+
+impl Answer<llm::PairVerdict> {
+    /// The record that goes into `PairClassified.model`.
+    pub fn record(&self, model: &str) -> ModelVerdict {
+        match &self.result {
+            Ok(v) => ModelVerdict {
+                model: model.to_string(),
+                raw: self.raw.clone(),
+                relation: Some(v.relation),
+                reason: v.reason.clone(),
+                error: None,
+            },
+            Err(e) => ModelVerdict {
+                model: model.to_string(),
+                raw: self.raw.clone(),
+                relation: None,
+                reason: None,
+                error: Some(format!("{e}; the lexical verdict was used")),
+            },
+        }
+    }
+}
+
+/// The configured models and the client that reaches them. Built once per open store.
+pub struct Models {
+    config: ModelConfig,
+    http: Http,
+}
+
+impl Models {
+    pub fn new(config: ModelConfig) -> Self {
+        Models { config, http: Http::new() }
+    }
+
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// The chat model, when configured.
+    pub fn llm(&self) -> Option<&Endpoint> {
+        self.config.llm.as_ref()
+    }
+
+    /// The embedder, when configured.
+    pub fn embedder(&self) -> Option<&Endpoint> {
+        self.config.embed.as_ref()
+    }
+
+    /// Ask the chat model every `(system, user)` prompt, at most `concurrency` at once; answers
+    /// in order, each parsed by `parse`. Without a chat model: `None`.
+    pub fn ask_all<T>(
+        &self,
+        prompts: Vec<(String, String)>,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Option<Vec<Answer<T>>> {
+        let endpoint = self.config.llm.clone()?;
+        if prompts.is_empty() {
+            return Some(Vec::new());
+        }
+        let n = prompts.len();
+        let h = &self.http;
+        let run = async move {
+            let gate = Arc::new(tokio::sync::Semaphore::new(endpoint.concurrency.max(1)));
+            let endpoint = Arc::new(endpoint);
+            let mut set = tokio::task::JoinSet::new();
+            for (i, (system, user)) in prompts.into_iter().enumerate() {
+                let (gate, endpoint, client) = (gate.clone(), endpoint.clone(), h.client());
+                set.spawn(async move {
+                    let _permit = gate.acquire_owned().await;
+                    (i, http::chat(&client, &endpoint, &system, &user).await)
+                });
+            }
+            let mut out: Vec<Option<Result<String, CallError>>> = vec![None; n];
+            while let Some(joined) = set.join_next().await {
+                if let Ok((i, result)) = joined {
+                    out[i] = Some(result);
+                }
+            }
+            out
+        };
+        let answers = match self.http.block_on(run) {
+            Ok(a) => a,
+            Err(e) => vec![Some(Err(CallError::Connect(e))); n],
+        };
+        Some(
+            answers
+                .into_iter()
+                .map(|a| match a {
+                    Some(Ok(raw)) => {
+                        let result = parse(&raw).map_err(|e| format!("unusable answer: {e}"));
+                        Answer { raw: Some(raw), result }
+                    }
+                    Some(Err(e)) => Answer { raw: None, result: Err(e.to_string()) },
+                    None => Answer { raw: None, result: Err("the call was lost".into()) },
+                })
+                .collect(),
+        )
+    }
+
+    /// Classify each `(incoming, stored)` pair with the chat model, concurrently.
+    pub fn classify_pairs(&self, pairs: &[(MemoryFacts, MemoryFacts)]) -> Option<Vec<Answer<llm::PairVerdict>>> {
+        let prompts =
+            pairs.iter().map(|(a, b)| (llm::CLASSIFY_SYSTEM.to_string(), llm::classify_prompt(a, b))).collect();
+        self.ask_all(prompts, llm::parse_pair_verdict)
+    }
+
+    /// Embed `texts` with the embedder, in one request per batch of 64.
+    pub fn embed_texts(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>, String>> {
+        let endpoint = self.config.embed.clone()?;
+        if texts.is_empty() {
+            return Some(Ok(Vec::new()));
+        }
+        let client = self.http.client();
+        let run = async move {
+            let mut out = Vec::with_capacity(texts.len());
+            for chunk in texts.chunks(64) {
+                out.extend(http::embed(&client, &endpoint, chunk).await?);
+            }
+            Ok::<_, CallError>(out)
+        };
+        Some(match self.http.block_on(run) {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        })
+    }
+}
+
+impl crate::memledger::Memledger {
+    /// Step 6 with models: the cosine of each candidate (with an embedder) goes into its scores,
+    /// and the chat model (when configured) is asked about every candidate of the same declared
+    /// kind, concurrently; its verdict is laid over the lexical one, or, when the call failed,
+    /// the lexical verdict stands and the record says why. One record per candidate (`None`:
+    /// the model was not asked). Without models this does nothing.
+    pub(crate) fn classify_with_models(
+        &self,
+        save: &crate::input::ValidSave,
+        candidates: &[memledger_projector::beliefs::MemoryRecord],
+        classes: &mut [crate::classify::Classification],
+        embedding: &embed::EmbeddingCandidates,
+    ) -> Result<Vec<Option<ModelVerdict>>, crate::error::EngineError> {
+        if let Some(embed_model) = &embedding.model {
+            for (candidate, class) in candidates.iter().zip(classes.iter_mut()) {
+                class.thresholds.push(("cosine_min".into(), embed::COSINE_MIN));
+                match embedding.cosines.get(&candidate.memory_id) {
+                    Some(c) => {
+                        class.scores.push(("cosine".into(), *c));
+                        class.reason.push_str(&format!(" [cosine {c:.3} by {embed_model}]"));
+                    }
+                    None => {
+                        if let Some(e) = &embedding.error {
+                            class.reason.push_str(&format!(" [{e}]"));
+                        }
+                    }
+                }
+            }
+        }
+        let mut records: Vec<Option<ModelVerdict>> = vec![None; candidates.len()];
+        let Some(endpoint) = self.models.llm() else { return Ok(records) };
+        let model = endpoint.model.clone();
+        let incoming = MemoryFacts {
+            text: save.text.clone(),
+            memory_type: save.memory_type,
+            scope: save.scope.clone(),
+            source: save.source.clone(),
+            recorded_at: Some(Timestamp::now()),
+            effective_at: save.effective_at,
+        };
+        let mut asked = Vec::new();
+        let mut pairs = Vec::new();
+        for (i, (candidate, class)) in candidates.iter().zip(classes.iter()).enumerate() {
+            if candidate.memory_type == save.memory_type && llm::worth_asking(class) {
+                asked.push(i);
+                pairs.push((incoming.clone(), self.facts_of(candidate.memory_id)?));
+            }
+        }
+        let Some(answers) = self.classify_pairs_for(&pairs) else { return Ok(records) };
+        for (i, answer) in asked.into_iter().zip(answers) {
+            if let Ok(v) = &answer.result {
+                llm::apply(&mut classes[i], v, &model);
+            }
+            records[i] = Some(answer.record(&model));
+        }
+        Ok(records)
+    }
+
+    fn classify_pairs_for(&self, pairs: &[(MemoryFacts, MemoryFacts)]) -> Option<Vec<Answer<llm::PairVerdict>>> {
+        self.models.classify_pairs(pairs)
+    }
+}
+
+impl Models {
+    /// What to say when a store opens: settings that were ignored, an embedding model change.
+    pub fn open_notes(&self, store: &memledger_ledger::store::Store) -> Vec<String> {
+        let mut notes = self.config.notes.clone();
+        notes.extend(embed::model_change_note(store, self.config.embed.as_ref().map(|e| e.model.as_str())));
+        notes
+    }
+}
+
+impl crate::memledger::Memledger {
+    /// The models this store was opened with.
+    pub fn models(&self) -> &Models {
+        &self.models
+    }
+}

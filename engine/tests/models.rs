@@ -1,0 +1,469 @@
+//! Models over HTTP against a scripted server on 127.0.0.1 (issue 5): LLM classification and its
+//! fallbacks, the conflict judge, the contradiction scan and embedding candidates.
+
+mod support {
+    pub mod mock_http;
+}
+
+use std::path::Path;
+use std::time::Duration;
+
+use memledger_engine::models::{Endpoint, ModelConfig};
+use memledger_engine::reads::Decision;
+use memledger_engine::scan::ScanOptions;
+use memledger_engine::*;
+use memledger_schemas::*;
+use serde_json::Value;
+use support::mock_http::{self, MockServer, Reply};
+
+const MODEL: &str = "test-model";
+const ACTOR: &str = "cli:test";
+
+fn llm(url: &str) -> ModelConfig {
+    ModelConfig {
+        llm: Some(Endpoint::new(url, MODEL).with_timeout(Duration::from_millis(500)).with_api_key("sk-test")),
+        ..ModelConfig::none()
+    }
+}
+
+fn open(dir: &Path, models: ModelConfig) -> Memledger {
+    let config = EngineConfig { models, ..EngineConfig::default() };
+    Memledger::open_with(dir, &OpenOptions::default(), config).unwrap()
+}
+
+fn req(text: &str) -> SaveRequest {
+    SaveRequest { text: text.into(), ..SaveRequest::default() }
+}
+
+fn no_dedup(text: &str) -> SaveRequest {
+    SaveRequest { text: text.into(), no_dedup: true, ..SaveRequest::default() }
+}
+
+/// The classifications of the pair (new, old).
+fn why(ml: &Memledger, a: MemoryId, b: MemoryId) -> Vec<Decision> {
+    ml.why(a, Some(b)).unwrap()
+}
+
+/// Rebuilt views equal the incremental ones and verify is ok.
+fn assert_consistent(ml: &Memledger) {
+    let dump = |ml: &Memledger| -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        ml.views().names().iter().map(|n| ml.views().dump(ml.ledger(), n).unwrap()).collect()
+    };
+    let before = dump(ml);
+    ml.rebuild(None, &mut |_| {}).unwrap();
+    assert_eq!(dump(ml), before);
+    assert!(ml.verify().unwrap().views_consistent);
+}
+
+const FLY: &str = "the deploy target for the web app is fly.io";
+const RAILWAY: &str = "the web app deploys to railway";
+
+#[test]
+fn a_contradictory_verdict_opens_a_conflict_whose_why_shows_the_model() {
+    let server = mock_http::start(|_| {
+        mock_http::chat(r#"{"relation": "contradictory", "reason": "the deploy target moved from fly.io to railway"}"#)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), llm(&server.url));
+    let old = ml.save(req(FLY), ACTOR).unwrap();
+    assert_eq!(server.hits(), 0, "nothing to compare with: no call");
+    let new = ml.save(req(RAILWAY), ACTOR).unwrap();
+    assert_eq!(new.outcome, Outcome::Conflict, "lexically unrelated, contradictory by the model");
+    assert_eq!(server.hits(), 1);
+
+    let d = why(&ml, new.memory_id, old.memory_id);
+    assert_eq!(d.len(), 1);
+    let d = &d[0];
+    assert_eq!((d.method, d.relation, d.gate.as_str()), (Method::Llm, Relation::Contradictory, "llm"));
+    let m = d.model.as_ref().expect("the model's answer is recorded");
+    assert_eq!(m.model, MODEL);
+    assert_eq!(m.relation, Some(Relation::Contradictory));
+    assert_eq!(m.reason.as_deref(), Some("the deploy target moved from fly.io to railway"));
+    assert!(m.raw.as_deref().unwrap().contains("contradictory"));
+    assert_eq!(m.error, None);
+    assert!(d.reason.contains("fly.io to railway") && d.reason.contains("lexical: unrelated"), "{}", d.reason);
+    // The lexical scores are computed and recorded too.
+    assert!(d.scores.contains_key("jaccard") && d.scores.contains_key("score"), "{:?}", d.scores);
+
+    // The conflict carries the model's reason.
+    let c = ml.conflict_record(new.conflict_id.unwrap()).unwrap();
+    assert!(c.candidates[0].reason.contains("fly.io to railway"));
+
+    // The prompt: both texts, their types and times, and the key.
+    let seen = &server.seen()[0];
+    assert_eq!(seen.path, "/v1/chat/completions");
+    assert_eq!(seen.authorization.as_deref(), Some("Bearer sk-test"));
+    assert_eq!(seen.body["model"], MODEL);
+    let prompt = seen.user_message();
+    for needle in [FLY, RAILWAY, "type: fact", "recorded: 20", "effective: not stated"] {
+        assert!(prompt.contains(needle), "{needle:?} in {prompt}");
+    }
+    assert!(seen.body["messages"][0]["content"].as_str().unwrap().contains("identical|complementary|contradictory"));
+    assert_consistent(&ml);
+}
+
+#[test]
+fn identical_and_complementary_verdicts_decide_too() {
+    let server = mock_http::start(|seen| {
+        if seen.user_message().contains("railway") {
+            mock_http::chat(r#"{"relation": "identical", "reason": "same target"}"#)
+        } else {
+            mock_http::chat(r#"{"relation": "complementary", "reason": "both true"}"#)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), llm(&server.url));
+    let old = ml.save(req(FLY), ACTOR).unwrap();
+    let new = ml.save(req(RAILWAY), ACTOR).unwrap();
+    assert_eq!(new.outcome, Outcome::Versioned);
+    assert_eq!(new.root_id, old.root_id);
+    let port = ml.save(req("the staging database port is 5432"), ACTOR).unwrap();
+    let other = ml.save(req("the staging database port is 5433"), ACTOR).unwrap();
+    assert_eq!(other.outcome, Outcome::Added, "the model's complementary wins over the lexical value mismatch");
+    let d = &why(&ml, other.memory_id, port.memory_id)[0];
+    assert_eq!((d.method, d.relation), (Method::Llm, Relation::Complementary));
+    assert!(d.reason.contains("lexical: contradictory by value_mismatch"), "{}", d.reason);
+}
+
+/// Every misbehaviour: the save succeeds with the lexical verdict and `why` shows the fallback.
+fn assert_falls_back(server_url: &str, expect_error: &str) -> Vec<Decision> {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), llm(server_url));
+    let old = ml.save(req("the staging database port is 5432"), ACTOR).unwrap();
+    let new = ml.save(req("the staging database port is 5433"), ACTOR).unwrap();
+    assert_eq!(new.outcome, Outcome::Conflict, "the lexical verdict decided");
+    let decisions = why(&ml, new.memory_id, old.memory_id);
+    let d = &decisions[0];
+    assert_eq!((d.method, d.relation, d.gate.as_str()), (Method::Lexical, Relation::Contradictory, "value_mismatch"));
+    let m = d.model.as_ref().expect("the failed call is recorded");
+    assert_eq!((m.model.as_str(), m.relation), (MODEL, None));
+    let error = m.error.as_deref().unwrap();
+    assert!(error.contains(expect_error) && error.contains("lexical verdict was used"), "{error}");
+    assert_consistent(&ml);
+    decisions
+}
+
+#[test]
+fn garbage_falls_back_to_the_lexical_verdict() {
+    let server = mock_http::start(|_| mock_http::chat("I think they are probably the same, yes."));
+    let d = assert_falls_back(&server.url, "unusable answer");
+    assert_eq!(d[0].model.as_ref().unwrap().raw.as_deref(), Some("I think they are probably the same, yes."));
+    let server = mock_http::start(|_| mock_http::chat(r#"{"relation": "maybe"}"#));
+    assert_falls_back(&server.url, "unknown relation");
+    let server = mock_http::start(|_| Reply::Status(200, "<html>not json</html>".into()));
+    assert_falls_back(&server.url, "malformed answer");
+}
+
+#[test]
+fn http_errors_are_retried_once_then_fall_back() {
+    let server = mock_http::start(|_| Reply::Status(500, r#"{"error": "overloaded"}"#.into()));
+    assert_falls_back(&server.url, "HTTP 500");
+    assert_eq!(server.hits(), 2, "one retry");
+    let server = mock_http::start(|_| Reply::Status(401, r#"{"error": "bad key"}"#.into()));
+    assert_falls_back(&server.url, "HTTP 401");
+    assert_eq!(server.hits(), 1, "a client error is not retried");
+}
+
+#[test]
+fn a_slow_model_times_out_and_falls_back() {
+    let server = mock_http::start(|_| Reply::Slow(Duration::from_secs(5), "{}".into()));
+    assert_falls_back(&server.url, "timed out");
+    assert_eq!(server.hits(), 1, "a timeout is not retried");
+}
+
+#[test]
+fn a_closed_port_or_a_dropped_connection_falls_back() {
+    assert_falls_back(&mock_http::closed_port(), "connection failed");
+    let server = mock_http::start(|_| Reply::Hang);
+    assert_falls_back(&server.url, "connection failed");
+}
+
+#[test]
+fn candidates_are_asked_concurrently_one_call_each() {
+    // Every call waits until three are in flight at once: only concurrent calls can all answer.
+    use std::sync::{Arc, Barrier};
+    let barrier = Arc::new(Barrier::new(3));
+    let server = mock_http::start(move |_| {
+        barrier.wait();
+        mock_http::chat(r#"{"relation": "complementary", "reason": "different hosts"}"#)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), ModelConfig::none());
+    for t in ["the build server runs ubuntu", "the mail server runs debian", "the file server runs fedora"] {
+        ml.save(req(t), ACTOR).unwrap();
+    }
+    drop(ml);
+    let mut config = llm(&server.url);
+    config.llm = config.llm.map(|e| e.with_timeout(Duration::from_secs(30)));
+    let ml = open(dir.path(), config);
+    let r = ml.save(req("the print server runs arch"), ACTOR).unwrap();
+    assert_eq!(r.outcome, Outcome::Added);
+    assert_eq!(server.hits(), 3);
+    let d = ml.why(r.memory_id, None).unwrap();
+    assert_eq!(d.len(), 3);
+    assert!(d.iter().all(|d| d.method == Method::Llm && d.model.as_ref().unwrap().error.is_none()));
+}
+
+#[test]
+fn without_a_model_nothing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), ModelConfig::none());
+    ml.save(req("the staging database port is 5432"), ACTOR).unwrap();
+    let r = ml.save(req("the staging database port is 5433"), ACTOR).unwrap();
+    assert_eq!(r.outcome, Outcome::Conflict);
+    let d = ml.why(r.memory_id, None).unwrap();
+    assert!(d.iter().all(|d| d.model.is_none() && d.method == Method::Lexical));
+    let e = ml.judge_pending(false, ACTOR).unwrap_err();
+    assert_eq!(e.exit_code(), 2);
+    assert!(e.to_string().contains("MEMLEDGER_LLM_URL"), "{e}");
+}
+
+/// Three lexical conflicts, opened without a model.
+fn three_conflicts(dir: &Path) -> Vec<(SaveResult, SaveResult)> {
+    let ml = open(dir, ModelConfig::none());
+    let pairs = [
+        ("alpha service runs on port 8080", "alpha service runs on port 9090"),
+        ("beta cluster uses 3 replicas", "beta cluster uses 5 replicas"),
+        ("gamma queue is hosted in frankfurt", "gamma queue is not hosted in frankfurt"),
+    ];
+    pairs
+        .iter()
+        .map(|(a, b)| {
+            let old = ml.save(req(a), ACTOR).unwrap();
+            let new = ml.save(req(b), ACTOR).unwrap();
+            assert_eq!(new.outcome, Outcome::Conflict, "{b}");
+            (old, new)
+        })
+        .collect()
+}
+
+fn judge_server() -> MockServer {
+    mock_http::start(|seen| {
+        let prompt = seen.user_message();
+        if prompt.contains("alpha") {
+            mock_http::chat(r#"{"verdict": "keep_new", "reason": "the port was changed later"}"#)
+        } else if prompt.contains("beta") {
+            mock_http::chat(r#"{"verdict": "unsure", "reason": "recorded moments apart"}"#)
+        } else {
+            mock_http::chat(r#"{"verdict": "keep_both", "reason": "different queues"}"#)
+        }
+    })
+}
+
+fn show_json(ml: &Memledger, id: MemoryId) -> Value {
+    serde_json::to_value(ml.show(id).unwrap()).unwrap()
+}
+
+#[test]
+fn the_judge_resolves_decisive_verdicts_leaves_unsure_pending_and_revert_undoes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let pairs = three_conflicts(dir.path());
+    let server = judge_server();
+    let ml = open(dir.path(), llm(&server.url));
+    let (alpha_old, alpha_new) = &pairs[0];
+    let before = (show_json(&ml, alpha_old.memory_id), show_json(&ml, alpha_new.memory_id));
+    let edges_before = ml.history(alpha_old.memory_id).unwrap().edges;
+
+    // A dry run asks, and writes nothing.
+    let head = ml.ledger().head().seq;
+    let dry = ml.judge_pending(true, ACTOR).unwrap();
+    assert_eq!((dry.judged, dry.resolved, dry.left_pending), (3, 2, 1));
+    assert!(dry.conflicts.iter().all(|c| c.seqs.is_empty()));
+    assert_eq!(ml.ledger().head().seq, head);
+    assert_eq!(server.hits(), 3);
+
+    let report = ml.judge_pending(false, ACTOR).unwrap();
+    assert_eq!((report.resolved, report.left_pending, report.failed), (2, 1, 0));
+    assert_eq!(report.by, "judge:test-model");
+    // The prompt carries times and sources.
+    let prompt = server.seen()[3].user_message();
+    assert!(prompt.contains("NEW memory") && prompt.contains("EXISTING memory 1") && prompt.contains("recorded: 20"));
+    assert!(prompt.contains("source: not stated"));
+    assert!(server.seen()[3].body["messages"][0]["content"].as_str().unwrap().contains("Prefer unsure"));
+
+    let verdict_of = |cid: ConflictId| report.conflicts.iter().find(|c| c.conflict_id == cid).unwrap();
+    let alpha = ml.conflict_record(alpha_new.conflict_id.unwrap()).unwrap();
+    assert_eq!(alpha.status, ConflictStatus::Resolved);
+    let r = alpha.resolution.as_ref().unwrap();
+    assert_eq!((r.action, r.by.as_str()), (ResolutionAction::KeepNew, "judge:test-model"));
+    assert_eq!(r.rationale.as_deref(), Some("the port was changed later"));
+    assert_eq!(verdict_of(alpha.conflict_id).outcome, "resolved");
+    assert_eq!(ml.show(alpha_old.memory_id).unwrap().status, Status::Stale);
+
+    let beta = ml.conflict_record(pairs[1].1.conflict_id.unwrap()).unwrap();
+    assert_eq!(beta.status, ConflictStatus::Pending, "unsure stays pending");
+    assert_eq!(verdict_of(beta.conflict_id).outcome, "left_pending");
+    let gamma = ml.conflict_record(pairs[2].1.conflict_id.unwrap()).unwrap();
+    assert_eq!(gamma.resolution.as_ref().unwrap().action, ResolutionAction::KeepBoth);
+
+    // Revert undoes the judge's resolution exactly.
+    ml.revert(alpha.conflict_id, ACTOR).unwrap();
+    assert_eq!(ml.conflict_record(alpha.conflict_id).unwrap().status, ConflictStatus::Pending);
+    let after = (show_json(&ml, alpha_old.memory_id), show_json(&ml, alpha_new.memory_id));
+    assert_eq!(after, before);
+    assert_eq!(ml.history(alpha_old.memory_id).unwrap().edges, edges_before);
+    assert_consistent(&ml);
+
+    // A second run judges only what is pending (alpha again, beta again).
+    let again = ml.judge_pending(false, ACTOR).unwrap();
+    assert_eq!(again.judged, 2);
+}
+
+#[test]
+fn a_failing_judge_leaves_conflicts_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    three_conflicts(dir.path());
+    let server = mock_http::start(|seen| {
+        if seen.user_message().contains("alpha") {
+            Reply::Status(503, "down".into())
+        } else {
+            mock_http::chat("keep_new, obviously")
+        }
+    });
+    let ml = open(dir.path(), llm(&server.url));
+    let head = ml.ledger().head().seq;
+    let report = ml.judge_pending(false, ACTOR).unwrap();
+    assert_eq!((report.resolved, report.failed), (0, 3));
+    assert!(report.conflicts.iter().all(|c| c.error.is_some() && c.verdict.is_none()));
+    assert_eq!(ml.ledger().head().seq, head, "nothing written");
+}
+
+#[test]
+fn the_scan_finds_a_contradiction_saved_without_dedup_and_never_reflags_keep_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), ModelConfig::none());
+    let a = ml.save(no_dedup("the staging database port is 5432"), ACTOR).unwrap();
+    let b = ml.save(no_dedup("the staging database port is 5433"), ACTOR).unwrap();
+    ml.save(no_dedup("the office plants need water on mondays"), ACTOR).unwrap();
+    assert_eq!(b.outcome, Outcome::Added);
+    assert!(ml.conflicts(None).unwrap().is_empty());
+
+    let head = ml.ledger().head().seq;
+    let dry = ml.scan_conflicts(&ScanOptions { dry_run: true, ..ScanOptions::default() }, ACTOR).unwrap();
+    assert_eq!((dry.detected, dry.opened, dry.method), (1, 0, Method::Lexical));
+    assert_eq!(ml.ledger().head().seq, head, "a dry run writes nothing");
+
+    let report = ml.scan_conflicts(&ScanOptions::default(), ACTOR).unwrap();
+    assert_eq!((report.detected, report.opened), (1, 1));
+    let found = report.pairs.iter().find(|p| p.outcome == "opened").unwrap();
+    assert_eq!((found.incoming, found.candidate), (b.memory_id, a.memory_id), "the later memory is the new side");
+    let cid = found.conflict_id.unwrap();
+    let c = ml.conflict_record(cid).unwrap();
+    assert_eq!((c.incoming, c.candidates[0].memory_id), (b.memory_id, a.memory_id));
+    let d = why(&ml, b.memory_id, a.memory_id);
+    assert_eq!(d.len(), 1);
+    assert_eq!((d[0].relation, d[0].outcome), (Relation::Contradictory, PairOutcome::ConflictOpened));
+    assert!(d[0].reason.starts_with("found by conflicts scan"));
+    assert!(ml.show(a.memory_id).unwrap().conflicts_with.contains(&b.memory_id));
+
+    // Pending: recorded, not flagged again.
+    let again = ml.scan_conflicts(&ScanOptions::default(), ACTOR).unwrap();
+    assert_eq!((again.opened, again.skipped_recorded), (0, 1));
+    // keep_both: never re-flagged, and a revert of it neither.
+    ml.resolve(cid, ResolutionAction::KeepBoth, None, None, ACTOR).unwrap();
+    let again = ml.scan_conflicts(&ScanOptions::default(), ACTOR).unwrap();
+    assert_eq!((again.detected, again.opened, again.skipped_recorded), (0, 0, 1));
+    assert_consistent(&ml);
+
+    // The judge can settle a scanned conflict like any other.
+    ml.revert(cid, ACTOR).unwrap();
+    ml.resolve(cid, ResolutionAction::KeepNew, None, None, ACTOR).unwrap();
+    assert_eq!(ml.show(a.memory_id).unwrap().status, Status::Stale);
+}
+
+#[test]
+fn the_scan_asks_the_model_and_respects_min_confidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), ModelConfig::none());
+    ml.save(no_dedup(FLY), ACTOR).unwrap();
+    ml.save(no_dedup(RAILWAY), ACTOR).unwrap();
+    drop(ml);
+    let server = mock_http::start(|_| {
+        mock_http::chat(r#"{"relation": "contradictory", "reason": "two deploy targets", "confidence": 0.6}"#)
+    });
+    let ml = open(dir.path(), llm(&server.url));
+    let strict = ScanOptions { min_confidence: 0.9, ..ScanOptions::default() };
+    let report = ml.scan_conflicts(&strict, ACTOR).unwrap();
+    assert_eq!((report.method, report.detected, report.opened), (Method::Llm, 1, 0));
+    assert_eq!(report.pairs[0].outcome, "below_confidence");
+    assert_eq!(report.pairs[0].confidence, 0.6);
+    let report = ml.scan_conflicts(&ScanOptions::default(), ACTOR).unwrap();
+    assert_eq!(report.opened, 1);
+    let p = &report.pairs[0];
+    assert_eq!(p.model.as_ref().unwrap().reason.as_deref(), Some("two deploy targets"));
+    let d = why(&ml, p.incoming, p.candidate);
+    assert_eq!(d[0].method, Method::Llm);
+    assert_eq!(d[0].scores.get("llm_confidence"), Some(&serde_json::json!(0.6)));
+}
+
+/// A toy embedder: one axis per topic word, so texts sharing no index term can still be close.
+fn embed_server() -> MockServer {
+    mock_http::start(|seen| {
+        let inputs: Vec<String> =
+            seen.body["input"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let vectors: Vec<Vec<f32>> = inputs
+            .iter()
+            .map(|t| {
+                let t = t.to_lowercase();
+                let axis = |words: &[&str]| if words.iter().any(|w| t.contains(w)) { 1.0 } else { 0.0 };
+                vec![axis(&["postgres", "database", "datastore"]), axis(&["cat", "pet"]), 0.1]
+            })
+            .collect();
+        mock_http::embeddings(&vectors)
+    })
+}
+
+fn with_embedder(url: &str, model: &str) -> ModelConfig {
+    ModelConfig { embed: Some(Endpoint::new(url, model).with_timeout(Duration::from_secs(5))), ..ModelConfig::none() }
+}
+
+#[test]
+fn embeddings_add_candidates_are_cached_and_survive_rebuilds() {
+    let server = embed_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_embedder(&server.url, "toy-embed"));
+    let a = ml.save(req("our primary datastore is postgres"), ACTOR).unwrap();
+    ml.save(req("the cat is a lazy pet"), ACTOR).unwrap();
+    let b = ml.save(req("main database engine: mysql"), ACTOR).unwrap();
+    assert_eq!(server.hits(), 3, "one embedding per new text");
+    let d = why(&ml, b.memory_id, a.memory_id);
+    assert_eq!(d.len(), 1, "no shared index term: found by cosine alone");
+    let cosine = d[0].scores["cosine"].as_f64().unwrap();
+    assert!(cosine >= 0.5, "{cosine}");
+    assert_eq!(d[0].thresholds["cosine_min"], serde_json::json!(0.5));
+    assert!(d[0].reason.contains("by toy-embed"), "{}", d[0].reason);
+    assert!(ml.why(b.memory_id, None).unwrap().len() == 1, "the cat is not a candidate");
+
+    // The same text again is answered from the cache; rebuilds never call the embedder.
+    let hits = server.hits();
+    ml.rebuild(None, &mut |_| {}).unwrap();
+    ml.forget(a.memory_id, None, ACTOR).unwrap();
+    let again = ml.save(req("our primary datastore is postgres"), ACTOR).unwrap();
+    assert_eq!(again.outcome, Outcome::Added);
+    assert_eq!(server.hits(), hits, "the vector came from the cache");
+    drop(ml);
+
+    // Another model: said at open; old vectors are never compared with the new model's.
+    let ml = open(dir.path(), with_embedder(&server.url, "toy-embed-2"));
+    assert!(ml.notes().iter().any(|n| n.contains("embedding model changed")), "{:?}", ml.notes());
+    let c = ml.save(req("the datastore runs postgres 17"), ACTOR).unwrap();
+    assert!(
+        ml.why(c.memory_id, None).unwrap().iter().all(|d| !d.scores.contains_key("cosine")),
+        "no vector of the new model yet"
+    );
+    let report = ml.embed_missing().unwrap();
+    assert_eq!(report.model, "toy-embed-2");
+    assert!(report.embedded >= 3, "{report:?}");
+    assert_eq!(ml.embed_missing().unwrap().embedded, 0, "nothing left to embed");
+}
+
+#[test]
+fn a_failing_embedder_falls_back_to_term_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_embedder(&mock_http::closed_port(), "toy-embed"));
+    let a = ml.save(req("the staging database port is 5432"), ACTOR).unwrap();
+    let b = ml.save(req("the staging database port is 5433"), ACTOR).unwrap();
+    assert_eq!(b.outcome, Outcome::Conflict);
+    let d = why(&ml, b.memory_id, a.memory_id);
+    assert!(d[0].reason.contains("embedder toy-embed failed"), "{}", d[0].reason);
+}

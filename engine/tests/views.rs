@@ -1,0 +1,76 @@
+//! The projection contract seen from the engine: a view whose stored version differs from the
+//! code's is rebuilt on open with a note; views behind the ledger catch up on open.
+
+use memledger_engine::{Memledger, OpenOptions, SaveRequest};
+
+fn save(ml: &Memledger, text: &str) {
+    ml.save(SaveRequest { text: text.into(), ..SaveRequest::default() }, "cli:test").unwrap();
+}
+
+fn dumps(ml: &Memledger) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+    ml.views().names().iter().map(|n| ml.views().dump(ml.ledger(), n).unwrap()).collect()
+}
+
+#[test]
+fn a_view_of_another_version_is_rebuilt_on_open_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = {
+        let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+        save(&ml, "The billing service runs on Postgres 16");
+        save(&ml, "The billing service runs on Postgres 17");
+        assert!(ml.notes().is_empty());
+        // Pretend an older build wrote the edges view: version 0, and a stray record.
+        let mut batch = memledger_ledger::store::Batch::default();
+        let mut checkpoint = 0u32.to_be_bytes().to_vec();
+        checkpoint.extend_from_slice(&ml.ledger().head().seq.to_be_bytes());
+        batch.put("edges", b"\x00checkpoint".to_vec(), checkpoint);
+        batch.put("edges", b"zz-left-by-an-old-layout".to_vec(), vec![1, 2, 3]);
+        ml.ledger().store().write(batch, true).unwrap();
+        dumps(&ml)
+    };
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    assert_eq!(ml.notes().len(), 1, "{:?}", ml.notes());
+    assert!(ml.notes()[0].contains("edges") && ml.notes()[0].contains("reindexing"), "{:?}", ml.notes());
+    let after = dumps(&ml);
+    assert_ne!(after, before, "the stray record and the old checkpoint are gone");
+    assert!(ml.verify().unwrap().views_consistent);
+}
+
+#[test]
+fn views_behind_the_ledger_catch_up_on_open() {
+    use memledger_ledger::{CommandMeta, NewEvent};
+    use memledger_schemas::*;
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+        save(&ml, "Hana has a dog called Mochi");
+        // A command whose synced append landed but whose (unsynced) view write did not: append
+        // straight to the ledger, as if the process died right after.
+        let id = MemoryId::random();
+        let text = "The warehouse keeps raw events for 13 months";
+        let events: Vec<NewEvent> = vec![
+            EventBody::MemoryObserved(MemoryObserved {
+                memory_id: id,
+                text: text.into(),
+                memory_type: MemoryType::Fact,
+                scope: "personal".into(),
+                source: None,
+                fact_key: None,
+                effective_at: None,
+                content_hash: chain::content_hash(text),
+                dedup: true,
+            })
+            .into(),
+            EventBody::BeliefAdded(BeliefAdded { memory_id: id }).into(),
+        ];
+        let head = ml.ledger().head().seq;
+        ml.ledger().append(head, &CommandMeta::new("cli:test"), events).unwrap();
+        assert_eq!(ml.list(None, None, None, 10).unwrap().len(), 1, "the views have not seen it");
+    }
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    assert!(ml.notes().is_empty());
+    assert_eq!(ml.list(None, None, None, 10).unwrap().len(), 2, "caught up on open");
+    let caught_up = dumps(&ml);
+    ml.rebuild(None, &mut |_| {}).unwrap();
+    assert_eq!(dumps(&ml), caught_up);
+}

@@ -1,0 +1,645 @@
+//! The text index: a tantivy index over the **active** memories of the belief view, for
+//! `recall` (BM25).
+//!
+//! It is a secondary index of the belief view, not a [`Projector`](crate::Projector): after the
+//! belief view has applied a command's events, [`TextIndex::apply`] looks up every memory those
+//! events can have changed and upserts it when it is active, deletes it otherwise (stale and
+//! retired memories leave the index). [`TextIndex::commit`] makes the changes durable together
+//! with the checkpoint — the ledger seq the index reflects — and the index format, both in
+//! tantivy's commit payload, so the checkpoint and the data can never disagree. A bulk caller
+//! applies many commands and commits once.
+//!
+//! On open, [`TextIndex::open`] catches up: a missing, unreadable or other-format index is built
+//! again from the belief view (with a note for the user); an index behind the belief view
+//! re-applies the events after its checkpoint. A crash between a ledger append and the index
+//! commit therefore costs nothing but that catch-up on the next open.
+//!
+//! The index lives in `<store>/text-index/`. One long-lived `IndexWriter` (one thread, a small
+//! heap) is created on the first write, so read-only commands never start one.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use memledger_ledger::Ledger;
+use memledger_ledger::store::Store;
+use memledger_schemas::*;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
+use tantivy::tokenizer::{
+    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+};
+use tantivy::{DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TantivyDocument, Term};
+
+use crate::beliefs::{self, BeliefReader, MemoryRecord};
+use crate::error::ProjectError;
+use crate::framework::Checkpoint;
+
+/// The name `rebuild --view` knows the text index by.
+pub const TEXT_VIEW: &str = "text";
+/// The index's directory inside the store directory.
+pub const DIR_NAME: &str = "text-index";
+/// Bumped whenever the schema or the analyzer changes: an index of another format is rebuilt.
+pub const FORMAT: u32 = 1;
+/// The analyzer's name as registered on the index.
+const ANALYZER: &str = "memledger_en";
+/// The writer's memory budget (tantivy's minimum per thread is 15 MB).
+const WRITER_HEAP: usize = 50_000_000;
+/// How many events catch-up reads per step.
+const CATCH_UP_CHUNK: usize = 4096;
+
+/// English stop words: Lucene's list (the one tantivy ships) plus the words a question is made
+/// of — interrogatives, auxiliaries and pronouns — which say nothing about which memory is meant.
+const STOP_WORDS: &[&str] = &[
+    // Lucene's English list.
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
+    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+    // Question words.
+    "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "does", "did", "doing", "am", "were",
+    "been", "being", "has", "have", "had", "can", "could", "should", "would", "shall", "may", "might", "must", "i",
+    "me", "my", "mine", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers",
+    "its", "them", "theirs", "any", "some", "about", "from", "so", "than", "too", "very", "just", "also", "tell",
+    "know", "remind",
+];
+
+/// Characters that join two alphanumeric runs into one token: versions (`1.29`), hosts
+/// (`registry.int.example.com`), keys (`tax_rates`), times (`9:45`), paths, tickets (`PAY-1423`).
+fn is_joiner(c: char) -> bool {
+    matches!(c, '.' | '_' | ':' | '/' | '@' | '+' | '-')
+}
+
+fn is_apostrophe(c: char) -> bool {
+    c == '\'' || c == '\u{2019}'
+}
+
+/// The tokenizer: words as `[\p{L}\p{N}]+(?:[._:/@+-][\p{L}\p{N}]+)*`, so numbers, versions and
+/// identifiers stay whole; a compound token is followed by its parts that hold a letter and are
+/// at least two characters long (`on-call` → `on-call`, `call`; `billing.events.v2` → itself,
+/// `billing`, `events`, `v2`; `1.29` stays `1.29` only). Apostrophes inside a word are kept out
+/// of the token (`team's` → `team`, `don't` → `dont`).
+#[derive(Clone, Default)]
+pub struct MemoryTokenizer {
+    tokens: Vec<Token>,
+}
+
+impl Tokenizer for MemoryTokenizer {
+    type TokenStream<'a> = MemoryTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MemoryTokenStream<'a> {
+        self.tokens.clear();
+        split_tokens(text, &mut self.tokens);
+        MemoryTokenStream { tokens: &mut self.tokens, next: 0 }
+    }
+}
+
+/// The token stream of [`MemoryTokenizer`].
+pub struct MemoryTokenStream<'a> {
+    tokens: &'a mut Vec<Token>,
+    next: usize,
+}
+
+impl TokenStream for MemoryTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        self.next += 1;
+        self.next <= self.tokens.len()
+    }
+
+    fn token(&self) -> &Token {
+        &self.tokens[self.next - 1]
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.tokens[self.next - 1]
+    }
+}
+
+fn split_tokens(text: &str, out: &mut Vec<Token>) {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let end_of = |i: usize| chars.get(i).map(|&(o, _)| o).unwrap_or(text.len());
+    let mut position = 0usize;
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].1.is_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        // Runs of alphanumerics (apostrophes between letters included), joined by joiners.
+        let mut cuts = vec![start];
+        loop {
+            while i < chars.len()
+                && (chars[i].1.is_alphanumeric()
+                    || (is_apostrophe(chars[i].1) && i + 1 < chars.len() && chars[i + 1].1.is_alphabetic()))
+            {
+                i += 1;
+            }
+            if i + 1 < chars.len() && is_joiner(chars[i].1) && chars[i + 1].1.is_alphanumeric() {
+                i += 1;
+                cuts.push(i);
+                continue;
+            }
+            break;
+        }
+        let (from, to) = (end_of(start), end_of(i));
+        let mut push = |s: &str, position: usize| {
+            let word = normalize_apostrophes(s);
+            if !word.is_empty() {
+                out.push(Token { offset_from: from, offset_to: to, position, text: word, position_length: 1 });
+            }
+        };
+        push(&text[from..to], position);
+        if cuts.len() > 1 {
+            for (k, &c) in cuts.iter().enumerate() {
+                // A part runs from its cut to the joiner before the next cut.
+                let part_end = cuts.get(k + 1).map(|&n| n - 1).unwrap_or(i);
+                let part = &text[end_of(c)..end_of(part_end)];
+                if part.chars().count() >= 2 && part.chars().any(char::is_alphabetic) {
+                    push(part, position);
+                }
+            }
+        }
+        position += 1;
+    }
+}
+
+/// `team's` → `team`, `don't` → `dont`.
+fn normalize_apostrophes(s: &str) -> String {
+    let s = s.replace('\u{2019}', "'");
+    let s = s.strip_suffix("'s").or_else(|| s.strip_suffix("'S")).unwrap_or(&s);
+    s.replace('\'', "")
+}
+
+/// The analyzer, registered on the index under [`ANALYZER`]: [`MemoryTokenizer`], then lower
+/// case, stop words removed, tokens over 64 bytes dropped, English (Snowball) stemming.
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(MemoryTokenizer::default())
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string())))
+        .filter(RemoveLongFilter::limit(64))
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// The terms the analyzer makes of `text`, in order, without repeats.
+pub fn analyze(text: &str) -> Vec<String> {
+    let mut analyzer = analyzer();
+    let mut stream = analyzer.token_stream(text);
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    while let Some(token) = stream.next() {
+        if seen.insert(token.text.clone()) {
+            out.push(token.text.clone());
+        }
+    }
+    out
+}
+
+#[derive(Clone, Copy)]
+struct Fields {
+    memory_id: Field,
+    root_id: Field,
+    text: Field,
+    memory_type: Field,
+    scope: Field,
+    asserted_at: Field,
+    /// The memory id as two u64s, for ordering ties by id without reading stored fields.
+    id_hi: Field,
+    id_lo: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    // No positions: recall is a bag of words, never a phrase.
+    let text_options = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        memory_id: b.add_text_field("memory_id", STRING | STORED),
+        root_id: b.add_text_field("root_id", STRING),
+        text: b.add_text_field("text", text_options),
+        memory_type: b.add_text_field("type", STRING),
+        scope: b.add_text_field("scope", STRING),
+        asserted_at: b.add_i64_field("asserted_at", FAST),
+        id_hi: b.add_u64_field("id_hi", FAST),
+        id_lo: b.add_u64_field("id_lo", FAST),
+    };
+    (b.build(), fields)
+}
+
+fn err(e: impl std::fmt::Display) -> ProjectError {
+    ProjectError::TextIndex(e.to_string())
+}
+
+fn payload(seq: u64) -> String {
+    format!("memledger-text-index format={FORMAT} seq={seq}")
+}
+
+/// `(format, seq)` from a commit payload.
+fn parse_payload(p: &str) -> Option<(u32, u64)> {
+    let rest = p.strip_prefix("memledger-text-index format=")?;
+    let (format, seq) = rest.split_once(" seq=")?;
+    Some((format.parse().ok()?, seq.parse().ok()?))
+}
+
+/// One match of [`TextIndex::search`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextHit {
+    pub memory_id: MemoryId,
+    pub score: Score,
+    pub asserted_at: Timestamp,
+}
+
+/// What [`TextIndex::rebuild`] did.
+#[derive(Clone, Copy, Debug)]
+pub struct TextRebuild {
+    /// Active memories indexed.
+    pub docs: u64,
+    /// The checkpoint written.
+    pub seq: u64,
+    pub elapsed: Duration,
+}
+
+impl TextRebuild {
+    pub fn docs_per_sec(&self) -> f64 {
+        self.docs as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The text index of one store.
+pub struct TextIndex {
+    dir: PathBuf,
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+    /// The writer, created on the first write.
+    writer: Mutex<Option<IndexWriter>>,
+    /// The seq applied to the writer but not committed yet, if any.
+    uncommitted: Mutex<Option<u64>>,
+}
+
+/// The belief view's checkpoint seq: what the index can reflect at most.
+fn belief_seq(store: &Store) -> Result<u64, ProjectError> {
+    Ok(Checkpoint::read(store, beliefs::TABLE)?.map(|c| c.seq).unwrap_or(0))
+}
+
+/// Whether an event can change which memories are active or what the index holds of them.
+/// Exhaustive on purpose: a new event kind must decide.
+fn touches_index(body: &EventBody) -> bool {
+    match body {
+        EventBody::BeliefAdded(_)
+        | EventBody::BeliefVersioned(_)
+        | EventBody::BeliefEdited(_)
+        | EventBody::BeliefHistorical(_)
+        | EventBody::BeliefRetired(_)
+        | EventBody::ConflictResolved(_)
+        | EventBody::ResolutionReverted(_) => true,
+        // An observation is not a belief yet; a pair, a merge (provenance count) and an opened
+        // conflict change nothing the index holds.
+        EventBody::MemoryObserved(_)
+        | EventBody::PairClassified(_)
+        | EventBody::BeliefMerged(_)
+        | EventBody::ConflictOpened(_) => false,
+    }
+}
+
+impl TextIndex {
+    /// Open (creating it when missing) the text index of the store `ledger` lives in, and bring
+    /// it up to the belief view. Call after the views have caught up. Returns notes for the user
+    /// (an index rebuilt because it was missing, unreadable or of another format).
+    pub fn open(ledger: &Ledger) -> Result<(TextIndex, Vec<String>), ProjectError> {
+        let dir = ledger.store().path().join(DIR_NAME);
+        let mut notes = Vec::new();
+        let existed = dir.join("meta.json").exists();
+        let opened = if existed { Self::open_dir(&dir) } else { Err(err("missing")) };
+        let (text, rebuild) = match opened {
+            Ok(text) => match text.stored_checkpoint() {
+                Ok(Some((format, _))) if format == FORMAT => (text, false),
+                found => {
+                    notes.push(match found {
+                        Ok(Some((format, _))) => format!(
+                            "text index is at format {format} and this build writes format {FORMAT}: reindexing…"
+                        ),
+                        _ => "text index has no checkpoint: reindexing…".to_string(),
+                    });
+                    drop(text);
+                    (Self::create_dir(&dir)?, true)
+                }
+            },
+            Err(e) => {
+                if existed {
+                    notes.push(format!("text index unreadable ({e}): reindexing…"));
+                } else if ledger.head().seq > 0 {
+                    notes.push("text index missing: building it from the belief view…".to_string());
+                }
+                (Self::create_dir(&dir)?, true)
+            }
+        };
+        if rebuild {
+            text.rebuild(ledger)?;
+        } else {
+            notes.extend(text.catch_up(ledger)?);
+        }
+        Ok((text, notes))
+    }
+
+    fn open_dir(dir: &Path) -> Result<TextIndex, ProjectError> {
+        let index = Index::open_in_dir(dir).map_err(err)?;
+        let (schema, fields) = schema();
+        if index.schema() != schema {
+            return Err(err("its schema is not this build's"));
+        }
+        Self::wrap(dir, index, fields)
+    }
+
+    /// A fresh, empty index in `dir` (whatever was there is removed).
+    fn create_dir(dir: &Path) -> Result<TextIndex, ProjectError> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| err(format!("cannot remove {}: {e}", dir.display())))?;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
+        let (schema, fields) = schema();
+        let index = Index::create_in_dir(dir, schema).map_err(err)?;
+        Self::wrap(dir, index, fields)
+    }
+
+    fn wrap(dir: &Path, index: Index, fields: Fields) -> Result<TextIndex, ProjectError> {
+        index.tokenizers().register(ANALYZER, analyzer());
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
+        Ok(TextIndex {
+            dir: dir.to_path_buf(),
+            index,
+            reader,
+            fields,
+            writer: Mutex::new(None),
+            uncommitted: Mutex::new(None),
+        })
+    }
+
+    /// The index directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `(format, seq)` of the last commit, if it carries a checkpoint.
+    fn stored_checkpoint(&self) -> Result<Option<(u32, u64)>, ProjectError> {
+        let metas = self.index.load_metas().map_err(err)?;
+        Ok(metas.payload.as_deref().and_then(parse_payload))
+    }
+
+    /// The ledger seq the committed index reflects (0 when it was never committed).
+    pub fn seq(&self) -> Result<u64, ProjectError> {
+        Ok(self.stored_checkpoint()?.map(|(_, s)| s).unwrap_or(0))
+    }
+
+    /// Active memories in the committed index.
+    pub fn num_docs(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    fn writer(&self) -> Result<MutexGuard<'_, Option<IndexWriter>>, ProjectError> {
+        let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if guard.is_none() {
+            *guard = Some(self.index.writer_with_num_threads(1, WRITER_HEAP).map_err(err)?);
+        }
+        Ok(guard)
+    }
+
+    /// Re-apply what the belief view has and the index has not; a checkpoint ahead of the belief
+    /// view (an index copied from another store) means a rebuild, with a note.
+    pub fn catch_up(&self, ledger: &Ledger) -> Result<Vec<String>, ProjectError> {
+        let target = belief_seq(ledger.store())?;
+        let at = self.seq()?;
+        if at == target {
+            return Ok(Vec::new());
+        }
+        if at > target {
+            self.rebuild(ledger)?;
+            return Ok(vec![format!("text index is at seq {at}, ahead of the belief view at {target}: reindexed")]);
+        }
+        let mut chunk = Vec::with_capacity(CATCH_UP_CHUNK);
+        for event in ledger.scan(at + 1)? {
+            let event = event?;
+            if event.seq > target {
+                break;
+            }
+            chunk.push(event);
+            if chunk.len() == CATCH_UP_CHUNK {
+                self.apply(ledger.store(), &chunk)?;
+                chunk.clear();
+            }
+        }
+        self.apply(ledger.store(), &chunk)?;
+        self.commit(target)?;
+        Ok(Vec::new())
+    }
+
+    /// Bring the memories `events` touched in line with the belief view, which must already
+    /// have applied them: active ones are (re)indexed, the others removed. Does not commit.
+    pub fn apply(&self, store: &Store, events: &[Event]) -> Result<(), ProjectError> {
+        let Some(last) = events.last() else { return Ok(()) };
+        let ids: BTreeSet<MemoryId> =
+            events.iter().filter(|e| touches_index(&e.body)).flat_map(|e| e.body.memory_ids()).collect();
+        *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.seq);
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let beliefs = BeliefReader::new(store);
+        let guard = self.writer()?;
+        let writer = guard.as_ref().expect("writer created");
+        for id in ids {
+            writer.delete_term(Term::from_field_text(self.fields.memory_id, &id.hex()));
+            if let Some(r) = beliefs.get(id)?.filter(|r| r.status == Status::Active) {
+                writer.add_document(self.document(&r)).map_err(err)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Make everything applied so far durable, with `seq` as the checkpoint.
+    pub fn commit(&self, seq: u64) -> Result<(), ProjectError> {
+        let mut guard = self.writer()?;
+        let writer = guard.as_mut().expect("writer created");
+        let mut prepared = writer.prepare_commit().map_err(err)?;
+        prepared.set_payload(&payload(seq));
+        prepared.commit().map_err(err)?;
+        *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        self.reader.reload().map_err(err)?;
+        Ok(())
+    }
+
+    /// The seq applied but not yet committed, if any.
+    pub fn uncommitted(&self) -> Option<u64> {
+        *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Commit what was applied, if anything was. Returns whether it committed.
+    pub fn flush(&self) -> Result<bool, ProjectError> {
+        match self.uncommitted() {
+            Some(seq) => self.commit(seq).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    fn document(&self, r: &MemoryRecord) -> TantivyDocument {
+        let f = &self.fields;
+        let id = r.memory_id.0;
+        let mut doc = TantivyDocument::default();
+        doc.add_text(f.memory_id, r.memory_id.hex());
+        doc.add_text(f.root_id, r.root_id.hex());
+        doc.add_text(f.text, &r.text);
+        doc.add_text(f.memory_type, r.memory_type.as_str());
+        doc.add_text(f.scope, &r.scope);
+        doc.add_i64(f.asserted_at, r.asserted_at.micros());
+        doc.add_u64(f.id_hi, (id >> 64) as u64);
+        doc.add_u64(f.id_lo, id as u64);
+        doc
+    }
+
+    /// Drop every document and index every active memory of the belief view again, in one
+    /// commit at the belief view's checkpoint.
+    pub fn rebuild(&self, ledger: &Ledger) -> Result<TextRebuild, ProjectError> {
+        let started = Instant::now();
+        let store = ledger.store();
+        let seq = belief_seq(store)?;
+        let mut docs = 0u64;
+        {
+            let guard = self.writer()?;
+            let writer = guard.as_ref().expect("writer created");
+            writer.delete_all_documents().map_err(err)?;
+            let mut failed = None;
+            BeliefReader::new(store).scan(
+                |r| {
+                    if r.status == Status::Active && failed.is_none() {
+                        match writer.add_document(self.document(r)) {
+                            Ok(_) => docs += 1,
+                            Err(e) => failed = Some(e),
+                        }
+                    }
+                    false
+                },
+                usize::MAX,
+            )?;
+            if let Some(e) = failed {
+                return Err(err(e));
+            }
+        }
+        self.commit(seq)?;
+        Ok(TextRebuild { docs, seq, elapsed: started.elapsed() })
+    }
+
+    /// Merge every segment into one, dropping deleted documents (BM25 statistics then count
+    /// live memories only, as after a rebuild), and wait for it.
+    pub fn compact(&self) -> Result<(), ProjectError> {
+        let ids = self.index.searchable_segment_ids().map_err(err)?;
+        if ids.len() > 1 || self.reader.searcher().segment_readers().iter().any(|s| s.has_deletes()) {
+            let mut guard = self.writer()?;
+            let writer = guard.as_mut().expect("writer created");
+            writer.merge(&ids).wait().map_err(err)?;
+            self.reader.reload().map_err(err)?;
+        }
+        Ok(())
+    }
+
+    /// BM25 over the active memories: the query's terms (by the index's analyzer) as a boolean
+    /// OR, so no input is a syntax error; `memory_type` and `scope` as required filters that do
+    /// not score. Ordered by score, then newest `asserted_at`, then memory id, so equal scores
+    /// come out in the same order every time. An empty query (no terms) matches nothing.
+    pub fn search(
+        &self,
+        query: &str,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TextHit>, ProjectError> {
+        let f = self.fields;
+        let terms = analyze(query);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let should: Vec<(Occur, Box<dyn Query>)> = terms
+            .iter()
+            .map(|t| {
+                let q: Box<dyn Query> =
+                    Box::new(TermQuery::new(Term::from_field_text(f.text, t), IndexRecordOption::WithFreqs));
+                (Occur::Should, q)
+            })
+            .collect();
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        let filter = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
+            let term = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);
+            (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(term), 0.0)))
+        };
+        if let Some(t) = memory_type {
+            clauses.push(filter(f.memory_type, t.as_str()));
+        }
+        if let Some(s) = scope {
+            clauses.push(filter(f.scope, s));
+        }
+        let query = BooleanQuery::new(clauses);
+        // Larger is better: score, then newer, then the smaller id (hence the complements).
+        let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &SegmentReader| {
+            let ff = segment.fast_fields();
+            let at = ff.i64("asserted_at").map(|c| c.first_or_default_col(0)).ok();
+            let hi = ff.u64("id_hi").map(|c| c.first_or_default_col(0)).ok();
+            let lo = ff.u64("id_lo").map(|c| c.first_or_default_col(0)).ok();
+            move |doc: DocId, score: Score| {
+                (
+                    score,
+                    at.as_ref().map_or(0, |c| c.get_val(doc)),
+                    !hi.as_ref().map_or(0, |c| c.get_val(doc)),
+                    !lo.as_ref().map_or(0, |c| c.get_val(doc)),
+                )
+            }
+        });
+        let searcher = self.reader.searcher();
+        let top = searcher.search(&query, &collector).map_err(err)?;
+        let mut out = Vec::with_capacity(top.len());
+        for ((score, at, _, _), address) in top {
+            let doc: TantivyDocument = searcher.doc(address).map_err(err)?;
+            let id = doc
+                .get_first(f.memory_id)
+                .and_then(|v| v.as_str())
+                .and_then(|s| s.parse::<MemoryId>().ok())
+                .ok_or_else(|| err("a document without a memory id"))?;
+            out.push(TextHit { memory_id: id, score, asserted_at: Timestamp::from_micros(at) });
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for TextIndex {
+    fn drop(&mut self) {
+        // Let merges started by the last commits finish, so segments do not pile up across
+        // short-lived processes.
+        let writer = self.writer.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(w) = writer {
+            let _ = w.wait_merging_threads();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_identifiers_whole_and_adds_their_word_parts() {
+        assert_eq!(
+            analyze("The billing service runs on Postgres 16.2 (see PAY-1423, billing.events.v2)"),
+            ["bill", "servic", "run", "postgr", "16.2", "see", "pay-1423", "pay", "billing.events.v2", "event", "v2"]
+        );
+        assert_eq!(analyze("Who is on-call? Priya's team's rota"), ["on-cal", "call", "priya", "team", "rota"]);
+        assert_eq!(analyze("which postgres version does billing run?"), ["postgr", "version", "bill", "run"]);
+        assert_eq!(analyze("foo AND ( \"unbalanced"), ["foo", "unbalanc"]);
+        assert_eq!(analyze("9:45 eu-west-1 1.29 A/B"), ["9:45", "eu-west-1", "eu", "west", "1.29", "a/b"]);
+        assert!(analyze("?? -- ...").is_empty());
+    }
+
+    #[test]
+    fn payload_round_trips() {
+        assert_eq!(parse_payload(&payload(42)), Some((FORMAT, 42)));
+        assert_eq!(parse_payload("something else"), None);
+    }
+}
