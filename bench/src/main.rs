@@ -110,6 +110,33 @@ fn store(size: usize, seed: u64) {
         percentile(&latencies, 0.95).as_secs_f64() * 1e3
     );
 
+    // Recall: questions made of a few words of stored memories, in their scope.
+    let mut questions = Vec::new();
+    for i in 0..300 {
+        let m = corpus.next_memory(i * 7);
+        let words: Vec<&str> = m.text.split_whitespace().collect();
+        let start = i % words.len().saturating_sub(3).max(1);
+        questions.push((words[start..(start + 4).min(words.len())].join(" "), m.scope));
+    }
+    let warm = Instant::now();
+    ml.recall("warm up", None, None, 5).unwrap();
+    let warm = warm.elapsed();
+    let mut latencies = Vec::new();
+    for (q, scope) in &questions {
+        let t = Instant::now();
+        ml.recall(q, None, Some(scope), 5).unwrap();
+        latencies.push(t.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "[{size:>6}] recall, top 5 in a scope               p50 {:.3} ms  p95 {:.3} ms  (first recall, committing the index: {:.0} ms)",
+        percentile(&latencies, 0.5).as_secs_f64() * 1e3,
+        percentile(&latencies, 0.95).as_secs_f64() * 1e3,
+        warm.as_secs_f64() * 1e3
+    );
+    let text = ml.rebuild_text_index().unwrap();
+    println!("[{size:>6}] rebuild of the text index           {:>9.0}/s ({} documents)", text.docs_per_sec(), text.docs);
+
     let started = Instant::now();
     let events = ml.rebuild(None, &mut |_| {}).unwrap();
     println!(

@@ -16,6 +16,6 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { top_k: 5, candidate_budget: 4000, lexical: LexicalConfig::default(), models: Default::default() }
+        EngineConfig { top_k: 5, candidate_budget: 1000, lexical: LexicalConfig::default(), models: Default::default() }
     }
 }

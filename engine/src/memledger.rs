@@ -1,8 +1,9 @@
 //! `Memledger`: a store opened for commands. One writer at a time within the process (a mutex)
 //! and across processes (RocksDB's lock).
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use memledger_ledger::{Appended, CommandMeta, Ledger, NewEvent, OpenOptions, SeqRange};
 use memledger_projector::Views;
@@ -73,6 +74,8 @@ pub struct Memledger {
     pub(crate) config: EngineConfig,
     /// The models over HTTP, when configured (engine/src/models).
     pub(crate) models: crate::models::Models,
+    /// Analyses of candidate texts, reused across saves (engine/src/pipeline.rs).
+    pub(crate) analyses: Mutex<HashMap<MemoryId, Arc<crate::classify::lexical::Analysis>>>,
     write: Mutex<()>,
     notes: Vec<String>,
 }
@@ -102,7 +105,16 @@ impl Memledger {
         notes.extend(text_notes);
         let models = crate::models::Models::new(config.models.clone());
         notes.extend(models.open_notes(ledger.store()));
-        Ok(Memledger { ledger, views, text, config, models, write: Mutex::new(()), notes })
+        Ok(Memledger {
+            ledger,
+            views,
+            text,
+            config,
+            models,
+            analyses: Mutex::new(HashMap::new()),
+            write: Mutex::new(()),
+            notes,
+        })
     }
 
     /// Notes from opening (views rebuilt because their version changed).

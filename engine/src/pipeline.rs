@@ -3,16 +3,20 @@
 //! appends them in one atomic write against the head the plan was made on.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use memledger_ledger::NewEvent;
 use memledger_projector::beliefs::MemoryRecord;
 use memledger_schemas::chain::content_hash;
 use memledger_schemas::*;
 
-use crate::classify::{Classification, classify_lexical, index_terms};
+use crate::classify::{Classification, classify_lexical_analysed, lexical};
 use crate::error::EngineError;
 use crate::input::ValidSave;
 use crate::memledger::Memledger;
+
+/// How many candidate analyses the pipeline keeps in memory.
+const ANALYSIS_CACHE_ENTRIES: usize = 50_000;
 
 /// A candidate and what the classifier said of it.
 struct Examined {
@@ -31,6 +35,16 @@ impl Memledger {
         save: &ValidSave,
         exclude: Option<MemoryId>,
     ) -> Result<Vec<(MemoryRecord, bool)>, EngineError> {
+        self.candidates_for(save, &lexical::analyse(&save.text), exclude)
+    }
+
+    /// [`Memledger::candidates`] for a text already analysed.
+    pub(crate) fn candidates_for(
+        &self,
+        save: &ValidSave,
+        analysis: &lexical::Analysis,
+        exclude: Option<MemoryId>,
+    ) -> Result<Vec<(MemoryRecord, bool)>, EngineError> {
         let beliefs = self.beliefs();
         let mut out: Vec<(MemoryRecord, bool)> = Vec::new();
         if let Some(fk) = &save.fact_key {
@@ -45,7 +59,7 @@ impl Memledger {
         }
         // Rarest terms first: they say most about identity, and reading postings in that order
         // within a fixed budget keeps the cost flat as the store grows.
-        let mut terms = index_terms(&save.text);
+        let mut terms = lexical::index_terms_of(analysis);
         terms.sort();
         terms.dedup();
         let mut by_rarity = Vec::with_capacity(terms.len());
@@ -80,6 +94,22 @@ impl Memledger {
             }
         }
         Ok(out)
+    }
+
+    /// A stored memory's analysis, from the cache when it is there. A memory's text never changes
+    /// (a new version is a new memory), so entries never go stale; the cache is simply emptied
+    /// when it grows past its bound.
+    fn analysis_of(&self, r: &MemoryRecord) -> Arc<lexical::Analysis> {
+        let mut cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = cache.get(&r.memory_id) {
+            return a.clone();
+        }
+        if cache.len() >= ANALYSIS_CACHE_ENTRIES {
+            cache.clear();
+        }
+        let a = Arc::new(lexical::analyse(&r.text));
+        cache.insert(r.memory_id, a.clone());
+        a
     }
 
     /// The next free version number of a lineage.
@@ -135,12 +165,22 @@ impl Memledger {
 
         // 4–6. Candidates (fact-key matches first, then by terms and, with an embedder, by
         // cosine), each classified lexically and, with a chat model, by the model (crate::models).
-        let mut candidates = self.candidates(save, None)?;
+        let incoming = lexical::analyse(&save.text);
+        let mut candidates = self.candidates_for(save, &incoming, None)?;
         let embedding = self.embedding_candidates(save, &mut candidates)?;
         let (records, same_keys): (Vec<MemoryRecord>, Vec<bool>) = candidates.into_iter().unzip();
         let mut classes: Vec<Classification> = records
             .iter()
-            .map(|c| classify_lexical(&save.text, &c.text, Some(save.memory_type), Some(c.memory_type), &self.config))
+            .map(|c| {
+                let analysis = self.analysis_of(c);
+                classify_lexical_analysed(
+                    &incoming,
+                    &analysis,
+                    Some(save.memory_type),
+                    Some(c.memory_type),
+                    &self.config,
+                )
+            })
             .collect();
         let models = self.classify_with_models(save, &records, &mut classes, &embedding)?;
         let mut examined: Vec<Examined> = Vec::new();

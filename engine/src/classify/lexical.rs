@@ -281,8 +281,10 @@ struct Item {
     raw_pos: usize,
 }
 
+/// One text, analysed once: its content items, values, qualifiers, negations. Classifying a pair
+/// of analyses skips the tokenising, which dominates the cost of a comparison.
 #[derive(Debug, Default)]
-struct Analysis {
+pub struct Analysis {
     items: Vec<Item>,
     /// stems of every word, stop words included (antonyms live among them).
     stems: HashSet<String>,
@@ -974,7 +976,8 @@ fn is_identifier(t: &str) -> bool {
     false
 }
 
-fn analyse(text: &str) -> Analysis {
+/// Analyse a text for [`classify_analysed`] and [`index_terms_of`].
+pub fn analyse(text: &str) -> Analysis {
     let raw = raw_tokens(text);
     let mut a = Analysis::default();
     let mut seen: HashSet<String> = HashSet::new();
@@ -1399,8 +1402,17 @@ enum Evidence {
 /// Classifies one pair. `a` = the incoming memory, `b` = the stored candidate; kinds are the
 /// declared memory types ("fact", "preference", "episode", "procedure") when known.
 pub fn classify(a: &str, b: &str, kind_a: Option<&str>, kind_b: Option<&str>, cfg: &LexicalConfig) -> Verdict {
-    let ta = analyse(a);
-    let tb = analyse(b);
+    classify_analysed(&analyse(a), &analyse(b), kind_a, kind_b, cfg)
+}
+
+/// [`classify`] on texts already analysed.
+pub fn classify_analysed(
+    ta: &Analysis,
+    tb: &Analysis,
+    kind_a: Option<&str>,
+    kind_b: Option<&str>,
+    cfg: &LexicalConfig,
+) -> Verdict {
     let (pa, used) = match_items(&ta.items, &tb.items, cfg.prefix_min_len);
     let none = |_: &Item| false;
     let all = overlap(&ta.items, &tb.items, &pa, &used, &none, &none);
@@ -1771,7 +1783,11 @@ fn finish(
 /// call related share at least one term. Content words give their stem and their first four
 /// characters (so prefix matches meet); value tokens, identifiers and qualifiers are kept whole.
 pub fn index_terms(text: &str) -> Vec<String> {
-    let an = analyse(text);
+    index_terms_of(&analyse(text))
+}
+
+/// [`index_terms`] of a text already analysed.
+pub fn index_terms_of(an: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let mut add = |s: String, out: &mut Vec<String>| {

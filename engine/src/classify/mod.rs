@@ -48,7 +48,25 @@ pub fn classify_lexical(
     candidate_type: Option<MemoryType>,
     config: &EngineConfig,
 ) -> Classification {
-    let v = lexical::classify(
+    classify_lexical_analysed(
+        &lexical::analyse(incoming),
+        &lexical::analyse(candidate),
+        incoming_type,
+        candidate_type,
+        config,
+    )
+}
+
+/// [`classify_lexical`] on texts analysed once ([`lexical::analyse`]): the pipeline analyses the
+/// incoming text once for all its candidates and keeps candidates' analyses in a cache.
+pub fn classify_lexical_analysed(
+    incoming: &lexical::Analysis,
+    candidate: &lexical::Analysis,
+    incoming_type: Option<MemoryType>,
+    candidate_type: Option<MemoryType>,
+    config: &EngineConfig,
+) -> Classification {
+    let v = lexical::classify_analysed(
         incoming,
         candidate,
         incoming_type.map(|t| t.as_str()),
