@@ -70,6 +70,9 @@ pub struct Ledger {
     /// The head, guarded: appends are serialised within the process (RocksDB's lock serialises
     /// processes).
     pub(crate) head: Mutex<Head>,
+    /// The `recorded_at` of the head event, once read (time in the ledger never runs backwards).
+    /// Only touched under the `head` lock; `None` means "read it from the store".
+    pub(crate) last_recorded_at: Mutex<Option<Timestamp>>,
 }
 
 impl Ledger {
@@ -91,7 +94,7 @@ impl Ledger {
             }
         }
         let head = MetaTable::head(&store)?;
-        Ok(Ledger { store, head: Mutex::new(head) })
+        Ok(Ledger { store, head: Mutex::new(head), last_recorded_at: Mutex::new(None) })
     }
 
     /// The underlying store, for the projections' tables.
@@ -154,7 +157,11 @@ impl Ledger {
         let mut results = Vec::with_capacity(commands.len());
         let mut group_keys: Vec<(String, SeqRange)> = Vec::new();
         let mut recorded_at = Timestamp::now();
-        if let Some(last) = self.last_recorded_at(next.seq)? {
+        let mut last_at = self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner());
+        if last_at.is_none() && next.seq > 0 {
+            *last_at = EventsTable::get(&self.store, next.seq)?.map(|e| e.recorded_at);
+        }
+        if let Some(last) = *last_at {
             // Time in the ledger never runs backwards, whatever the wall clock does.
             recorded_at = recorded_at.max(last);
         }
@@ -205,15 +212,9 @@ impl Ledger {
             MetaTable::put_head(&mut batch, next);
             self.store.write(batch, sync)?;
             *head = next;
+            *last_at = Some(recorded_at);
         }
         Ok(results)
-    }
-
-    fn last_recorded_at(&self, seq: u64) -> Result<Option<Timestamp>, LedgerError> {
-        if seq == 0 {
-            return Ok(None);
-        }
-        Ok(EventsTable::get(&self.store, seq)?.map(|e| e.recorded_at))
     }
 
     /// One event by seq.
