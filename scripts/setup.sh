@@ -17,3 +17,10 @@ command -v cargo >/dev/null || { echo "setup: cargo not found: install Rust (rus
 # builds from nothing: RocksDB alone takes most of half an hour on 2 cores).
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/memledger/target}"
 mkdir -p "$CARGO_TARGET_DIR"
+
+# The real-client MCP test (cli/tests/mcp.rs) drives `memledger mcp` with the official MCP Python
+# SDK; without it that test is skipped. Pinned, so CI runs the client the test was written against.
+if command -v python3 >/dev/null && ! python3 -c "import mcp" >/dev/null 2>&1; then
+  echo "setup: installing the MCP Python SDK (mcp==2.3.0) for the MCP client test…" >&2
+  python3 -m pip install --quiet mcp==2.3.0
+fi

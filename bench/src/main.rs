@@ -1,6 +1,8 @@
 //! Benchmarks that print figures (never asserted in tests). Run in release:
 //!
 //! `cargo run --release -p memledger-bench -- append [N]` — raw ledger appends, single and grouped;
+//! `cargo run --release -p memledger-bench -- limit [N]` — ledger appends beside raw RocksDB puts of
+//! the same bytes, and a synced save beside one raw put plus the pipeline's CPU time;
 //! `cargo run --release -p memledger-bench -- store [SIZES…]` — stores of realistic memories
 //! (default 1000 10000 100000): bulk save throughput with dedup, single-save latency, rebuild
 //! speed and peak memory.
@@ -62,6 +64,89 @@ fn append(n: usize) {
             per_sec(total, started.elapsed())
         );
     }
+}
+
+/// Speed beside the physical limit: raw RocksDB puts of the same bytes a ledger append writes
+/// (synced and not), against ledger appends (single and group-committed) and full saves.
+fn limit(n: usize) {
+    use memledger_schemas::codec::encode_event;
+    let events = memledger_schemas::samples::sample_chain();
+    let payload = encode_event(&events[0]);
+    let bytes_per_event = payload.len();
+    let raw = |sync: bool, per_write: usize| -> Duration {
+        let dir = tempfile::tempdir().unwrap();
+        let db = rocksdb::DB::open_default(dir.path()).unwrap();
+        let mut wo = rocksdb::WriteOptions::default();
+        wo.set_sync(sync);
+        let started = Instant::now();
+        let mut seq = 0u64;
+        for _ in 0..n / per_write {
+            let mut batch = rocksdb::WriteBatch::default();
+            for _ in 0..per_write {
+                seq += 1;
+                batch.put(seq.to_be_bytes(), &payload);
+            }
+            db.write_opt(batch, &wo).unwrap();
+        }
+        started.elapsed()
+    };
+    let ledger_append = |sync: bool, per_write: usize| -> Duration {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
+        let body = NewEvent::from(events[0].body.clone());
+        let started = Instant::now();
+        for _ in 0..n / per_write {
+            let head = ledger.head().seq;
+            let commands = (0..per_write).map(|_| (CommandMeta::new("bench"), vec![body.clone()])).collect();
+            ledger.append_group(head, commands, sync).unwrap();
+        }
+        started.elapsed()
+    };
+    println!("one event is {bytes_per_event} bytes; {n} events per row");
+    let raw_synced = raw(true, 1);
+    let raw_unsynced = raw(false, 1);
+    let raw_group = raw(true, 100);
+    let app_synced = ledger_append(true, 1);
+    let app_unsynced = ledger_append(false, 1);
+    let app_group = ledger_append(true, 100);
+    let row = |name: &str, d: Duration, base: Duration| {
+        println!("{name:<44} {}  ({:.2}x raw)", per_sec(n, d), base.as_secs_f64() / d.as_secs_f64());
+    };
+    row("raw RocksDB put, synced", raw_synced, raw_synced);
+    row("ledger append, synced", app_synced, raw_synced);
+    row("raw RocksDB put, unsynced", raw_unsynced, raw_unsynced);
+    row("ledger append, unsynced", app_unsynced, raw_unsynced);
+    row("raw RocksDB put, 100 per synced write", raw_group, raw_group);
+    row("ledger append, 100 commands per synced write", app_group, raw_group);
+
+    // A full save with dedup, synced, on a small store: within 2x one raw synced put plus the
+    // pipeline's CPU time (measured as the same save unsynced).
+    let dir = tempfile::tempdir().unwrap();
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    let mut corpus = corpus::Corpus::new(7);
+    for i in 0..1000 {
+        ml.save_with(request(corpus.next_memory(i)), "bench", Durability::Deferred).unwrap();
+    }
+    ml.sync().unwrap();
+    let saves = 300;
+    let time_saves = |durability: Durability, corpus: &mut corpus::Corpus, offset: usize| -> Duration {
+        let started = Instant::now();
+        for i in 0..saves {
+            ml.save_with(request(corpus.next_memory(offset + i)), "bench", durability).unwrap();
+        }
+        started.elapsed() / saves as u32
+    };
+    let cpu = time_saves(Durability::Deferred, &mut corpus, 10_000);
+    let synced = time_saves(Durability::Synced, &mut corpus, 20_000);
+    let one_put = raw_synced / n as u32;
+    println!(
+        "save with dedup, synced: {:.3} ms; one raw synced put {:.3} ms + pipeline CPU {:.3} ms = {:.3} ms; ratio {:.2}",
+        synced.as_secs_f64() * 1e3,
+        one_put.as_secs_f64() * 1e3,
+        cpu.as_secs_f64() * 1e3,
+        (one_put + cpu).as_secs_f64() * 1e3,
+        synced.as_secs_f64() / (one_put + cpu).as_secs_f64()
+    );
 }
 
 fn request(m: corpus::Memory) -> SaveRequest {
@@ -135,7 +220,11 @@ fn store(size: usize, seed: u64) {
         warm.as_secs_f64() * 1e3
     );
     let text = ml.rebuild_text_index().unwrap();
-    println!("[{size:>6}] rebuild of the text index           {:>9.0}/s ({} documents)", text.docs_per_sec(), text.docs);
+    println!(
+        "[{size:>6}] rebuild of the text index           {:>9.0}/s ({} documents)",
+        text.docs_per_sec(),
+        text.docs
+    );
 
     let started = Instant::now();
     let events = ml.rebuild(None, &mut |_| {}).unwrap();
@@ -153,6 +242,7 @@ fn main() {
     println!("memledger-bench {what} (release build, seed {seed}; figures from this machine)");
     match what {
         "append" => append(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
+        "limit" => limit(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
         "store" => {
             let sizes: Vec<usize> = args[2..].iter().filter_map(|s| s.parse().ok()).collect();
             let sizes = if sizes.is_empty() { vec![1_000, 10_000, 100_000] } else { sizes };
@@ -160,6 +250,6 @@ fn main() {
                 store(size, seed);
             }
         }
-        other => eprintln!("unknown benchmark {other:?}: append or store"),
+        other => eprintln!("unknown benchmark {other:?}: append, limit or store"),
     }
 }

@@ -47,12 +47,16 @@ pub enum Command {
     Classify(commands::classify::Args),
     #[command(subcommand)]
     Conflicts(commands::conflicts::Command),
+    Embed(commands::embed::Args),
     Log(commands::log::Args),
     Export(commands::export::Args),
     Import(commands::import::Args),
     Rebuild(commands::rebuild::Args),
     Verify(commands::verify::Args),
     Stats(commands::stats::Args),
+    Mcp(commands::mcp::Args),
+    Completions(commands::completions::CompletionsArgs),
+    Man(commands::completions::ManArgs),
 }
 
 /// What every command gets: the global options and a way to open the store.
@@ -69,7 +73,8 @@ impl Context {
         let options = OpenOptions { create, wait: self.wait };
         // Models over HTTP come from the environment (docs/models.md); none: the offline path.
         let config = memledger_engine::EngineConfig {
-            models: memledger_engine::models::ModelConfig::from_env(),
+            // The environment first, then the config file's [models] (cli/src/config.rs).
+            models: memledger_engine::models::ModelConfig::from_lookup(crate::config::model_setting),
             ..memledger_engine::EngineConfig::default()
         };
         let ml = Memledger::open_with(&self.dir, &options, config).map_err(|e| match e {
@@ -120,9 +125,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         return ExitCode::from(2);
     }
     let ctx = Context {
-        dir: cli.dir.clone().unwrap_or_else(default_dir),
+        dir: cli.dir.clone().or_else(|| crate::config::get().dir.clone()).unwrap_or_else(default_dir),
         json: cli.json,
-        actor: cli.actor.clone().unwrap_or_else(default_actor),
+        actor: cli.actor.clone().or_else(|| crate::config::get().actor.clone()).unwrap_or_else(default_actor),
         wait: Duration::from_secs_f64(cli.wait),
     };
     let mut out = Output::stdout(ctx.json);
@@ -137,12 +142,16 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Why(a) => commands::why::run(&ctx, a, &mut out),
         Command::Classify(a) => commands::classify::run(&ctx, a, &mut out),
         Command::Conflicts(c) => commands::conflicts::run(&ctx, c, &mut out),
+        Command::Embed(a) => commands::embed::run(&ctx, a, &mut out),
         Command::Log(a) => commands::log::run(&ctx, a, &mut out),
         Command::Export(a) => commands::export::run(&ctx, a, &mut out),
         Command::Import(a) => commands::import::run(&ctx, a, &mut out),
         Command::Rebuild(a) => commands::rebuild::run(&ctx, a, &mut out),
         Command::Verify(a) => commands::verify::run(&ctx, a, &mut out),
         Command::Stats(a) => commands::stats::run(&ctx, a, &mut out),
+        Command::Mcp(a) => commands::mcp::run(&ctx, a, &mut out),
+        Command::Completions(a) => commands::completions::completions(&ctx, a, &mut out),
+        Command::Man(a) => commands::completions::man(&ctx, a, &mut out),
     };
     let result = result.and_then(|()| out.flush());
     match result {

@@ -3,6 +3,8 @@
 
 pub mod app;
 pub mod commands;
+pub mod config;
 pub mod output;
+pub mod style;
 
 pub use app::main_with_args;

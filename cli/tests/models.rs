@@ -102,3 +102,110 @@ fn conflicts_scan_works_offline_and_why_shows_a_fallback() {
     let human = run(d, &[], &["why", id, b["memory_id"].as_str().unwrap()]);
     assert!(String::from_utf8_lossy(&human.stdout).contains("model m: not used"));
 }
+
+/// Fixed vectors: the paraphrase and the fact point the same way, everything else elsewhere.
+fn embedder() -> mock_http::MockServer {
+    mock_http::start(|seen| {
+        let vectors: Vec<Vec<f32>> = seen.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| match v.as_str().unwrap() {
+                "which relational engine holds company data?" => vec![1.0, 0.0],
+                "our primary datastore is postgres" => vec![0.95, 0.05],
+                _ => vec![0.0, 1.0],
+            })
+            .collect();
+        mock_http::embeddings(&vectors)
+    })
+}
+
+#[test]
+fn embed_embeds_what_is_missing_and_recall_fuses_cosine() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    json(d, &[], &["save", "our primary datastore is postgres"]);
+    json(d, &[], &["save", "the office closes at six"]);
+
+    // No embedder: a clear message and exit 2.
+    let out = run(d, &[], &["embed"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MEMLEDGER_EMBED_URL"));
+
+    let server = embedder();
+    let env = [("MEMLEDGER_EMBED_URL", server.url.as_str()), ("MEMLEDGER_EMBED_MODEL", "fixed-embed")];
+    let query = "which relational engine holds company data?";
+    // Memories saved before the embedder have no vectors: recall stays BM25 and calls nothing.
+    let r = json(d, &env, &["recall", query]);
+    assert_eq!((&r["ranking"], r["results"].as_array().unwrap().len()), (&Value::from("bm25"), 0));
+    assert_eq!(server.hits(), 0);
+
+    let dry = json(d, &env, &["embed", "--dry-run"]);
+    assert_eq!(
+        (&dry["dry_run"], &dry["missing"], &dry["texts"], &dry["embedded"]),
+        (&Value::from(true), &Value::from(2), &Value::from(2), &Value::from(0))
+    );
+    assert_eq!(server.hits(), 0, "a dry run calls nothing");
+    let done = json(d, &env, &["embed"]);
+    assert_eq!(
+        (&done["model"], &done["active"], &done["embedded"]),
+        (&Value::from("fixed-embed"), &Value::from(2), &Value::from(2))
+    );
+    assert_eq!(json(d, &env, &["embed"])["embedded"], 0, "nothing left");
+    let human = run(d, &env, &["embed"]);
+    assert!(String::from_utf8_lossy(&human.stdout).contains("embedded 0 text(s) with fixed-embed"));
+
+    let r = json(d, &env, &["recall", query]);
+    assert_eq!(r["ranking"], "bm25+cosine");
+    let results = r["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{r}");
+    assert_eq!(results[0]["text"], "our primary datastore is postgres");
+    assert_eq!((&results[0]["bm25"], &r["notice"], &r["embedding_error"]), (&Value::Null, &Value::Null, &Value::Null));
+    assert!(results[0]["cosine"].as_f64().unwrap() > 0.9);
+    assert!(results[0]["conflicts_with"].as_array().unwrap().is_empty());
+
+    // The embedder down: BM25 alone, exit 0.
+    let closed = mock_http::closed_port();
+    let down = [
+        ("MEMLEDGER_EMBED_URL", closed.as_str()),
+        ("MEMLEDGER_EMBED_MODEL", "fixed-embed"),
+        ("MEMLEDGER_MODEL_RETRIES", "0"),
+    ];
+    let r = json(d, &down, &["recall", "postgres"]);
+    assert_eq!(
+        (&r["ranking"], &r["results"][0]["text"]),
+        (&Value::from("bm25"), &Value::from("our primary datastore is postgres"))
+    );
+    assert!(r["embedding_error"].as_str().unwrap().contains("failed"));
+    // And a failing `embed` is an error (exit 1), not a silent success.
+    json(d, &[], &["save", "a third memory to embed"]);
+    assert_eq!(run(d, &down, &["embed"]).status.code(), Some(1));
+}
+
+#[test]
+fn classify_reports_the_cosine_and_gates_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = ("our primary datastore is postgres", "our primary datastore is postgres too");
+    let lexical = json(dir.path(), &[], &["classify", a, b]);
+    let server = embedder();
+    let env = [("MEMLEDGER_EMBED_URL", server.url.as_str()), ("MEMLEDGER_EMBED_MODEL", "fixed-embed")];
+    let gated = json(dir.path(), &env, &["classify", a, b]);
+    let cos = gated["scores"].as_array().unwrap().iter().find(|s| s[0] == "cosine").unwrap()[1].as_f64().unwrap();
+    assert!(cos < 0.5, "{gated}");
+    assert_eq!((&lexical["relation"], &lexical["gate"]), (&Value::from("identical"), &Value::from("merge_band")));
+    assert_eq!(
+        (&gated["relation"], &gated["gate"]),
+        (&Value::from("complementary"), &Value::from("cosine_below_identical"))
+    );
+    let pairs = dir.path().join("pairs.jsonl");
+    std::fs::write(&pairs, format!("{}\n", serde_json::json!({"id": 1, "a": a, "b": b}))).unwrap();
+    let out = run(dir.path(), &env, &["--json", "classify", "--pairs", pairs.to_str().unwrap()]);
+    let line: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!((line["cosine"].as_f64().unwrap() - cos).abs() < 1e-9);
+    assert_eq!(server.hits(), 2, "one request per command: the texts go together");
+    // A configured embedder that fails is an error for classify: figures must not silently be lexical.
+    let closed = mock_http::closed_port();
+    let down =
+        [("MEMLEDGER_EMBED_URL", closed.as_str()), ("MEMLEDGER_EMBED_MODEL", "e"), ("MEMLEDGER_MODEL_RETRIES", "0")];
+    assert_eq!(run(dir.path(), &down, &["classify", a, b]).status.code(), Some(1));
+}

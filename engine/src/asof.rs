@@ -106,6 +106,8 @@ impl Memledger {
             if !events.is_empty() {
                 past.import_stream(Stream::from_events(events)?)?;
             }
+            // Recall there fuses cosine ranking too: lend it the vectors this store has.
+            self.lend_vectors(&past)?;
             Ok(past)
         };
         match build() {

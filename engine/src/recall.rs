@@ -1,5 +1,8 @@
 //! `recall`: BM25 over the active memories (the text index, `projector/src/text_index.rs`),
-//! filtered by type and scope, with the conflict notice of DESIGN §6.
+//! filtered by type and scope, with the conflict notice of DESIGN §6. With an embedder and
+//! vectors of its model, BM25 is fused with a cosine ranking by reciprocal-rank fusion.
+
+use std::collections::HashMap;
 
 use memledger_projector::text_index::{TextIndex, TextRebuild};
 use memledger_projector::{Checkpoint, beliefs};
@@ -8,6 +11,16 @@ use serde::Serialize;
 
 use crate::error::EngineError;
 use crate::memledger::Memledger;
+use crate::models::embed::{VectorCache, cosine};
+
+/// The constant of reciprocal-rank fusion: a hit at rank `r` (from 1) of a ranking adds
+/// `1 / (RRF_K + r)` (Cormack, Clarke and Büttcher 2009).
+pub const RRF_K: f64 = 60.0;
+/// How deep each ranking is read before fusion (at least `limit`).
+pub const FUSION_DEPTH: usize = 50;
+/// The cosine below which a memory is not in the cosine ranking at all, so that a query that
+/// matches nothing does not return arbitrary memories merely because they have vectors.
+pub const RECALL_COSINE_MIN: f64 = 0.3;
 
 /// Said with results when any of them is in a pending conflict with another active memory.
 pub const CONFLICT_NOTICE: &str =
@@ -22,8 +35,13 @@ pub struct RecallHit {
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
     pub scope: String,
-    /// BM25; comparable only within one answer.
+    /// What the results are ordered by: BM25 when `ranking` is `bm25`, the fused
+    /// reciprocal-rank score when it is `bm25+cosine`; comparable only within one answer.
     pub score: f32,
+    /// The BM25 score, when the text index matched this memory.
+    pub bm25: Option<f32>,
+    /// The cosine with the query, when this memory was in the cosine ranking.
+    pub cosine: Option<f64>,
     pub asserted_at: Timestamp,
     /// Active memories this one is in a pending conflict with.
     pub conflicts_with: Vec<MemoryId>,
@@ -36,6 +54,23 @@ pub struct RecallResult {
     pub results: Vec<RecallHit>,
     /// [`CONFLICT_NOTICE`] when a returned memory has a pending conflict, else null.
     pub notice: Option<String>,
+    /// The rankings that contributed: [`RANKING_BM25`] or [`RANKING_FUSED`].
+    pub ranking: &'static str,
+    /// Why the cosine ranking was not used although an embedder is configured (the query could
+    /// not be embedded), else null.
+    pub embedding_error: Option<String>,
+}
+
+/// `ranking` when only BM25 ranked the results.
+pub const RANKING_BM25: &str = "bm25";
+/// `ranking` when BM25 and the cosine ranking were fused.
+pub const RANKING_FUSED: &str = "bm25+cosine";
+
+/// The cosine ranking of one query: best first, at most the fusion depth.
+#[derive(Default)]
+struct CosineRanking {
+    ranked: Vec<(MemoryId, f64)>,
+    error: Option<String>,
 }
 
 impl Memledger {
@@ -55,11 +90,34 @@ impl Memledger {
             return Err(EngineError::BadInput("--limit must be at least 1".into()));
         }
         self.text_index_current()?;
+        let depth = if self.models.embedder().is_some() { limit.max(FUSION_DEPTH) } else { limit };
+        let bm25 = self.text.search(query, memory_type, scope, depth)?;
+        let cosines = self.cosine_ranking(query, memory_type, scope, depth)?;
+        let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
+        // (memory id, ranking score, BM25, cosine); BM25 alone keeps the text index's order.
+        let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
+            bm25.iter().take(limit).map(|h| (h.memory_id, h.score as f64, Some(h.score), None)).collect()
+        } else {
+            let mut fused: HashMap<MemoryId, (f64, Option<f32>, Option<f64>)> = HashMap::new();
+            for (rank, hit) in bm25.iter().enumerate() {
+                let e = fused.entry(hit.memory_id).or_default();
+                e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
+                e.1 = Some(hit.score);
+            }
+            for (rank, (id, c)) in cosines.ranked.iter().enumerate() {
+                let e = fused.entry(*id).or_default();
+                e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
+                e.2 = Some(*c);
+            }
+            fused.into_iter().map(|(id, (s, b, c))| (id, s, b, c)).collect()
+        };
         let mut results = Vec::new();
-        for hit in self.text.search(query, memory_type, scope, limit)? {
-            let m = self.show(hit.memory_id)?;
-            if m.status != Status::Active || m.memory_id != hit.memory_id {
-                // The index is committed with the views; this would be a bug, never an answer.
+        for (id, score, bm25, cosine) in scored {
+            let m = self.show(id)?;
+            let in_filter = memory_type.is_none_or(|t| m.memory_type == t) && scope.is_none_or(|s| m.scope == s);
+            if m.status != Status::Active || m.memory_id != id || !in_filter {
+                // The index is committed with the views and the cosine ranking reads only active
+                // memories of the scope and type; this would be a bug, never an answer.
                 continue;
             }
             results.push(RecallHit {
@@ -68,13 +126,73 @@ impl Memledger {
                 text: m.text,
                 memory_type: m.memory_type,
                 scope: m.scope,
-                score: hit.score,
+                score: score as f32,
+                bm25,
+                cosine,
                 asserted_at: m.asserted_at,
                 conflicts_with: m.conflicts_with,
             });
         }
+        if ranking == RANKING_FUSED {
+            // Best first: fused score, then newest, then the smaller id.
+            results.sort_by(|a, b| {
+                b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
+            });
+            results.truncate(limit);
+        }
         let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
-        Ok(RecallResult { results, notice })
+        Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
+    }
+
+    /// The active memories of the type and scope that have a vector of the configured embedding
+    /// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]), best `depth`. The query
+    /// is embedded once, and only when such vectors exist; it is not cached (recall writes
+    /// nothing). Without an embedder, or when the embedder fails: empty (the error is kept).
+    fn cosine_ranking(
+        &self,
+        query: &str,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        depth: usize,
+    ) -> Result<CosineRanking, EngineError> {
+        let Some(endpoint) = self.models.embedder() else { return Ok(CosineRanking::default()) };
+        let model = endpoint.model.clone();
+        let cache = VectorCache::new(self.ledger.store());
+        let mut vectors = Vec::new();
+        let keep = |r: &beliefs::MemoryRecord| {
+            r.status == Status::Active
+                && memory_type.is_none_or(|t| r.memory_type == t)
+                && scope.is_none_or(|s| r.scope == s)
+        };
+        for r in self.beliefs().scan(keep, usize::MAX)? {
+            // Only vectors of the configured model: the model is part of the cache key.
+            if let Some(v) = cache.get(&model, &r.content_hash)? {
+                vectors.push((r.memory_id, r.asserted_at, v));
+            }
+        }
+        if vectors.is_empty() {
+            return Ok(CosineRanking::default());
+        }
+        let q = match self.models.embed_texts(&[query.to_string()]) {
+            Some(Ok(mut vs)) if vs.len() == 1 => vs.remove(0),
+            Some(Ok(_)) => {
+                let error = format!("embedder {model} answered the wrong number of vectors; BM25 only");
+                return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
+            }
+            Some(Err(e)) => {
+                let error = format!("embedder {model} failed: {e}; BM25 only");
+                return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
+            }
+            None => return Ok(CosineRanking::default()),
+        };
+        let mut ranked: Vec<(f64, Timestamp, MemoryId)> = vectors
+            .into_iter()
+            .map(|(id, at, v)| (cosine(&q, &v), at, id))
+            .filter(|(c, _, _)| *c >= RECALL_COSINE_MIN)
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+        ranked.truncate(depth);
+        Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), error: None })
     }
 
     /// The text index, for inspection (its checkpoint, document count) and maintenance.

@@ -467,3 +467,126 @@ fn a_failing_embedder_falls_back_to_term_candidates() {
     let d = why(&ml, b.memory_id, a.memory_id);
     assert!(d[0].reason.contains("embedder toy-embed failed"), "{}", d[0].reason);
 }
+
+/// A scripted embedder with fixed vectors: the texts of one topic share a direction whatever
+/// their words, everything else points elsewhere.
+fn topic_server() -> MockServer {
+    mock_http::start(|seen| {
+        let vectors: Vec<Vec<f32>> = seen.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| match v.as_str().unwrap() {
+                PARAPHRASE_QUERY | "postgres datastore" => vec![1.0, 0.0, 0.0],
+                "our primary datastore is postgres" => vec![0.9, 0.1, 0.0],
+                "the blog keeps its posts in sqlite" => vec![0.7, 0.0, 0.3],
+                "billing stores invoices in mysql" => vec![0.7, 0.3, 0.0],
+                "prefer managed databases over self-hosted ones" => vec![0.8, 0.0, 0.2],
+                _ => vec![0.0, 0.0, 1.0],
+            })
+            .collect();
+        mock_http::embeddings(&vectors)
+    })
+}
+
+/// Shares no index term with any stored text.
+const PARAPHRASE_QUERY: &str = "which relational engine holds company data?";
+
+fn scoped(text: &str, scope: &str, memory_type: &str) -> SaveRequest {
+    SaveRequest {
+        text: text.into(),
+        scope: Some(scope.into()),
+        memory_type: Some(memory_type.into()),
+        no_dedup: true,
+        ..SaveRequest::default()
+    }
+}
+
+fn query_calls(server: &MockServer) -> usize {
+    server.seen().iter().filter(|s| s.body["input"][0] == PARAPHRASE_QUERY).count()
+}
+
+#[test]
+fn recall_fuses_bm25_with_cosine_and_finds_a_paraphrase() {
+    let server = topic_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_embedder(&server.url, "topic-embed"));
+    let pg = ml.save(scoped("our primary datastore is postgres", "team:core", "fact"), ACTOR).unwrap().memory_id;
+    let other_scope = ml.save(scoped("the blog keeps its posts in sqlite", "team:blog", "fact"), ACTOR).unwrap();
+    let pref = ml
+        .save(scoped("prefer managed databases over self-hosted ones", "team:core", "preference"), ACTOR)
+        .unwrap()
+        .memory_id;
+    let gone = ml.save(scoped("billing stores invoices in mysql", "team:core", "fact"), ACTOR).unwrap().memory_id;
+    ml.forget(gone, None, ACTOR).unwrap();
+    let unrelated = ml.save(scoped("the office closes at six", "team:core", "fact"), ACTOR).unwrap().memory_id;
+    // Saved with dedup off, so not embedded yet: the forgotten one is not active, so not embedded.
+    let report = ml.embed_missing().unwrap();
+    assert_eq!((report.active, report.missing, report.embedded), (4, 4, 4), "{report:?}");
+
+    let r = ml.recall(PARAPHRASE_QUERY, Some(MemoryType::Fact), Some("team:core"), 10).unwrap();
+    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.embedding_error, None);
+    let found: Vec<MemoryId> = r.results.iter().map(|h| h.memory_id).collect();
+    assert_eq!(found, vec![pg], "active, in scope and type, above the cosine floor: {:?}", r.results);
+    assert_eq!(r.results[0].bm25, None, "a cosine-only hit");
+    assert!(r.results[0].cosine.unwrap() > 0.9);
+    assert!(!found.contains(&other_scope.memory_id) && !found.contains(&pref) && !found.contains(&gone));
+    assert!(!found.contains(&unrelated), "orthogonal: below the cosine floor");
+    assert_eq!(query_calls(&server), 1, "the query is embedded once");
+
+    // Without the filters the preference and the other scope come too; the forgotten one never.
+    let all = ml.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
+    let ids: Vec<MemoryId> = all.results.iter().map(|h| h.memory_id).collect();
+    assert_eq!(ids, vec![pg, pref, other_scope.memory_id], "by cosine: {:?}", all.results);
+    assert!(all.results.windows(2).all(|w| w[0].score >= w[1].score));
+
+    // BM25 and cosine both: a hit in both rankings beats a hit in one.
+    let both = ml.recall("postgres datastore", None, None, 10).unwrap();
+    assert_eq!(both.ranking, "bm25+cosine");
+    assert_eq!(both.results[0].memory_id, pg);
+    assert!(both.results[0].bm25.is_some() && both.results[0].cosine.is_some());
+    assert!(both.results.iter().all(|h| h.memory_id != gone));
+    drop(ml);
+
+    // Offline, the words find nothing.
+    let ml = open(dir.path(), ModelConfig::none());
+    let r = ml.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
+    assert_eq!((r.ranking, r.results.len()), ("bm25", 0));
+    drop(ml);
+
+    // Only vectors of the configured model count: another model has none, so the query is
+    // not even embedded.
+    let before = server.hits();
+    let ml = open(dir.path(), with_embedder(&server.url, "topic-embed-2"));
+    let r = ml.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
+    assert_eq!((r.ranking, r.results.len()), ("bm25", 0));
+    assert_eq!(server.hits(), before, "no vectors of this model: no call");
+    drop(ml);
+
+    // An embedder that is down: BM25 alone, never an error.
+    let ml = open(dir.path(), with_embedder(&mock_http::closed_port(), "topic-embed"));
+    let r = ml.recall("postgres datastore", None, None, 10).unwrap();
+    assert_eq!(r.ranking, "bm25");
+    assert!(r.embedding_error.as_deref().unwrap().contains("embedder topic-embed failed"), "{r:?}");
+    assert_eq!(r.results[0].memory_id, pg);
+    assert_eq!(r.results[0].cosine, None);
+}
+
+#[test]
+fn recall_as_of_uses_the_vectors_of_the_live_store() {
+    let server = topic_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_embedder(&server.url, "topic-embed"));
+    let pg = ml.save(scoped("our primary datastore is postgres", "team:core", "fact"), ACTOR).unwrap();
+    ml.embed_missing().unwrap();
+    let before_forget = ml.ledger().head().seq;
+    ml.forget(pg.memory_id, None, ACTOR).unwrap();
+    assert!(ml.recall(PARAPHRASE_QUERY, None, None, 10).unwrap().results.is_empty());
+    let hits = server.hits();
+    let past = ml.as_of(Some(AsOf::Seq(before_forget))).unwrap();
+    let r = past.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
+    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.results.iter().map(|h| h.memory_id).collect::<Vec<_>>(), vec![pg.memory_id]);
+    assert_eq!(server.hits(), hits + 1, "only the query is embedded; the memory's vector was lent");
+}

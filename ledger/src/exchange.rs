@@ -147,8 +147,15 @@ pub fn read_stream(input: &mut dyn BufRead) -> Result<Stream, ImportError> {
     // 1. Parse every line.
     let mut stream: Vec<(usize, Event)> = Vec::new();
     for (i, line) in input.lines().enumerate() {
-        let line = line?;
         let number = i + 1;
+        let line = match line {
+            Ok(line) => line,
+            // Bytes that are not UTF-8 are bad input on that line, not an i/o failure.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                return Err(ImportError::Parse { line: number, message: "the line is not valid UTF-8".into() });
+            }
+            Err(e) => return Err(e.into()),
+        };
         if line.trim().is_empty() {
             continue;
         }

@@ -44,6 +44,24 @@ fn is_lock_error(e: &rocksdb::Error) -> bool {
         && (s.contains("resource temporarily unavailable") || s.contains("lock hold") || s.contains("locked"))
 }
 
+/// RocksDB reports a damaged write-ahead log record at open as a bare "Corruption: checksum
+/// mismatch"; the file it was replaying is only in its info log (`<store>/LOG`, a line
+/// "<file>: dropping N bytes; Corruption: ..."). Name that file, when the error names none.
+fn corrupt_file_from_info_log(path: &Path, reason: &str) -> Option<String> {
+    if !reason.contains("Corruption")
+        || reason.contains(".sst")
+        || reason.contains("MANIFEST")
+        || reason.contains(".log")
+    {
+        return None;
+    }
+    let log = std::fs::read_to_string(path.join("LOG")).ok()?;
+    let line = log.lines().rev().find(|l| l.contains(": dropping ") && l.contains("Corruption"))?;
+    let before = &line[..line.find(": dropping ")?];
+    let file = before.rsplit(|c: char| c.is_whitespace() || c == ']').next()?;
+    (file.ends_with(".log")).then(|| format!("the write-ahead log {file}"))
+}
+
 impl Store {
     /// Open (creating when `create`) the store at `path` with the ledger's tables and `views`.
     /// A store locked by another process is retried until `wait` has passed.
@@ -90,7 +108,11 @@ impl Store {
                     std::thread::sleep(Duration::from_millis(25));
                 }
                 Err(e) => {
-                    return Err(OpenError::Unusable { path: path.into(), reason: e.into_string() });
+                    let mut reason = e.into_string();
+                    if let Some(file) = corrupt_file_from_info_log(path, &reason) {
+                        reason.push_str(&format!(" (in {file})"));
+                    }
+                    return Err(OpenError::Unusable { path: path.into(), reason });
                 }
             }
         }
@@ -136,6 +158,25 @@ impl Store {
     /// sequential, so syncing it covers all earlier writes.
     pub fn sync_wal(&self) -> Result<(), LedgerError> {
         Ok(self.db.flush_wal(true)?)
+    }
+
+    /// Flush every table's memtable to SST files (and so retire the WAL they came from). Writes
+    /// are durable without it; tests use it to put data in SST files.
+    pub fn flush(&self) -> Result<(), LedgerError> {
+        let mut names: Vec<String> = LEDGER_CFS.iter().map(|s| s.to_string()).collect();
+        if let Ok(existing) = DB::list_cf(&Options::default(), &self.path) {
+            for name in existing {
+                if name != "default" && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        for name in &names {
+            if let Some(cf) = self.db.cf_handle(name) {
+                self.db.flush_cf(cf)?;
+            }
+        }
+        Ok(())
     }
 
     /// Apply a batch atomically. `sync` makes it durable before returning.

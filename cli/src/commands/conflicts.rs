@@ -98,7 +98,7 @@ pub struct ResolveArgs {
     pub note: Option<String>,
 }
 
-fn conflict_json(ml: &Memledger, c: &ConflictRecord) -> Result<Value, CliError> {
+pub(crate) fn conflict_json(ml: &Memledger, c: &ConflictRecord) -> Result<Value, CliError> {
     let side = |id| -> Result<Value, CliError> {
         Ok(match ml.show(id) {
             Ok(m) => json!({"memory_id": id, "text": m.text, "status": m.status, "version": m.version}),
@@ -152,12 +152,25 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
             if list.is_empty() {
                 out.line("no conflicts")?;
             }
+            // An aligned table: the conflict, its state, when, the incoming memory and its text.
+            if !list.is_empty() {
+                let head =
+                    format!("{:<12}  {:<8}  {:<20}  {:<12}  {:<5}  NEW TEXT", "ID", "STATUS", "OPENED", "NEW", "VS");
+                out.line(crate::style::bold(&head))?;
+            }
             for c in &list {
                 let text = ml.show(c.incoming).map(|m| m.text).unwrap_or_default();
+                let status = c.status.as_str();
+                let painted = if c.status == ConflictStatus::Pending {
+                    crate::style::yellow(status)
+                } else {
+                    crate::style::green(status)
+                };
+                let id = c.conflict_id.short();
                 out.line(format!(
-                    "{}  {:<8} {}  {} vs {} other(s): {}",
-                    c.conflict_id.short(),
-                    c.status.as_str(),
+                    "{}  {}  {:<20}  {:<12}  {:<5}  {}",
+                    crate::style::pad(&crate::style::cyan(&id), id.chars().count(), 12),
+                    crate::style::pad(&painted, status.len(), 8),
                     c.opened_at.to_human(),
                     c.incoming.short(),
                     c.candidates.len(),

@@ -14,15 +14,35 @@ pub struct Args {
     pub output: Option<std::path::PathBuf>,
 }
 
+/// Counts the lines written, for the progress bar.
+struct Counting<'a, W: std::io::Write + ?Sized> {
+    inner: &'a mut W,
+    bar: indicatif::ProgressBar,
+}
+
+impl<W: std::io::Write + ?Sized> std::io::Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bar.inc(buf[..n].iter().filter(|b| **b == b'\n').count() as u64);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     let ml = ctx.open(false)?;
+    let total = (ml.ledger().head().seq + 1).saturating_sub(args.since.max(1));
+    let bar = crate::style::progress(Some(total), "exporting");
     match &args.output {
         Some(path) => {
             let tmp = path.with_extension("partial");
             let file = std::fs::File::create(&tmp)
                 .map_err(|e| CliError::new(1, format!("cannot write {}: {e}", tmp.display()), None))?;
             let mut w = std::io::BufWriter::new(file);
-            let n = ml.export(args.since, &mut w)?;
+            let n = ml.export(args.since, &mut Counting { inner: &mut w, bar: bar.clone() })?;
+            bar.finish_and_clear();
             w.into_inner().map_err(|e| CliError::from(e.into_error()))?.sync_all()?;
             std::fs::rename(&tmp, path)?;
             if !out.json {
@@ -31,7 +51,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Ok(())
         }
         None => {
-            ml.export(args.since, out.writer())?;
+            ml.export(args.since, &mut Counting { inner: out.writer(), bar: bar.clone() })?;
+            bar.finish_and_clear();
             Ok(())
         }
     }

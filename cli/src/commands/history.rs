@@ -2,6 +2,7 @@
 
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
+use crate::style;
 
 /// Show the versions of a belief, newest first; any version's id works.
 ///
@@ -23,15 +24,26 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     if out.json {
         return out.json_line(&h);
     }
+    // `* v3  2026-07-10T09:12:00Z  the staging db runs on Postgres 17`: `*` marks the active
+    // version; a retired one says so.
+    let width = h.versions.iter().map(|v| format!("v{}", v.version).len()).max().unwrap_or(2);
     for v in &h.versions {
-        let mark = if v.status == memledger_schemas::Status::Active { "*" } else { " " };
+        let active = v.status == memledger_schemas::Status::Active;
+        let version = format!("v{}", v.version);
+        let (mark, version, text) = if active {
+            (style::green("*"), style::bold(&version), clip(&v.text, 100))
+        } else {
+            (" ".to_string(), version.clone(), style::dim(&clip(&v.text, 100)))
+        };
+        let retired = if v.status == memledger_schemas::Status::Retired {
+            format!("  {}", style::red("(retired)"))
+        } else {
+            String::new()
+        };
         out.line(format!(
-            "{mark} v{:<2} {}  {}  ({}, {})",
-            v.version,
-            v.asserted_at.to_human(),
-            clip(&v.text, 80),
-            v.status,
-            v.cause
+            "{mark} {}  {}  {text}{retired}",
+            style::pad(&version, format!("v{}", v.version).len(), width),
+            style::dim(&v.asserted_at.to_human()),
         ))?;
     }
     Ok(())

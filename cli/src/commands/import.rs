@@ -27,7 +27,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     // Read and check the whole stream before the store is opened (or created).
     let stream = memledger_engine::read_stream(&mut reader).map_err(memledger_engine::EngineError::from)?;
     let ml = ctx.open(true)?;
-    let report = ml.import_stream(stream)?;
+    let bar = crate::style::progress(None, "importing");
+    bar.set_position(stream.len() as u64);
+    bar.set_message("importing events");
+    bar.enable_steady_tick(std::time::Duration::from_millis(100));
+    let report = ml.import_stream(stream);
+    bar.finish_and_clear();
+    let report = report?;
     if out.json {
         return out.json_line(&report);
     }

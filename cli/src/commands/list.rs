@@ -5,6 +5,7 @@ use serde_json::json;
 
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
+use crate::style;
 
 /// List memories, newest first.
 ///
@@ -38,15 +39,35 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     if out.json {
         return out.json_line(&json!({ "memories": memories }));
     }
+    // An aligned table; `!` marks a memory in a pending conflict.
+    let width = |f: &dyn Fn(&memledger_engine::reads::MemoryView) -> usize, title: &str| {
+        memories.iter().map(f).max().unwrap_or(0).max(title.chars().count())
+    };
+    let wv = width(&|m| format!("v{}", m.version).len(), "VER");
+    let ws = width(&|m| m.status.as_str().len(), "STATUS");
+    let wt = width(&|m| m.memory_type.as_str().len(), "TYPE");
+    let wc = width(&|m| m.scope.chars().count(), "SCOPE");
+    if !memories.is_empty() {
+        let head =
+            format!("  {:<12}  {:<wv$}  {:<ws$}  {:<wt$}  {:<wc$}  TEXT", "ID", "VER", "STATUS", "TYPE", "SCOPE");
+        out.line(style::bold(&head))?;
+    }
     for m in &memories {
-        let flag = if m.conflicts_with.is_empty() { " " } else { "!" };
+        let flag = if m.conflicts_with.is_empty() { " ".to_string() } else { style::yellow("!") };
+        let status = m.status.as_str();
+        let painted = match m.status {
+            Status::Active => style::green(status),
+            Status::Retired => style::red(status),
+            _ => style::dim(status),
+        };
+        let id = m.memory_id.short();
         out.line(format!(
-            "{} {}  v{:<2} {:<8} {:<10} {}",
-            flag,
-            m.memory_id.short(),
-            m.version,
-            m.status.as_str(),
+            "{flag} {}  {:<wv$}  {}  {:<wt$}  {:<wc$}  {}",
+            style::pad(&style::cyan(&id), id.chars().count(), 12),
+            format!("v{}", m.version),
+            style::pad(&painted, status.len(), ws),
             m.memory_type.as_str(),
+            m.scope,
             clip(&m.text, 80)
         ))?;
     }

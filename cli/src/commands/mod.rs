@@ -1,13 +1,16 @@
 //! One module per command, each an `Args` struct (its doc comment is the help text) and `run`.
 
 pub mod classify;
+pub mod completions;
 pub mod conflicts;
+pub mod embed;
 pub mod export;
 pub mod forget;
 pub mod history;
 pub mod import;
 pub mod list;
 pub mod log;
+pub mod mcp;
 pub mod rebuild;
 pub mod recall;
 pub mod save;

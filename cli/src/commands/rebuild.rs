@@ -25,7 +25,9 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         None => ml.views().names().iter().chain(["text"].iter()).map(|s| s.to_string()).collect(),
     };
     let started = Instant::now();
-    let events = ml.rebuild(only.as_deref(), &mut |_| {})?;
+    let bar = crate::style::progress(Some(ml.ledger().head().seq), "rebuilding");
+    let events = ml.rebuild(only.as_deref(), &mut |n| bar.set_position(n))?;
+    bar.finish_and_clear();
     let elapsed_ms = started.elapsed().as_millis() as u64;
     if out.json {
         return out.json_line(&json!({"events": events, "views": views, "elapsed_ms": elapsed_ms}));

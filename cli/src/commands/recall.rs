@@ -7,7 +7,9 @@ use crate::output::{CliError, Output, clip};
 /// memories are never returned). Any text is a query: there is no query syntax.
 ///
 /// A `!` marks a memory in a pending conflict; the notice then says to ask the user which one
-/// is current.
+/// is current. With an embedder configured (docs/models.md) and vectors of its model, BM25 is
+/// fused with cosine similarity to the query (reciprocal-rank fusion), so a paraphrase that
+/// shares no word with the query can be found too.
 ///
 /// Example: memledger recall "which postgres version does billing run?" --scope team:payments
 #[derive(clap::Args, Debug)]
@@ -38,12 +40,17 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     if out.json {
         return out.json_line(&found);
     }
+    if let Some(e) = &found.embedding_error {
+        eprintln!("memledger: {e}");
+    }
+    // A fused reciprocal-rank score is small (about 0.03 at best): print more digits.
+    let digits = if found.ranking == memledger_engine::recall::RANKING_FUSED { 4 } else { 2 };
     let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
     let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
     for r in &found.results {
         let flag = if r.conflicts_with.is_empty() { " " } else { "!" };
         out.line(format!(
-            "{flag} {}  {:>6.2}  {:<type_width$}  {:<scope_width$}  {}",
+            "{flag} {}  {:>6.digits$}  {:<type_width$}  {:<scope_width$}  {}",
             r.memory_id.short(),
             r.score,
             r.memory_type.as_str(),

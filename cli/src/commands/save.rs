@@ -68,8 +68,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let text = super::text_arg(args.text.as_deref().unwrap_or_default())?;
     let request = SaveRequest {
         text,
-        memory_type: args.memory_type,
-        scope: args.scope,
+        memory_type: args.memory_type.or_else(crate::config::default_type),
+        scope: args.scope.or_else(crate::config::default_scope),
         source: args.source,
         effective_at: args.effective_at,
         fact_key: args.fact_key,
@@ -103,7 +103,11 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
         Box::new(std::fs::File::open(from).map_err(|e| CliError::bad_input(format!("cannot read {from}: {e}")))?)
     };
     let mut reader = BufReader::with_capacity(1 << 16, input);
-    let ml: Memledger = ctx.open(true)?;
+    // The store is opened (and created) at the first line that passes validation: a stream of
+    // refused lines writes nothing, not even an empty store.
+    let mut store: Option<Memledger> = None;
+    let size = if from == "-" { None } else { std::fs::metadata(from).ok().map(|m| m.len()) };
+    let bar = crate::style::progress(size, "saving");
     let mut refused = 0usize;
     let mut pending: Vec<Answer> = Vec::new();
     let mut line = Vec::new();
@@ -114,27 +118,42 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
         if read == 0 {
             break;
         }
+        bar.inc(if size.is_some() { read as u64 } else { 1 });
         number += 1;
         if !line.iter().all(|b| b.is_ascii_whitespace()) {
             let request = std::str::from_utf8(&line)
                 .map_err(|_| "the line is not valid UTF-8".to_string())
                 .and_then(|l| serde_json::from_str::<SaveRequest>(l).map_err(|e| format!("not a save request: {e}")));
-            match request.map(|req| ml.save_with(req, &ctx.actor, Durability::Deferred)) {
+            let saved = match request {
+                Ok(req) => match &store {
+                    Some(ml) => Ok(ml.save_with(req, &ctx.actor, Durability::Deferred)),
+                    None => match req.clone().validate() {
+                        Err(e) => Ok(Err(e)),
+                        Ok(_) => {
+                            let ml = store.insert(ctx.open(true)?);
+                            Ok(ml.save_with(req, &ctx.actor, Durability::Deferred))
+                        }
+                    },
+                },
+                Err(message) => Err(message),
+            };
+            match saved {
                 Ok(Ok(result)) => pending.push(Answer::Saved(result)),
                 Ok(Err(e)) if e.exit_code() == 2 => pending.push(Answer::Refused(number, e.to_string())),
                 Ok(Err(e)) => {
                     // A storage failure: answer what is durable, then stop.
-                    flush(&ml, out, &mut pending, &mut refused)?;
+                    flush(store.as_ref(), out, &mut pending, &mut refused)?;
                     return Err(e.into());
                 }
                 Err(message) => pending.push(Answer::Refused(number, message)),
             }
         }
         if pending.len() >= MAX_GROUP || reader.buffer().is_empty() {
-            flush(&ml, out, &mut pending, &mut refused)?;
+            bar.suspend(|| flush(store.as_ref(), out, &mut pending, &mut refused))?;
         }
     }
-    flush(&ml, out, &mut pending, &mut refused)?;
+    bar.finish_and_clear();
+    flush(store.as_ref(), out, &mut pending, &mut refused)?;
     if refused > 0 {
         out.flush()?;
         return Err(CliError::new(2, format!("{refused} line(s) were refused; the rest were saved"), None));
@@ -142,12 +161,20 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
     Ok(())
 }
 
-/// Make the group durable, then answer each of its lines in order.
-fn flush(ml: &Memledger, out: &mut Output, pending: &mut Vec<Answer>, refused: &mut usize) -> Result<(), CliError> {
+/// Make the group durable, then answer each of its lines in order. Without a store, every pending
+/// answer is a refusal and there is nothing to make durable.
+fn flush(
+    ml: Option<&Memledger>,
+    out: &mut Output,
+    pending: &mut Vec<Answer>,
+    refused: &mut usize,
+) -> Result<(), CliError> {
     if pending.is_empty() {
         return Ok(());
     }
-    ml.sync()?;
+    if let Some(ml) = ml {
+        ml.sync()?;
+    }
     for answer in pending.drain(..) {
         match answer {
             Answer::Saved(r) => print_result(out, &r)?,

@@ -16,6 +16,12 @@ pub const ENV_EMBED_API_KEY: &str = "MEMLEDGER_EMBED_API_KEY";
 pub const ENV_TIMEOUT: &str = "MEMLEDGER_MODEL_TIMEOUT";
 /// Extra attempts after a refused connection, an HTTP 429 or a 5xx (default 1).
 pub const ENV_RETRIES: &str = "MEMLEDGER_MODEL_RETRIES";
+/// The cosine a lexical `identical` verdict needs when an embedder is configured (default
+/// [`DEFAULT_IDENTICAL_COSINE_MIN`]; cosine ranges differ between models).
+pub const ENV_EMBED_IDENTICAL_MIN: &str = "MEMLEDGER_EMBED_IDENTICAL_MIN";
+/// Calibrated on multilingual-e5-small (docs/quality.md): the best macro-F1 on SICK, with no
+/// more false merges than the lexical rules alone.
+pub const DEFAULT_IDENTICAL_COSINE_MIN: f64 = 0.97;
 /// API keys tried, in order, when the memledger-specific one is not set.
 pub const FALLBACK_KEYS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY"];
 
@@ -89,14 +95,23 @@ pub const DEFAULT_RETRIES: u32 = 1;
 pub const DEFAULT_CONCURRENCY: usize = 8;
 
 /// The models in force: each one optional.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ModelConfig {
     /// Chat completions: save-time classification, the judge, the scan.
     pub llm: Option<Endpoint>,
-    /// `/embeddings`: an extra candidate source.
+    /// `/embeddings`: an extra candidate source, recall's cosine ranking, the identical gate.
     pub embed: Option<Endpoint>,
+    /// With an embedder, a lexical `identical` verdict stands only at this cosine or above
+    /// (`models::embed::gate_identical`).
+    pub identical_cosine_min: f64,
     /// What was wrong with the environment (a URL without a model, a bad number): said once at open.
     pub notes: Vec<String>,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig { llm: None, embed: None, identical_cosine_min: DEFAULT_IDENTICAL_COSINE_MIN, notes: Vec::new() }
+    }
 }
 
 impl ModelConfig {
@@ -134,6 +149,18 @@ impl ModelConfig {
                 }
             },
         };
+        let identical_cosine_min = match get(ENV_EMBED_IDENTICAL_MIN) {
+            None => DEFAULT_IDENTICAL_COSINE_MIN,
+            Some(v) => match v.parse::<f64>() {
+                Ok(x) if (0.0..=1.0).contains(&x) => x,
+                _ => {
+                    notes.push(format!(
+                        "{ENV_EMBED_IDENTICAL_MIN}={v:?} is not a cosine from 0 to 1; using {DEFAULT_IDENTICAL_COSINE_MIN}"
+                    ));
+                    DEFAULT_IDENTICAL_COSINE_MIN
+                }
+            },
+        };
         let fallback_key = || FALLBACK_KEYS.iter().find_map(|k| get(k));
         let mut endpoint = |url_var: &str, model_var: &str, key: Option<String>| -> Option<Endpoint> {
             match (get(url_var), get(model_var)) {
@@ -155,7 +182,7 @@ impl ModelConfig {
         let llm = endpoint(ENV_LLM_URL, ENV_LLM_MODEL, llm_key.clone());
         let embed_key = get(ENV_EMBED_API_KEY).or(llm_key);
         let embed = endpoint(ENV_EMBED_URL, ENV_EMBED_MODEL, embed_key);
-        ModelConfig { llm, embed, notes }
+        ModelConfig { llm, embed, identical_cosine_min, notes }
     }
 
     /// Whether any model is configured.
@@ -214,6 +241,10 @@ mod tests {
         assert_eq!(e.retries, 0);
         let c = cfg(&[(ENV_TIMEOUT, "soon"), (ENV_RETRIES, "99")]);
         assert_eq!(c.notes.len(), 2);
+        assert_eq!(cfg(&[]).identical_cosine_min, DEFAULT_IDENTICAL_COSINE_MIN);
+        assert_eq!(cfg(&[(ENV_EMBED_IDENTICAL_MIN, "0.9")]).identical_cosine_min, 0.9);
+        let c = cfg(&[(ENV_EMBED_IDENTICAL_MIN, "1.5")]);
+        assert_eq!((c.identical_cosine_min, c.notes.len()), (DEFAULT_IDENTICAL_COSINE_MIN, 1));
     }
 
     #[test]

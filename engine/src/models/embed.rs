@@ -7,14 +7,15 @@
 //! vectors of the same model — the model is part of the key — so a changed embedding model finds
 //! none of the old vectors; the store says so at open and [`Memledger::embed_missing`] re-embeds.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use memledger_ledger::store::{Batch, Store};
 use memledger_projector::beliefs::MemoryRecord;
 use memledger_schemas::chain::{Hash, content_hash};
-use memledger_schemas::{MemoryId, Status};
+use memledger_schemas::{MemoryId, Method, Relation, Status};
 use serde::Serialize;
 
+use crate::classify::Classification;
 use crate::error::EngineError;
 use crate::input::ValidSave;
 use crate::memledger::Memledger;
@@ -106,12 +107,43 @@ pub fn model_change_note(store: &Store, configured: Option<&str>) -> Option<Stri
     })
 }
 
+/// The cosine gate for `identical`: a lexical identical verdict (other than equal texts) stands
+/// only when the embedder agrees that the texts say nearly the same, at cosine `min` or above;
+/// below it the pair is kept distinct (`complementary`, gate `cosine_below_identical`). The gate
+/// never makes a pair identical or contradictory, so it cannot add a false merge; a model's
+/// verdict is not gated. Records `cosine_identical_min` in the thresholds.
+pub fn gate_identical(class: &mut Classification, cosine: f64, min: f64, model: &str) {
+    class.thresholds.push(("cosine_identical_min".into(), min));
+    if class.relation == Relation::Identical
+        && class.method == Method::Lexical
+        && class.gate != "exact_text"
+        && cosine < min
+    {
+        class.reason = format!(
+            "lexically identical by {} ({}), but cosine {cosine:.3} < {min} by {model}: kept distinct",
+            class.gate, class.reason
+        );
+        class.relation = Relation::Complementary;
+        class.gate = "cosine_below_identical".into();
+    }
+}
+
 /// What [`Memledger::embed_missing`] did.
 #[derive(Clone, Debug, Serialize)]
 pub struct EmbedReport {
+    /// The configured embedding model.
     pub model: String,
+    /// Nothing was embedded or written: `embedded` stays 0.
+    pub dry_run: bool,
+    /// Active memories.
     pub active: usize,
+    /// Active memories that already had a vector of `model`.
     pub already: usize,
+    /// Active memories without one.
+    pub missing: usize,
+    /// Distinct texts among them (memories with equal texts share a vector).
+    pub texts: usize,
+    /// Texts embedded and cached.
     pub embedded: usize,
 }
 
@@ -183,9 +215,34 @@ impl Memledger {
         Ok(out)
     }
 
+    /// Copy this store's cached vectors (configured model) of `past`'s active memories into
+    /// `past`'s cache: the scratch store of an as-of read starts with none, and vectors are keyed
+    /// by content, so they hold in any past. No embedder call.
+    pub(crate) fn lend_vectors(&self, past: &Memledger) -> Result<(), EngineError> {
+        let Some(endpoint) = self.models.embedder() else { return Ok(()) };
+        let model = endpoint.model.as_str();
+        let cache = VectorCache::new(self.ledger.store());
+        let mut items = Vec::new();
+        for r in past.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
+            if let Some(v) = cache.get(model, &r.content_hash)? {
+                items.push((r.content_hash, v));
+            }
+        }
+        if !items.is_empty() {
+            VectorCache::new(past.ledger.store()).put_all(model, &items)?;
+        }
+        Ok(())
+    }
+
     /// Embed every active memory that has no vector of the configured model yet (after the model
     /// changed, or for memories saved before an embedder was configured).
     pub fn embed_missing(&self) -> Result<EmbedReport, EngineError> {
+        self.embed_missing_with(false)
+    }
+
+    /// [`Memledger::embed_missing`]; with `dry_run`, only count what would be embedded (no call,
+    /// no write). Writes only the vector cache, never the ledger.
+    pub fn embed_missing_with(&self, dry_run: bool) -> Result<EmbedReport, EngineError> {
         let Some(endpoint) = self.models.embedder() else {
             return Err(EngineError::BadInput(
                 "no embedder is configured: set MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL".into(),
@@ -195,33 +252,52 @@ impl Memledger {
         let cache = VectorCache::new(self.ledger.store());
         let active = self.beliefs().scan(|r| r.status == Status::Active, usize::MAX)?;
         let mut missing: Vec<(Hash, String)> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut missing_memories = 0;
         for r in &active {
-            if cache.get(&model, &r.content_hash)?.is_none() && !missing.iter().any(|(h, _)| *h == r.content_hash) {
-                missing.push((r.content_hash, r.text.clone()));
+            if cache.get(&model, &r.content_hash)?.is_none() {
+                missing_memories += 1;
+                if seen.insert(r.content_hash) {
+                    missing.push((r.content_hash, r.text.clone()));
+                }
             }
         }
-        let mut embedded = 0;
+        let mut report = EmbedReport {
+            model: model.clone(),
+            dry_run,
+            active: active.len(),
+            already: active.len() - missing_memories,
+            missing: missing_memories,
+            texts: missing.len(),
+            embedded: 0,
+        };
+        if dry_run {
+            return Ok(report);
+        }
         for chunk in missing.chunks(64) {
             let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
             match self.models.embed_texts(&texts) {
                 Some(Ok(vs)) if vs.len() == texts.len() => {
                     let items: Vec<(Hash, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vs).collect();
                     cache.put_all(&model, &items)?;
-                    embedded += items.len();
+                    report.embedded += items.len();
                 }
                 Some(Ok(_)) => {
-                    return Err(EngineError::Model("the embedder answered the wrong number of vectors".into()));
+                    return Err(EngineError::Model(format!(
+                        "the embedder answered the wrong number of vectors ({} of {} texts were embedded and kept)",
+                        report.embedded, report.texts
+                    )));
                 }
-                Some(Err(e)) => return Err(EngineError::Model(format!("the embedder failed: {e}"))),
+                Some(Err(e)) => {
+                    return Err(EngineError::Model(format!(
+                        "the embedder failed: {e} ({} of {} texts were embedded and kept)",
+                        report.embedded, report.texts
+                    )));
+                }
                 None => break,
             }
         }
-        Ok(EmbedReport {
-            model,
-            active: active.len(),
-            already: active.len() - missing.len().min(active.len()),
-            embedded,
-        })
+        Ok(report)
     }
 }
 
@@ -238,5 +314,40 @@ mod tests {
         let v = vec![0.25f32, -1.5, 3.0];
         assert_eq!(decode(&encode(&v)).unwrap(), v);
         assert_ne!(vkey("a", &Hash([0; 32])), vkey("b", &Hash([0; 32])));
+    }
+
+    fn class(relation: Relation, gate: &str) -> Classification {
+        Classification {
+            relation,
+            method: Method::Lexical,
+            gate: gate.into(),
+            reason: "r".into(),
+            score: 0.9,
+            scores: Vec::new(),
+            thresholds: Vec::new(),
+            incoming_adds: false,
+            candidate_adds: false,
+            near_miss: false,
+        }
+    }
+
+    #[test]
+    fn the_identical_gate_only_ever_keeps_pairs_apart() {
+        let mut c = class(Relation::Identical, "merge_band");
+        gate_identical(&mut c, 0.95, 0.97, "e5");
+        assert_eq!((c.relation, c.gate.as_str()), (Relation::Complementary, "cosine_below_identical"));
+        assert!(c.reason.contains("cosine 0.950 < 0.97 by e5"), "{}", c.reason);
+        assert_eq!(c.thresholds, vec![("cosine_identical_min".to_string(), 0.97)]);
+        let mut c = class(Relation::Identical, "merge_band");
+        gate_identical(&mut c, 0.98, 0.97, "e5");
+        assert_eq!(c.relation, Relation::Identical, "the embedder agrees");
+        let mut c = class(Relation::Identical, "exact_text");
+        gate_identical(&mut c, 0.1, 0.97, "e5");
+        assert_eq!(c.relation, Relation::Identical, "equal texts are equal");
+        for r in [Relation::Complementary, Relation::Contradictory, Relation::Unrelated] {
+            let mut c = class(r, "related_band");
+            gate_identical(&mut c, 1.0, 0.97, "e5");
+            assert_eq!(c.relation, r, "never promoted");
+        }
     }
 }

@@ -183,8 +183,8 @@ impl Models {
 }
 
 impl crate::memledger::Memledger {
-    /// Step 6 with models: the cosine of each candidate (with an embedder) goes into its scores,
-    /// and the chat model (when configured) is asked about every candidate of the same declared
+    /// Step 6 with models: the cosine of each candidate (with an embedder) goes into its scores
+    /// and gates a lexical `identical` ([`embed::gate_identical`]), and the chat model (when configured) is asked about every candidate of the same declared
     /// kind, concurrently; its verdict is laid over the lexical one, or, when the call failed,
     /// the lexical verdict stands and the record says why. One record per candidate (`None`:
     /// the model was not asked). Without models this does nothing.
@@ -202,6 +202,7 @@ impl crate::memledger::Memledger {
                     Some(c) => {
                         class.scores.push(("cosine".into(), *c));
                         class.reason.push_str(&format!(" [cosine {c:.3} by {embed_model}]"));
+                        embed::gate_identical(class, *c, self.models.config().identical_cosine_min, embed_model);
                     }
                     None => {
                         if let Some(e) = &embedding.error {

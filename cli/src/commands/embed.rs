@@ -1,0 +1,46 @@
+//! `memledger embed`: embed the active memories that have no vector of the configured model.
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// Embed active memories that have no vector of the configured embedding model yet.
+///
+/// Needed after the embedding model changed, or for memories saved before an embedder was
+/// configured: until then they are neither embedding candidates when saving nor found by the
+/// cosine half of `recall`. Writes only the vector cache, never the ledger. Needs
+/// MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL (docs/models.md).
+///
+/// Example: memledger embed --dry-run
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Count what would be embedded; call nothing, write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let ml = ctx.open(false)?;
+    if ml.models().embedder().is_none() {
+        return Err(CliError::new(
+            2,
+            "embed needs an embedding model, and none is configured; nothing was written",
+            Some(
+                "set MEMLEDGER_EMBED_URL (an OpenAI-compatible base URL) and MEMLEDGER_EMBED_MODEL; see docs/models.md"
+                    .into(),
+            ),
+        ));
+    }
+    let report = ml.embed_missing_with(args.dry_run)?;
+    if out.json {
+        return out.json_line(&report);
+    }
+    let done = if report.dry_run {
+        format!("would embed {} text(s)", report.texts)
+    } else {
+        format!("embedded {} text(s)", report.embedded)
+    };
+    out.line(format!(
+        "{done} with {}: {} active memories, {} already had a vector, {} had none",
+        report.model, report.active, report.already, report.missing
+    ))
+}

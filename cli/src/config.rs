@@ -1,0 +1,96 @@
+//! The config file: defaults for people who would rather not repeat flags. The environment
+//! overrides it, and flags override both.
+//!
+//! `$MEMLEDGER_CONFIG`, else `$XDG_CONFIG_HOME/memledger/config.toml`, else
+//! `~/.config/memledger/config.toml`:
+//!
+//! ```toml
+//! dir = "/home/me/.local/share/memledger"   # MEMLEDGER_DIR, --dir
+//! actor = "cli:me"                          # --actor
+//! [save]
+//! scope = "team:payments"                   # MEMLEDGER_SCOPE, --scope
+//! type = "fact"                             # MEMLEDGER_TYPE, --type
+//! [models]                                  # each key is MEMLEDGER_<KEY> (docs/models.md)
+//! llm_url = "http://localhost:11434/v1"
+//! llm_model = "qwen3:8b"
+//! embed_url = "http://localhost:11434/v1"
+//! embed_model = "nomic-embed-text"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub dir: Option<PathBuf>,
+    pub actor: Option<String>,
+    #[serde(default)]
+    pub save: SaveDefaults,
+    /// Model settings by the lower-case name of their variable without `MEMLEDGER_`.
+    #[serde(default)]
+    pub models: BTreeMap<String, toml::Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SaveDefaults {
+    pub scope: Option<String>,
+    #[serde(rename = "type")]
+    pub memory_type: Option<String>,
+}
+
+/// Where the config file is looked for.
+pub fn path() -> Option<PathBuf> {
+    let var = |v: &str| std::env::var_os(v).filter(|x| !x.is_empty());
+    if let Some(p) = var("MEMLEDGER_CONFIG") {
+        return Some(PathBuf::from(p));
+    }
+    let base =
+        var("XDG_CONFIG_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("memledger/config.toml"))
+}
+
+/// The config, read once; a missing file is an empty config, an unreadable one a warning.
+pub fn get() -> &'static Config {
+    static CONFIG: OnceLock<Config> = OnceLock::new();
+    CONFIG.get_or_init(|| {
+        let Some(path) = path() else { return Config::default() };
+        let Ok(text) = std::fs::read_to_string(&path) else { return Config::default() };
+        toml::from_str(&text).unwrap_or_else(|e| {
+            eprintln!("memledger: ignoring {}: {e}", path.display());
+            Config::default()
+        })
+    })
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The default scope of a save: `MEMLEDGER_SCOPE`, else the config's.
+pub fn default_scope() -> Option<String> {
+    env("MEMLEDGER_SCOPE").or_else(|| get().save.scope.clone())
+}
+
+/// The default type of a save: `MEMLEDGER_TYPE`, else the config's.
+pub fn default_type() -> Option<String> {
+    env("MEMLEDGER_TYPE").or_else(|| get().save.memory_type.clone())
+}
+
+/// A model setting: the environment variable, else the config's `[models]` key.
+pub fn model_setting(name: &str) -> Option<String> {
+    env(name).or_else(|| {
+        let key = name.strip_prefix("MEMLEDGER_")?.to_ascii_lowercase();
+        get().models.get(&key).map(|v| match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(n) => n.to_string(),
+            toml::Value::Float(x) => x.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            _ => String::new(),
+        })
+    })
+}

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Drive `memledger mcp` with the official MCP Python SDK (`pip install mcp`), as an agent would.
+
+Usage: client.py MEMLEDGER_BINARY STORE_DIR
+
+initialize → list tools → save a contradiction (the second save is a conflict) → recall (the
+conflict notice) → list_conflicts → resolve_conflict keep_new → memory_history. Prints one line per
+step and a final `ok`; any failed check raises, and the exit code is then non-zero.
+Run by cli/tests/mcp.rs.
+"""
+
+import asyncio
+import json
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import Implementation
+
+CLIENT_NAME = "memledger-test-client"
+EXPECTED_TOOLS = {
+    "save_memory",
+    "recall_memory",
+    "memory_history",
+    "why_memory",
+    "list_conflicts",
+    "resolve_conflict",
+}
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+async def call(session, tool, **arguments):
+    result = await session.call_tool(tool, arguments)
+    text = "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
+    check(not result.is_error, f"{tool} failed: {text}")
+    return json.loads(text)
+
+
+async def main(binary, store):
+    server = StdioServerParameters(command=binary, args=["--dir", store, "mcp"])
+    async with stdio_client(server) as (read, write):
+        async with ClientSession(read, write, client_info=Implementation(name=CLIENT_NAME, version="1.0")) as session:
+            init = await session.initialize()
+            check(init.server_info.name == "memledger", f"server name {init.server_info.name!r}")
+            print(f"initialized: {init.server_info.name} {init.server_info.version}", flush=True)
+
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            check(EXPECTED_TOOLS <= set(tools), f"tools: {sorted(tools)}")
+            check("update_memory" not in tools and "update" not in tools, "explicit edits stay human")
+            for word in ("fact", "preference", "episode", "procedure"):
+                check(word in tools["save_memory"].description, f"save_memory does not teach {word}")
+            check("the user" in tools["resolve_conflict"].description, "resolve_conflict: a decision the user gave")
+            print(f"tools: {', '.join(sorted(tools))}", flush=True)
+
+            first = await call(session, "save_memory", text="The billing service runs on Postgres 16", scope="team:payments")
+            check(first["outcome"] == "added", f"first save: {first}")
+            second = await call(session, "save_memory", text="The billing service runs on Postgres 17", scope="team:payments")
+            check(second["outcome"] == "conflict", f"second save: {second}")
+            check(second.get("conflict_id"), f"second save has no conflict id: {second}")
+            check("user" in second.get("notice", ""), f"the conflict notice: {second}")
+            conflict = second["conflict_id"]
+            print(f"saved: {first['outcome']} then {second['outcome']} (conflict {conflict})", flush=True)
+
+            found = await call(session, "recall_memory", query="which postgres does billing run", scope="team:payments")
+            check(len(found["results"]) == 2, f"recall: {found}")
+            check(found["notice"], f"recall has no conflict notice: {found}")
+            print(f"recall: {len(found['results'])} results, notice: {found['notice']}", flush=True)
+
+            pending = await call(session, "list_conflicts")
+            ids = [c["conflict_id"] for c in pending["conflicts"]]
+            check(conflict in ids, f"list_conflicts: {ids}")
+            print(f"pending conflicts: {len(ids)}", flush=True)
+
+            resolved = await call(session, "resolve_conflict", id=conflict, action="keep_new", note="upgraded last week")
+            check(resolved["status"] == "resolved", f"resolve: {resolved}")
+            left = await call(session, "list_conflicts")
+            check(conflict not in [c["conflict_id"] for c in left["conflicts"]], "still pending after resolve")
+            print(f"resolved {conflict}: keep_new", flush=True)
+
+            history = await call(session, "memory_history", id=second["memory_id"])
+            versions = history["versions"]
+            check(len(versions) == 2, f"history: {history}")
+            check(versions[0]["text"].endswith("Postgres 17") and versions[0]["status"] == "active", f"v2: {versions[0]}")
+            check(versions[1]["text"].endswith("Postgres 16") and versions[1]["status"] == "stale", f"v1: {versions[1]}")
+            print(f"history: v{versions[0]['version']} {versions[0]['text']} / v{versions[1]['version']} {versions[1]['text']}", flush=True)
+
+            why = await call(session, "why_memory", id=second["memory_id"], other=first["memory_id"])
+            check(len(why["decisions"]) >= 1, f"why: {why}")
+            bad = await session.call_tool("resolve_conflict", {"id": conflict, "action": "merge"})
+            check(bad.is_error, "merge without merged_text must be refused")
+    print("ok", flush=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: client.py MEMLEDGER_BINARY STORE_DIR")
+    asyncio.run(main(sys.argv[1], sys.argv[2]))
