@@ -3,8 +3,16 @@
 # survives fresh clones. Sourced by demo.sh, test.sh and .ci/run.
 set -euo pipefail
 
-# bindgen (for RocksDB's C++ API) needs libclang.
-if ! ldconfig -p 2>/dev/null | grep -q 'libclang\(-[0-9.]*\)\?\.so' && ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
+# bindgen (for RocksDB's C++ API) needs libclang itself (libclang-cpp, which Debian images often
+# carry, is not enough): on Debian ask dpkg for libclang-dev, elsewhere look for libclang.so.
+need_libclang() {
+  if command -v dpkg >/dev/null 2>&1; then
+    ! dpkg -s libclang-dev >/dev/null 2>&1
+  else
+    ! ldconfig -p 2>/dev/null | grep -q 'libclang\(-[0-9.]*\)\?\.so'
+  fi
+}
+if need_libclang; then
   echo "setup: installing libclang-dev (needed to build RocksDB's bindings)…" >&2
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
