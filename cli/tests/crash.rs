@@ -19,16 +19,7 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_memledger")
 }
 
-/// A small deterministic generator (xorshift), so the test needs no extra crate.
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
+mod support;
 
 fn line(i: usize) -> String {
     let people = ["Ana", "Bruno", "Chen", "Dara", "Elif", "Farah", "Goran", "Hana"];
@@ -51,11 +42,7 @@ fn json(dir: &Path, args: &[&str]) -> Vec<Value> {
 #[test]
 fn acknowledged_saves_survive_sigkill() {
     let kills: usize = std::env::var("MEMLEDGER_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
-    let seed: u64 = std::env::var("MEMLEDGER_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1
-    });
-    println!("crash loop: seed {seed} (MEMLEDGER_CRASH_SEED), {kills} kills");
-    let mut rng = Rng(seed);
+    let mut rng = support::seeded("crash loop");
     let total = kills * 30 + 50;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");

@@ -15,22 +15,11 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_memledger")
 }
 
-struct Rng(u64);
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
+mod support;
+use support::Rng;
 
 fn rng(test: &str) -> Rng {
-    let seed: u64 = std::env::var("MEMLEDGER_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1
-    });
-    println!("{test}: seed {seed} (MEMLEDGER_CRASH_SEED)");
-    Rng(seed)
+    support::seeded(test)
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
