@@ -227,12 +227,47 @@ fn store(size: usize, seed: u64) {
     );
 
     let started = Instant::now();
+    let events = ml.rebuild(Some(&["beliefs"]), &mut |_| {}).unwrap();
+    println!(
+        "[{size:>6}] rebuild of the belief view           {} ({events} events)",
+        per_sec(events as usize, started.elapsed())
+    );
+    let started = Instant::now();
     let events = ml.rebuild(None, &mut |_| {}).unwrap();
     println!(
-        "[{size:>6}] rebuild of every view                {} ({events} events)",
+        "[{size:>6}] rebuild of every view and the index  {} ({events} events)",
         per_sec(events as usize, started.elapsed())
     );
     println!("[{size:>6}] peak RSS so far                      {:.0} MiB", peak_rss_mib());
+}
+
+/// Fill a store at `dir` with `size` memories (for profiling the other commands on it).
+fn fill(dir: &std::path::Path, size: usize, seed: u64) {
+    let ml = Memledger::open(dir, &OpenOptions::default()).unwrap();
+    let mut corpus = corpus::Corpus::new(seed);
+    let started = Instant::now();
+    for i in 0..size {
+        ml.save_with(request(corpus.next_memory(i)), "bench", Durability::Deferred).unwrap();
+        if i % 1024 == 1023 {
+            ml.sync().unwrap();
+        }
+    }
+    ml.sync().unwrap();
+    println!("filled {} with {size} memories: {}", dir.display(), per_sec(size, started.elapsed()));
+}
+
+/// Rebuild one view (or every view) of the store at `dir`, three times.
+fn rebuild(dir: &std::path::Path, view: Option<&str>) {
+    let ml = Memledger::open(dir, &OpenOptions::default()).unwrap();
+    for _ in 0..3 {
+        let started = Instant::now();
+        let events = ml.rebuild(view.map(|v| vec![v]).as_deref(), &mut |_| {}).unwrap();
+        println!(
+            "rebuild of {}: {} ({events} events)",
+            view.unwrap_or("every view"),
+            per_sec(events as usize, started.elapsed())
+        );
+    }
 }
 
 fn main() {
@@ -250,6 +285,10 @@ fn main() {
                 store(size, seed);
             }
         }
-        other => eprintln!("unknown benchmark {other:?}: append, limit or store"),
+        "fill" => {
+            fill(std::path::Path::new(&args[2]), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10_000), seed)
+        }
+        "rebuild" => rebuild(std::path::Path::new(&args[2]), args.get(3).map(String::as_str)),
+        other => eprintln!("unknown benchmark {other:?}: append, limit, store, fill DIR N or rebuild DIR [VIEW]"),
     }
 }

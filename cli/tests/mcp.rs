@@ -11,6 +11,12 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
+/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
+/// compile time: a build cache shared between checkouts must not send a test to another tree.
+fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
+}
+
 fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_memledger")
 }
@@ -30,7 +36,7 @@ fn cli_json(dir: &Path, args: &[&str]) -> Value {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(&manifest_dir()).parent().unwrap().to_path_buf()
 }
 
 #[test]

@@ -17,6 +17,7 @@ pub mod reads;
 pub mod recall;
 pub mod resolve;
 pub mod scan;
+mod term_cache;
 
 pub use asof::{AsOf, Snapshot};
 pub use classify::Classification;

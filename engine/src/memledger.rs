@@ -76,6 +76,9 @@ pub struct Memledger {
     pub(crate) models: crate::models::Models,
     /// Analyses of candidate texts, reused across saves (engine/src/pipeline.rs).
     pub(crate) analyses: Mutex<HashMap<MemoryId, Arc<crate::classify::lexical::Analysis>>>,
+    /// The belief view's term postings as far as candidate search has read them, kept in step by
+    /// `commit_with` (engine/src/term_cache.rs).
+    pub(crate) terms: Mutex<crate::term_cache::TermCache>,
     write: Mutex<()>,
     notes: Vec<String>,
 }
@@ -112,6 +115,7 @@ impl Memledger {
             config,
             models,
             analyses: Mutex::new(HashMap::new()),
+            terms: Mutex::new(Default::default()),
             write: Mutex::new(()),
             notes,
         })
@@ -170,9 +174,14 @@ impl Memledger {
         durability: Durability,
     ) -> Result<CommitResult, EngineError> {
         let sync = durability == Durability::Synced;
+        let touched = self.activeness_of(&events)?;
         match self.ledger.append_with(expected_head, meta, events, sync)? {
             Appended::Committed(events) => {
-                self.views.apply(&self.ledger, &events)?;
+                if let Err(e) = self.views.apply(&self.ledger, &events) {
+                    self.term_cache().clear();
+                    return Err(e.into());
+                }
+                self.follow_activeness(touched)?;
                 // The text index follows the belief view. Its (fsync-heavy) commit waits for the
                 // next recall or for close: the ledger is the record, and an index that missed a
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
@@ -181,6 +190,46 @@ impl Memledger {
             }
             Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
         }
+    }
+
+    /// Whether the in-memory term cache agrees with the belief view (`None`), or the first
+    /// place it does not. For tests; reads every cached term's postings.
+    #[doc(hidden)]
+    pub fn term_cache_disagreement(&self) -> Result<Option<String>, EngineError> {
+        self.term_cache().disagreement(&self.beliefs())
+    }
+
+    pub(crate) fn term_cache(&self) -> MutexGuard<'_, crate::term_cache::TermCache> {
+        self.terms.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether each memory is an active belief now (before a command's events apply).
+    /// A memory observed by the same command is not a belief yet: no read.
+    fn activeness_of(&self, events: &[NewEvent]) -> Result<Vec<(MemoryId, bool)>, EngineError> {
+        let beliefs = self.beliefs();
+        let observed =
+            |id: MemoryId| events.iter().any(|e| matches!(&e.body, EventBody::MemoryObserved(b) if b.memory_id == id));
+        touched_memories(events)
+            .into_iter()
+            .map(|id| {
+                let active = !observed(id) && beliefs.get(id)?.is_some_and(|r| r.status == Status::Active);
+                Ok((id, active))
+            })
+            .collect()
+    }
+
+    /// Tell the term cache about every memory whose activeness the applied command changed.
+    fn follow_activeness(&self, before: Vec<(MemoryId, bool)>) -> Result<(), EngineError> {
+        let beliefs = self.beliefs();
+        for (id, was) in before {
+            let Some(r) = beliefs.get(id)? else { continue };
+            let now = r.status == Status::Active;
+            if now != was {
+                let terms = crate::classify::lexical::index_terms_of(&self.analysis_of(&r));
+                self.term_cache().changed(&r.scope, &terms, id, now);
+            }
+        }
+        Ok(())
     }
 
     /// Save one memory through the belief pipeline; durable when it returns.
@@ -298,6 +347,38 @@ impl Drop for Memledger {
     fn drop(&mut self) {
         let _ = self.text.flush();
     }
+}
+
+/// The memories a command's events may make active or inactive: every subject of a belief
+/// event or of a resolution's effect. Must cover every status change `BeliefsProjector` makes.
+fn touched_memories(events: &[NewEvent]) -> Vec<MemoryId> {
+    let mut out = Vec::new();
+    let effects = |effects: &[Effect], out: &mut Vec<MemoryId>| {
+        for effect in effects {
+            match *effect {
+                Effect::MadeStale { memory_id } | Effect::Introduced { memory_id, .. } => out.push(memory_id),
+                Effect::Reparented { .. } | Effect::EdgeAdded { .. } => {}
+            }
+        }
+    };
+    for e in events {
+        match &e.body {
+            EventBody::BeliefAdded(b) => out.push(b.memory_id),
+            EventBody::BeliefVersioned(b) => out.extend([b.memory_id, b.replaces]),
+            EventBody::BeliefEdited(b) => out.extend([b.memory_id, b.replaces]),
+            EventBody::BeliefHistorical(b) => out.push(b.memory_id),
+            EventBody::BeliefRetired(b) => out.push(b.memory_id),
+            EventBody::ConflictResolved(b) => effects(&b.effects, &mut out),
+            EventBody::ResolutionReverted(b) => effects(&b.undone, &mut out),
+            EventBody::MemoryObserved(_)
+            | EventBody::PairClassified(_)
+            | EventBody::BeliefMerged(_)
+            | EventBody::ConflictOpened(_) => {}
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// What [`Memledger::commit`] did.

@@ -62,9 +62,10 @@ impl Memledger {
         let mut terms = lexical::index_terms_of(analysis);
         terms.sort();
         terms.dedup();
+        let mut cache = self.term_cache();
         let mut by_rarity = Vec::with_capacity(terms.len());
         for term in terms {
-            let count = beliefs.term_count(&save.scope, &term)?;
+            let count = cache.count(&beliefs, &save.scope, &term)?;
             if count > 0 {
                 by_rarity.push((count, term));
             }
@@ -76,13 +77,14 @@ impl Memledger {
             if budget == 0 {
                 break;
             }
-            let ids = beliefs.active_by_term(&save.scope, &term, budget)?;
+            let ids = cache.holders(&beliefs, &save.scope, &term, budget)?;
             budget = budget.saturating_sub(ids.len());
             let weight = 1.0 / (1.0 + (count as f64).ln());
-            for id in ids {
+            for &id in ids {
                 *weights.entry(id).or_default() += weight;
             }
         }
+        drop(cache);
         let mut ranked: Vec<(MemoryId, f64)> = weights
             .into_iter()
             .filter(|(id, _)| Some(*id) != exclude && !out.iter().any(|(r, _)| r.memory_id == *id))
@@ -99,7 +101,7 @@ impl Memledger {
     /// A stored memory's analysis, from the cache when it is there. A memory's text never changes
     /// (a new version is a new memory), so entries never go stale; the cache is simply emptied
     /// when it grows past its bound.
-    fn analysis_of(&self, r: &MemoryRecord) -> Arc<lexical::Analysis> {
+    pub(crate) fn analysis_of(&self, r: &MemoryRecord) -> Arc<lexical::Analysis> {
         let mut cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(a) = cache.get(&r.memory_id) {
             return a.clone();
@@ -110,6 +112,14 @@ impl Memledger {
         let a = Arc::new(lexical::analyse(&r.text));
         cache.insert(r.memory_id, a.clone());
         a
+    }
+
+    fn remember_analysis(&self, id: MemoryId, analysis: Arc<lexical::Analysis>) {
+        let mut cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
+        if cache.len() >= ANALYSIS_CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(id, analysis);
     }
 
     /// The next free version number of a lineage.
@@ -165,7 +175,10 @@ impl Memledger {
 
         // 4–6. Candidates (fact-key matches first, then by terms and, with an embedder, by
         // cosine), each classified lexically and, with a chat model, by the model (crate::models).
-        let incoming = lexical::analyse(&save.text);
+        let incoming = Arc::new(lexical::analyse(&save.text));
+        // The new memory's analysis serves the term cache after the commit and later saves that
+        // meet it as a candidate.
+        self.remember_analysis(memory_id, incoming.clone());
         let mut candidates = self.candidates_for(save, &incoming, None)?;
         let embedding = self.embedding_candidates(save, &mut candidates)?;
         let (records, same_keys): (Vec<MemoryRecord>, Vec<bool>) = candidates.into_iter().unzip();

@@ -38,6 +38,41 @@ fn db_options() -> Options {
     opts
 }
 
+/// A table's options: the database's, plus, for view tables, the counter merge operator (view
+/// counters, such as a term's count of active memories, are written as deltas, so a save need
+/// not read a count to change it). The ledger's own tables never merge, so their files do not
+/// name an operator.
+fn table_options(name: &str) -> Options {
+    let mut opts = db_options();
+    if !LEDGER_CFS.contains(&name) {
+        opts.set_merge_operator_associative(COUNTER_MERGE, add_counters);
+    }
+    opts
+}
+
+/// The name RocksDB records for [`add_counters`]; it must never change meaning.
+const COUNTER_MERGE: &str = "memledger.add_i64_be";
+
+/// Merge operator of counters: a counter is an `i64` in 8 big-endian bytes (absent is 0), and
+/// each operand is a delta in the same form. A value of another length fails the merge (RocksDB
+/// then reports corruption) rather than being guessed at.
+fn add_counters(_key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeOperands) -> Option<Vec<u8>> {
+    let read = |b: &[u8]| b.try_into().ok().map(i64::from_be_bytes);
+    let mut total = match existing {
+        Some(b) => read(b)?,
+        None => 0,
+    };
+    for op in operands.iter() {
+        total = total.checked_add(read(op)?)?;
+    }
+    Some(total.to_be_bytes().to_vec())
+}
+
+/// Decode a counter written through [`Batch::add`].
+pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
+    bytes.try_into().ok().map(i64::from_be_bytes)
+}
+
 fn is_lock_error(e: &rocksdb::Error) -> bool {
     let s = e.as_ref().to_ascii_lowercase();
     s.contains("lock")
@@ -98,7 +133,7 @@ impl Store {
         let started = Instant::now();
         loop {
             let descriptors: Vec<ColumnFamilyDescriptor> =
-                names.iter().map(|n| ColumnFamilyDescriptor::new(n, db_options())).collect();
+                names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n))).collect();
             match DB::open_cf_descriptors(&opts, path, descriptors) {
                 Ok(db) => return Ok(Store { db: Arc::new(db), path: path.into() }),
                 Err(e) if is_lock_error(&e) => {
@@ -186,6 +221,7 @@ impl Store {
             match op {
                 Op::Put(table, k, v) => wb.put_cf(self.cf(table)?, k, v),
                 Op::Delete(table, k) => wb.delete_cf(self.cf(table)?, k),
+                Op::Add(table, k, delta) => wb.merge_cf(self.cf(table)?, k, delta.to_be_bytes()),
                 Op::Clear(table) => {
                     // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
                     wb.delete_range_cf(self.cf(table)?, Vec::<u8>::new(), vec![0xffu8; 4096])
@@ -201,6 +237,8 @@ impl Store {
 enum Op {
     Put(&'static str, Vec<u8>, Vec<u8>),
     Delete(&'static str, Vec<u8>),
+    /// Add to a counter (see [`decode_counter`]).
+    Add(&'static str, Vec<u8>, i64),
     Clear(&'static str),
 }
 
@@ -216,6 +254,10 @@ impl Batch {
     }
     pub fn delete(&mut self, table: &'static str, key: Vec<u8>) {
         self.ops.push(Op::Delete(table, key));
+    }
+    /// Add `delta` to the counter at `key` without reading it (see [`decode_counter`]).
+    pub fn add(&mut self, table: &'static str, key: Vec<u8>, delta: i64) {
+        self.ops.push(Op::Add(table, key, delta));
     }
     /// Remove every key of a table (a view being rebuilt).
     pub fn clear(&mut self, table: &'static str) {

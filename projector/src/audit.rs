@@ -1,7 +1,8 @@
 //! The audit index: for each memory, and each pair, the seqs of every classification that
 //! examined it — flagged or dropped — so `why` never scans the whole ledger.
 //!
-//! Table `audit`: `a ‖ memory_id ‖ seq` → () and `p ‖ low id ‖ high id ‖ seq` → ().
+//! Table `audit`: `a ‖ memory_id ‖ seq` → (), for both memories of every classification; a
+//! pair's classifications are the seqs its two memories' lists share.
 
 use memledger_ledger::store::Store;
 use memledger_schemas::*;
@@ -11,13 +12,9 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::key;
 
 pub const TABLE: &str = "audit";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 pub struct AuditProjector;
-
-fn pair(a: MemoryId, b: MemoryId) -> (MemoryId, MemoryId) {
-    if a <= b { (a, b) } else { (b, a) }
-}
 
 impl Projector for AuditProjector {
     fn name(&self) -> &'static str {
@@ -33,8 +30,6 @@ impl Projector for AuditProjector {
             let seq = event.seq.to_be_bytes();
             txn.put(key(b'a', &[&b.incoming.to_bytes(), &seq]), Vec::new());
             txn.put(key(b'a', &[&b.candidate.to_bytes(), &seq]), Vec::new());
-            let (lo, hi) = pair(b.incoming, b.candidate);
-            txn.put(key(b'p', &[&lo.to_bytes(), &hi.to_bytes(), &seq]), Vec::new());
         }
         Ok(())
     }
@@ -52,13 +47,21 @@ impl<'a> AuditReader<'a> {
 
     /// Seqs of the classifications that involved `id`, or the pair `id`–`other`.
     pub fn seqs(&self, id: MemoryId, other: Option<MemoryId>) -> Result<Vec<u64>, ProjectError> {
-        let prefix = match other {
-            None => key(b'a', &[&id.to_bytes()]),
+        let mine = self.seqs_of(id)?;
+        match other {
+            None => Ok(mine),
+            // Every classification is listed under both its memories: a pair's are the seqs
+            // the two lists share.
             Some(o) => {
-                let (lo, hi) = pair(id, o);
-                key(b'p', &[&lo.to_bytes(), &hi.to_bytes()])
+                let theirs = self.seqs_of(o)?;
+                Ok(mine.into_iter().filter(|s| theirs.binary_search(s).is_ok()).collect())
             }
-        };
+        }
+    }
+
+    /// Seqs (ascending) of the classifications that involved `id`.
+    fn seqs_of(&self, id: MemoryId) -> Result<Vec<u64>, ProjectError> {
+        let prefix = key(b'a', &[&id.to_bytes()]);
         let mut out = Vec::new();
         for item in self.store.scan_prefix(TABLE, &prefix)? {
             let (k, _) = item?;

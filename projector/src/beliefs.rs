@@ -9,11 +9,12 @@
 //! - `h ‖ digest8(scope) ‖ content_hash ‖ memory_id` → () for active memories
 //! - `k ‖ digest8(scope) ‖ digest8(fact_key) ‖ memory_id` → () for active memories
 //! - `t ‖ digest8(scope) ‖ term ‖ 0x00 ‖ memory_id` → () for active memories
-//! - `n ‖ digest8(scope) ‖ term` → how many active memories hold the term (u32 BE)
+//! - `n ‖ digest8(scope) ‖ term` → how many active memories hold the term: a counter (i64 BE)
+//!   written as deltas through RocksDB's merge operator, so a save never reads it; 0 once none do
 //! - `c ‖ conflict_id` → the conflict's members (memory ids)
 
 use bincode::{Decode, Encode};
-use memledger_ledger::store::Store;
+use memledger_ledger::store::{Store, decode_counter};
 use memledger_schemas::*;
 use serde::Serialize;
 
@@ -22,7 +23,7 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::{digest8, key};
 
 pub const TABLE: &str = "beliefs";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 
 /// Splits a text into the terms the candidate index holds (supplied by the engine's classifier,
 /// so that the index and the classifier agree on what a word is).
@@ -119,14 +120,7 @@ impl BeliefsProjector {
         terms.sort();
         terms.dedup();
         for term in terms {
-            let count_key = nkey(&r.scope, &term);
-            let count = txn.get(&count_key)?.and_then(|b| b.try_into().ok().map(u32::from_be_bytes)).unwrap_or(0);
-            let count = if on { count + 1 } else { count.saturating_sub(1) };
-            if count == 0 {
-                txn.delete(count_key)
-            } else {
-                txn.put(count_key, count.to_be_bytes().to_vec())
-            }
+            txn.add(nkey(&r.scope, &term), if on { 1 } else { -1 });
             let mut k = tprefix(&r.scope, &term);
             k.extend_from_slice(&r.memory_id.to_bytes());
             keys.push(k);
@@ -457,11 +451,8 @@ impl<'a> BeliefReader<'a> {
 
     /// How many active memories in `scope` hold `term`.
     pub fn term_count(&self, scope: &str, term: &str) -> Result<u32, ProjectError> {
-        Ok(self
-            .store
-            .get(TABLE, &nkey(scope, term))?
-            .and_then(|b| b.try_into().ok().map(u32::from_be_bytes))
-            .unwrap_or(0))
+        let count = self.store.get(TABLE, &nkey(scope, term))?.as_deref().and_then(decode_counter).unwrap_or(0);
+        Ok(count.clamp(0, u32::MAX as i64) as u32)
     }
 
     /// Active memories in `scope` holding `term`, at most `cap` of them.

@@ -2,6 +2,7 @@
 //! checkpoints, catch-up, rebuild.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 
 use memledger_ledger::store::{Batch, Store};
 use memledger_ledger::{Ledger, LedgerError};
@@ -56,13 +57,15 @@ pub struct ViewTxn<'a> {
     store: &'a Store,
     table: &'static str,
     overlay: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Counter deltas not yet written (a key is either in `overlay` or here, never both).
+    counters: BTreeMap<Vec<u8>, i64>,
     /// Set when the table was cleared in this transaction: reads must not fall through.
     cleared: bool,
 }
 
 impl<'a> ViewTxn<'a> {
     pub fn new(store: &'a Store, table: &'static str) -> Self {
-        ViewTxn { store, table, overlay: BTreeMap::new(), cleared: false }
+        ViewTxn { store, table, overlay: BTreeMap::new(), counters: BTreeMap::new(), cleared: false }
     }
 
     pub fn table(&self) -> &'static str {
@@ -83,6 +86,22 @@ impl<'a> ViewTxn<'a> {
 
     pub fn delete(&mut self, key: Vec<u8>) {
         self.overlay.insert(key, None);
+    }
+
+    /// Add `delta` to the counter at `key` (an `i64`, absent is 0) without reading it.
+    pub fn add(&mut self, key: Vec<u8>, delta: i64) {
+        debug_assert!(!self.overlay.contains_key(&key), "a key is a counter or a value, not both");
+        *self.counters.entry(key).or_default() += delta;
+    }
+
+    /// A counter's value, pending deltas included.
+    pub fn counter(&self, key: &[u8]) -> Result<i64, ProjectError> {
+        let stored = match self.cleared {
+            true => None,
+            false => self.store.get(self.table, key)?,
+        };
+        let base = stored.as_deref().and_then(memledger_ledger::store::decode_counter).unwrap_or(0);
+        Ok(base + self.counters.get(key).copied().unwrap_or(0))
     }
 
     /// Decode a record of this view.
@@ -110,6 +129,11 @@ impl<'a> ViewTxn<'a> {
                 None => batch.delete(self.table, k),
             }
         }
+        // Even a zero delta is written: a counter exists once any event touched it, however the
+        // events were grouped into transactions (so a rebuild equals the incremental view).
+        for (k, delta) in self.counters {
+            batch.add(self.table, k, delta);
+        }
         batch.put(self.table, CHECKPOINT_KEY.to_vec(), checkpoint.encode());
     }
 }
@@ -120,11 +144,19 @@ const REBUILD_CHUNK: usize = 4096;
 /// The set of views over one ledger.
 pub struct Views {
     projectors: Vec<Box<dyn Projector>>,
+    /// The seq each view's checkpoint in the ledger's own store stands at, as last written by
+    /// `apply` (so a save does not read four checkpoints back); emptied by anything else that
+    /// writes checkpoints there.
+    applied: Mutex<Option<Vec<u64>>>,
 }
 
 impl Views {
     pub fn new(projectors: Vec<Box<dyn Projector>>) -> Self {
-        Views { projectors }
+        Views { projectors, applied: Mutex::new(None) }
+    }
+
+    fn applied(&self) -> std::sync::MutexGuard<'_, Option<Vec<u64>>> {
+        self.applied.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The table names, for opening the store.
@@ -139,6 +171,7 @@ impl Views {
     /// Bring every view up to the ledger head: rebuild a view whose version differs (returning a
     /// note for each), then apply what each has not seen.
     pub fn catch_up(&self, ledger: &Ledger) -> Result<Vec<String>, ProjectError> {
+        *self.applied() = None;
         let mut notes = Vec::new();
         let mut stale = Vec::new();
         let mut fresh = Batch::default();
@@ -193,9 +226,17 @@ impl Views {
     pub fn apply(&self, ledger: &Ledger, events: &[Event]) -> Result<(), ProjectError> {
         let Some(last) = events.last() else { return Ok(()) };
         let store = ledger.store();
+        let mut applied = self.applied();
+        let known = match applied.take() {
+            Some(seqs) => seqs,
+            None => self
+                .projectors
+                .iter()
+                .map(|p| Checkpoint::read(store, p.name()).map(|c| c.map_or(0, |c| c.seq)))
+                .collect::<Result<Vec<_>, _>>()?,
+        };
         let mut batch = Batch::default();
-        for p in &self.projectors {
-            let from = Checkpoint::read(store, p.name())?.map(|c| c.seq).unwrap_or(0);
+        for (p, &from) in self.projectors.iter().zip(&known) {
             if last.seq <= from {
                 continue;
             }
@@ -217,6 +258,7 @@ impl Views {
             // catch-up redoes it on the next open.
             store.write(batch, false)?;
         }
+        *applied = Some(known.iter().map(|&from| from.max(last.seq)).collect());
         Ok(())
     }
 
@@ -248,6 +290,7 @@ impl Views {
         only: Option<&[&str]>,
         progress: &mut dyn FnMut(u64),
     ) -> Result<u64, ProjectError> {
+        *self.applied() = None;
         let chosen: Vec<&dyn Projector> = self
             .projectors
             .iter()
@@ -266,36 +309,60 @@ impl Views {
             txn.into_batch(&mut batch, Checkpoint { version: p.version(), seq: 0 });
         }
         store.write(batch, false)?;
-        let mut replayed = 0u64;
-        let mut chunk: Vec<Event> = Vec::with_capacity(REBUILD_CHUNK);
-        let mut flush = |chunk: &mut Vec<Event>| -> Result<(), ProjectError> {
-            let Some(last) = chunk.last() else { return Ok(()) };
-            let mut batch = Batch::default();
-            for p in &chosen {
-                let mut txn = ViewTxn::new(store, p.name());
-                for event in chunk.iter() {
-                    p.apply(event, &mut txn)?;
+        // One thread reads and decodes the ledger while this one applies the chunks, each view on
+        // a thread of its own. Every view writes its chunk with its own checkpoint, so a crash
+        // leaves each view at some chunk boundary, and catch-up resumes from there.
+        let (send, receive) = std::sync::mpsc::sync_channel::<Result<Vec<Event>, ProjectError>>(2);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let read = || -> Result<(), ProjectError> {
+                    let mut chunk: Vec<Event> = Vec::with_capacity(REBUILD_CHUNK);
+                    for event in ledger.scan(1)? {
+                        let event = event?;
+                        if event.seq > head {
+                            break;
+                        }
+                        chunk.push(event);
+                        if chunk.len() == REBUILD_CHUNK {
+                            let full = std::mem::replace(&mut chunk, Vec::with_capacity(REBUILD_CHUNK));
+                            if send.send(Ok(full)).is_err() {
+                                return Ok(());
+                            }
+                        }
+                    }
+                    if !chunk.is_empty() {
+                        let _ = send.send(Ok(chunk));
+                    }
+                    Ok(())
+                };
+                if let Err(e) = read() {
+                    let _ = send.send(Err(e));
                 }
-                txn.into_batch(&mut batch, Checkpoint { version: p.version(), seq: last.seq });
+            });
+            let mut replayed = 0u64;
+            for chunk in receive {
+                let chunk = chunk?;
+                let Some(last) = chunk.last() else { continue };
+                let apply = |p: &dyn Projector| -> Result<(), ProjectError> {
+                    let mut txn = ViewTxn::new(store, p.name());
+                    for event in &chunk {
+                        p.apply(event, &mut txn)?;
+                    }
+                    let mut batch = Batch::default();
+                    txn.into_batch(&mut batch, Checkpoint { version: p.version(), seq: last.seq });
+                    Ok(store.write(batch, false)?)
+                };
+                let (first, rest) = chosen.split_first().expect("at least one view");
+                std::thread::scope(|views| -> Result<(), ProjectError> {
+                    let others: Vec<_> = rest.iter().map(|&p| views.spawn(move || apply(p))).collect();
+                    apply(*first)?;
+                    others.into_iter().try_for_each(|h| h.join().expect("a view's replay panicked"))
+                })?;
+                replayed += chunk.len() as u64;
+                progress(last.seq);
             }
-            store.write(batch, false)?;
-            progress(last.seq);
-            chunk.clear();
-            Ok(())
-        };
-        for event in ledger.scan(1)? {
-            let event = event?;
-            if event.seq > head {
-                break;
-            }
-            chunk.push(event);
-            replayed += 1;
-            if chunk.len() == REBUILD_CHUNK {
-                flush(&mut chunk)?;
-            }
-        }
-        flush(&mut chunk)?;
-        Ok(replayed)
+            Ok(replayed)
+        })
     }
 
     /// Every `(key, value)` of a view's table, checkpoint included: for comparing an

@@ -505,7 +505,12 @@ impl TextIndex {
         let seq = belief_seq(store)?;
         let mut docs = 0u64;
         {
-            let guard = self.writer()?;
+            // A rebuild indexes with a writer of its own: one indexing thread per core and a
+            // bigger heap (fewer, larger segments); the everyday writer comes back on next use.
+            let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+            *guard = None;
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+            *guard = Some(self.index.writer_with_num_threads(threads, WRITER_HEAP * threads).map_err(err)?);
             let writer = guard.as_ref().expect("writer created");
             writer.delete_all_documents().map_err(err)?;
             let mut failed = None;
@@ -522,10 +527,13 @@ impl TextIndex {
                 usize::MAX,
             )?;
             if let Some(e) = failed {
+                *guard = None;
                 return Err(err(e));
             }
         }
-        self.commit(seq)?;
+        let committed = self.commit(seq);
+        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        committed?;
         Ok(TextRebuild { docs, seq, elapsed: started.elapsed() })
     }
 

@@ -7,8 +7,14 @@ use memledger_schemas::codec::{decode_event, encode_event};
 use memledger_schemas::samples::sample_chain;
 use memledger_schemas::{Event, Hash};
 
+/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
+/// compile time: a build cache shared between checkouts must not send a test to another tree.
+fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
+}
+
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+    PathBuf::from(manifest_dir()).join("tests/fixtures").join(name)
 }
 
 /// The format-1 fixture: each event as `u32 length (BE) ‖ stored bytes`.
@@ -94,8 +100,7 @@ fn any_changed_field_breaks_the_hash() {
 #[test]
 fn exported_lines_match_the_json_schema_top_level() {
     let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("json/event-line.schema.json"))
-            .unwrap(),
+        &std::fs::read_to_string(PathBuf::from(manifest_dir()).join("json/event-line.schema.json")).unwrap(),
     )
     .unwrap();
     let required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();

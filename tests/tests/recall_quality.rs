@@ -11,10 +11,16 @@ use memledger_engine::{Memledger, OpenOptions, SaveRequest};
 use memledger_schemas::Status;
 use serde_json::Value;
 
+/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
+/// compile time: a build cache shared between checkouts must not send a test to another tree.
+fn manifest_dir() -> String {
+    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
+}
+
 const FLOOR: f64 = 0.80;
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read_to_string(format!("{}/fixtures/{name}", manifest_dir())).unwrap()
 }
 
 #[test]
