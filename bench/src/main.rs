@@ -90,6 +90,24 @@ fn limit(n: usize) {
         }
         started.elapsed()
     };
+    // The same puts through memledger's store (its RocksDB options, the events table, all the
+    // view tables present): separates what the configuration costs from what the ledger adds.
+    let store_put = |sync: bool, per_write: usize| -> Duration {
+        let dir = tempfile::tempdir().unwrap();
+        let views = ["beliefs", "edges", "conflicts", "audit", "embeddings"];
+        let store = memledger_ledger::store::Store::open(dir.path(), &views, true, Duration::from_secs(1)).unwrap();
+        let started = Instant::now();
+        let mut seq = 0u64;
+        for _ in 0..n / per_write {
+            let mut batch = memledger_ledger::store::Batch::default();
+            for _ in 0..per_write {
+                seq += 1;
+                batch.put(memledger_ledger::store::CF_EVENTS, seq.to_be_bytes().to_vec(), payload.clone());
+            }
+            store.write(batch, sync).unwrap();
+        }
+        started.elapsed()
+    };
     let ledger_append = |sync: bool, per_write: usize| -> Duration {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
@@ -102,22 +120,40 @@ fn limit(n: usize) {
         }
         started.elapsed()
     };
-    println!("one event is {bytes_per_event} bytes; {n} events per row");
+    // Each pair is measured in rounds, raw and ledger interleaved, so that whatever else the
+    // machine does falls on both; the best round of each is the figure (the closest either came
+    // to the limit), and the median ratio is printed beside it.
+    const ROUNDS: usize = 5;
+    println!("one event is {bytes_per_event} bytes; {n} events per row; best of {ROUNDS} interleaved rounds");
+    let rows: [(&str, bool, usize); 3] =
+        [("synced", true, 1), ("unsynced", false, 1), ("100 per synced write", true, 100)];
+    for (name, sync, per_write) in rows {
+        let mut raws = Vec::new();
+        let mut stores = Vec::new();
+        let mut apps = Vec::new();
+        for _ in 0..ROUNDS {
+            raws.push(raw(sync, per_write));
+            stores.push(store_put(sync, per_write));
+            apps.push(ledger_append(sync, per_write));
+        }
+        let best_store = *stores.iter().min().unwrap();
+        let mut ratios: Vec<f64> = raws.iter().zip(&apps).map(|(r, a)| r.as_secs_f64() / a.as_secs_f64()).collect();
+        ratios.sort_by(f64::total_cmp);
+        let (best_raw, best_app) = (*raws.iter().min().unwrap(), *apps.iter().min().unwrap());
+        println!("raw RocksDB put, {name:<33} {}", per_sec(n, best_raw));
+        println!(
+            "  same put, memledger's options, {name:<18} {}  ({:.2}x raw)",
+            per_sec(n, best_store),
+            best_raw.as_secs_f64() / best_store.as_secs_f64()
+        );
+        println!(
+            "ledger append, {name:<35} {}  ({:.2}x raw; median of rounds {:.2}x)",
+            per_sec(n, best_app),
+            best_raw.as_secs_f64() / best_app.as_secs_f64(),
+            ratios[ROUNDS / 2]
+        );
+    }
     let raw_synced = raw(true, 1);
-    let raw_unsynced = raw(false, 1);
-    let raw_group = raw(true, 100);
-    let app_synced = ledger_append(true, 1);
-    let app_unsynced = ledger_append(false, 1);
-    let app_group = ledger_append(true, 100);
-    let row = |name: &str, d: Duration, base: Duration| {
-        println!("{name:<44} {}  ({:.2}x raw)", per_sec(n, d), base.as_secs_f64() / d.as_secs_f64());
-    };
-    row("raw RocksDB put, synced", raw_synced, raw_synced);
-    row("ledger append, synced", app_synced, raw_synced);
-    row("raw RocksDB put, unsynced", raw_unsynced, raw_unsynced);
-    row("ledger append, unsynced", app_unsynced, raw_unsynced);
-    row("raw RocksDB put, 100 per synced write", raw_group, raw_group);
-    row("ledger append, 100 commands per synced write", app_group, raw_group);
 
     // A full save with dedup, synced, on a small store: within 2x one raw synced put plus the
     // pipeline's CPU time (measured as the same save unsynced).

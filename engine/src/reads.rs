@@ -366,6 +366,7 @@ impl Memledger {
         let events = self.views.rebuild_with_progress(&self.ledger, only, progress);
         self.term_cache().clear();
         let events = events?;
+        self.written.fetch_add(events, std::sync::atomic::Ordering::Relaxed);
         // The text index is rebuilt from the belief view, so after it.
         if only.is_none_or(|names| names.contains(&TEXT_VIEW)) {
             self.text.rebuild(&self.ledger)?;
@@ -386,6 +387,7 @@ impl Memledger {
     pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, EngineError> {
         let _guard = self.lock();
         let report = self.ledger.import_stream(stream)?;
+        self.written.fetch_add(report.appended, std::sync::atomic::Ordering::Relaxed);
         self.term_cache().clear();
         self.views.catch_up(&self.ledger)?;
         Ok(report)

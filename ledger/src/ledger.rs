@@ -196,8 +196,8 @@ impl Ledger {
                     hash: Hash::GENESIS,
                     body: new.body,
                 };
-                event.seal();
-                EventsTable::put(&mut batch, &event);
+                let stored = memledger_schemas::codec::seal_and_encode(&mut event);
+                EventsTable::put_stored(&mut batch, event.seq, stored);
                 next = Head { seq: event.seq, hash: event.hash };
                 written.push(event);
             }

@@ -19,6 +19,11 @@ impl EventsTable {
         batch.put(CF_EVENTS, Self::key(event.seq).to_vec(), encode_event(event));
     }
 
+    /// Put an event already in its stored form ([`memledger_schemas::codec::seal_and_encode`]).
+    pub fn put_stored(batch: &mut Batch, seq: u64, stored: Vec<u8>) {
+        batch.put(CF_EVENTS, Self::key(seq).to_vec(), stored);
+    }
+
     pub fn get(store: &Store, seq: u64) -> Result<Option<Event>, LedgerError> {
         match store.get(CF_EVENTS, &Self::key(seq))? {
             None => Ok(None),

@@ -67,9 +67,19 @@ impl<'de> Deserialize<'de> for Hash {
 /// `blake3_derive_key(CHAIN_CONTEXT, prev_hash ‖ encoded)`, where `encoded` is the codec's
 /// encoding of every field of the event except the hash itself.
 pub fn chain_hash(prev_hash: &Hash, encoded: &[u8]) -> Hash {
-    let mut hasher = blake3::Hasher::new_derive_key(CHAIN_CONTEXT);
+    chain_hash_parts(prev_hash, &[encoded])
+}
+
+/// [`chain_hash`] of `encoded` given in consecutive parts.
+pub fn chain_hash_parts(prev_hash: &Hash, parts: &[&[u8]]) -> Hash {
+    // Keying the hasher hashes the context string: do it once, copy the keyed state per event.
+    static KEYED: std::sync::LazyLock<blake3::Hasher> =
+        std::sync::LazyLock::new(|| blake3::Hasher::new_derive_key(CHAIN_CONTEXT));
+    let mut hasher = KEYED.clone();
     hasher.update(&prev_hash.0);
-    hasher.update(encoded);
+    for part in parts {
+        hasher.update(part);
+    }
     Hash(*hasher.finalize().as_bytes())
 }
 

@@ -7,7 +7,7 @@
 use bincode::config::{BigEndian, Configuration, Fixint, Limit};
 use bincode::{Decode, Encode};
 
-use crate::chain::{Hash, chain_hash};
+use crate::chain::{Hash, chain_hash, chain_hash_parts};
 use crate::event::Event;
 
 /// The format new events are written in.
@@ -81,6 +81,37 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
         }
         other => Err(CodecError::UnknownFormat(other)),
     }
+}
+
+/// Set `event.hash` from its other fields and return its stored form, encoding the event once.
+///
+/// bincode encodes a struct (and a tuple) as its fields' encodings one after another, so the
+/// stored form `format ‖ fields before hash ‖ hash ‖ body` holds the hashed bytes
+/// ([`hashed_bytes`]) around a 32-byte gap: encode with the gap, hash the two sides, fill it in.
+/// Byte for byte what [`encode_event`] writes after [`Event::seal`] (tested).
+pub fn seal_and_encode(event: &mut Event) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256 + event.actor.len());
+    out.extend_from_slice(&event.format.to_be_bytes());
+    let before_hash = (
+        event.seq,
+        event.event_id,
+        event.format,
+        event.recorded_at,
+        &event.actor,
+        event.correlation_id,
+        event.causation,
+        &event.idempotency_key,
+        event.prev_hash,
+    );
+    // Encoding into a Vec cannot fail for our types (no I/O, lengths fit u64).
+    let _ = bincode::encode_into_std_write(before_hash, &mut out, CONFIG);
+    let gap = out.len();
+    out.extend_from_slice(&[0u8; 32]);
+    let _ = bincode::encode_into_std_write(&event.body, &mut out, CONFIG);
+    let hash = chain_hash_parts(&event.prev_hash, &[&out[2..gap], &out[gap + 32..]]);
+    out[gap..gap + 32].copy_from_slice(&hash.0);
+    event.hash = hash;
+    out
 }
 
 /// The bytes the hash covers: every field of the event except `hash`, in declaration order.
