@@ -2,7 +2,6 @@
 //! classification of every candidate → decision. It only plans events; `Memledger::save`
 //! appends them in one atomic write against the head the plan was made on.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use memledger_ledger::NewEvent;
@@ -71,7 +70,10 @@ impl Memledger {
             }
         }
         by_rarity.sort();
-        let mut weights: HashMap<MemoryId, f64> = HashMap::new();
+        // Ids are random, so a fast non-keyed hash is enough (this map takes up to the whole
+        // budget of postings per save).
+        let mut weights: rustc_hash::FxHashMap<MemoryId, f64> = Default::default();
+        weights.reserve(self.config.candidate_budget);
         let mut budget = self.config.candidate_budget;
         for (count, term) in by_rarity {
             if budget == 0 {

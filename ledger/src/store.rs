@@ -216,6 +216,29 @@ impl Store {
 
     /// Apply a batch atomically. `sync` makes it durable before returning.
     pub fn write(&self, batch: Batch, sync: bool) -> Result<(), LedgerError> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(sync);
+        self.write_with(batch, &wo)
+    }
+
+    /// Apply a batch without logging it: it survives a crash only once its tables are flushed
+    /// ([`Store::flush_tables`]), so the caller must flush them before anything else writes to
+    /// them. For rebuilding derived tables, where a crash just restarts the rebuild.
+    pub fn write_unlogged(&self, batch: Batch) -> Result<(), LedgerError> {
+        let mut wo = WriteOptions::default();
+        wo.disable_wal(true);
+        self.write_with(batch, &wo)
+    }
+
+    /// Flush these tables' memtables to files and wait (after [`Store::write_unlogged`]).
+    pub fn flush_tables(&self, tables: &[&str]) -> Result<(), LedgerError> {
+        for table in tables {
+            self.db.flush_cf(self.cf(table)?)?;
+        }
+        Ok(())
+    }
+
+    fn write_with(&self, batch: Batch, wo: &WriteOptions) -> Result<(), LedgerError> {
         let mut wb = WriteBatch::default();
         for op in batch.ops {
             match op {
@@ -228,9 +251,7 @@ impl Store {
                 }
             }
         }
-        let mut wo = WriteOptions::default();
-        wo.set_sync(sync);
-        Ok(self.db.write_opt(wb, &wo)?)
+        Ok(self.db.write_opt(wb, wo)?)
     }
 }
 
