@@ -158,6 +158,13 @@ proptest! {
         ml.rebuild(None, &mut |_| {}).unwrap();
         let rebuilt: Vec<_> = names.iter().map(|n| ml.views().dump(ml.ledger(), n).unwrap()).collect();
         prop_assert!(incremental == rebuilt, "views differ after {:?}", ops);
+        // After a rebuild rewrote the views under it, the term cache still answers exactly what
+        // the view holds, save after save.
+        for text in TEXTS {
+            ml.save(SaveRequest { text: (*text).into(), ..SaveRequest::default() }, "cli:prop").unwrap();
+            let cache = ml.term_cache_disagreement().unwrap();
+            prop_assert!(cache.is_none(), "term cache after a rebuild and a save: {:?}", cache);
+        }
         let v = ml.verify().unwrap();
         prop_assert!(v.ledger.ok && v.views_consistent);
     }

@@ -74,3 +74,39 @@ fn views_behind_the_ledger_catch_up_on_open() {
     ml.rebuild(None, &mut |_| {}).unwrap();
     assert_eq!(dumps(&ml), caught_up);
 }
+
+/// An import appends events and brings the views up without going through a commit: the
+/// pipeline's in-memory term postings must not keep what they read before it.
+#[test]
+fn an_import_leaves_no_stale_term_postings_in_memory() {
+    let source = tempfile::tempdir().unwrap();
+    let x = Memledger::open(source.path(), &OpenOptions::default()).unwrap();
+    let first = x
+        .save(SaveRequest { text: "The billing service runs on Postgres 16".into(), ..Default::default() }, "cli:test")
+        .unwrap();
+    save(&x, "The billing team deploys to staging on Tuesdays");
+    let mut stream = Vec::new();
+    x.export(0, &mut stream).unwrap();
+    let stream = String::from_utf8(stream).unwrap();
+    let last_of_first = *first.seqs.last().unwrap();
+    let prefix: String = stream
+        .lines()
+        .filter(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["seq"].as_u64().is_none_or(|s| s <= last_of_first)
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+
+    let target = tempfile::tempdir().unwrap();
+    let y = Memledger::open(target.path(), &OpenOptions::default()).unwrap();
+    y.import(&mut prefix.as_bytes()).unwrap();
+    // A dry-run scan runs the pipeline's candidate search over every active memory: "billing"
+    // and the rest are now cached with one holder each.
+    let dry = memledger_engine::scan::ScanOptions { dry_run: true, ..Default::default() };
+    y.scan_conflicts(&dry, "cli:test").unwrap();
+    assert_eq!(y.term_cache_disagreement().unwrap(), None);
+    let report = y.import(&mut stream.as_bytes()).unwrap();
+    assert!(report.appended > 0, "the second save's events were appended");
+    assert_eq!(y.term_cache_disagreement().unwrap(), None);
+}
