@@ -191,7 +191,10 @@ impl Memledger {
                     self.term_cache().clear();
                     return Err(e.into());
                 }
-                self.follow_activeness(touched)?;
+                if self.follow_activeness(touched).is_err() {
+                    // The command is committed; only the cache is unsure: start it again.
+                    self.term_cache().clear();
+                }
                 // The text index follows the belief view. Its (fsync-heavy) commit waits for the
                 // next recall or for close: the ledger is the record, and an index that missed a
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).

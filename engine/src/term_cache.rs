@@ -23,7 +23,8 @@ use crate::error::EngineError;
 
 /// Ids loaded per term at least, so that small budgets do not reload often.
 const MIN_PREFIX: usize = 256;
-/// A prefix grown by inserts past this many times its load size is cut back.
+/// A prefix (or a complete list) grown by inserts past this many times its load size is cut
+/// back to a prefix of the load size.
 const MAX_GROWTH: usize = 2;
 /// Past this many cached terms the cache is emptied (a bound on memory, not on correctness).
 const MAX_TERMS: usize = 400_000;
@@ -99,8 +100,10 @@ impl TermCache {
                         p.ids.insert(i, id);
                     }
                 }
-                if !p.complete && p.ids.len() > p.loaded.max(MIN_PREFIX) * MAX_GROWTH {
-                    p.ids.truncate(p.loaded);
+                // Bound the memory a growing term takes: keep the prefix a read last asked for.
+                if p.ids.len() > p.loaded.max(MIN_PREFIX) * MAX_GROWTH {
+                    p.ids.truncate(p.loaded.max(MIN_PREFIX));
+                    p.complete = false;
                 }
             } else {
                 p.count = p.count.saturating_sub(1);

@@ -110,3 +110,45 @@ fn an_import_leaves_no_stale_term_postings_in_memory() {
     assert!(report.appended > 0, "the second save's events were appended");
     assert_eq!(y.term_cache_disagreement().unwrap(), None);
 }
+
+/// The term cache holds a *prefix* of a common term's holders: with a small candidate budget and
+/// hundreds of memories sharing "billing", loads, inserts inside and beyond the prefix, removals
+/// and the cut-back of a grown prefix all leave it agreeing with the belief view.
+#[test]
+fn a_common_terms_cached_prefix_follows_inserts_and_removals() {
+    use memledger_engine::{Durability, EngineConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig { candidate_budget: 8, ..EngineConfig::default() };
+    let ml = Memledger::open_with(dir.path(), &OpenOptions::default(), config).unwrap();
+    let plain = |i: usize| SaveRequest {
+        text: format!("billing ledger entry {i} filed by desk {}", i * 7919 % 1000),
+        no_dedup: true,
+        ..SaveRequest::default()
+    };
+    let probe = |n: usize| SaveRequest { text: format!("billing desk review number {n}"), ..SaveRequest::default() };
+    // Read while "billing" has no holder yet: a complete (empty) list, which the inserts grow
+    // until it is cut back to a prefix.
+    ml.save_with(probe(100), "cli:test", Durability::Deferred).unwrap();
+    let mut ids = Vec::new();
+    for i in 0..700 {
+        ids.push(ml.save_with(plain(i), "cli:test", Durability::Deferred).unwrap().memory_id);
+    }
+    assert_eq!(ml.term_cache_disagreement().unwrap(), None);
+    // A save with dedup reads "billing" within the budget: a prefix of its 700 holders.
+    ml.save_with(probe(0), "cli:test", Durability::Deferred).unwrap();
+    assert_eq!(ml.term_cache_disagreement().unwrap(), None);
+    for round in 0..8 {
+        for i in 0..120 {
+            let n = 1000 + round * 120 + i;
+            ids.push(ml.save_with(plain(n), "cli:test", Durability::Deferred).unwrap().memory_id);
+        }
+        for k in 0..15 {
+            let id = ids[(round * 131 + k * 37) % ids.len()];
+            let _ = ml.forget(id, None, "cli:test");
+        }
+        ml.save_with(probe(round + 1), "cli:test", Durability::Deferred).unwrap();
+        let cache = ml.term_cache_disagreement().unwrap();
+        assert_eq!(cache, None, "after round {round}");
+    }
+    ml.sync().unwrap();
+}
