@@ -506,7 +506,8 @@ impl TextIndex {
         let mut docs = 0u64;
         {
             // A rebuild indexes with a writer of its own: one indexing thread per core and a
-            // bigger heap (fewer, larger segments); the everyday writer comes back on next use.
+            // bigger heap; the everyday writer comes back on next use. Each thread leaves a
+            // segment of its own (merged later by tantivy's policy, or by `compact`).
             let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             *guard = None;
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
