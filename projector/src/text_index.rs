@@ -401,9 +401,21 @@ impl TextIndex {
     fn writer(&self) -> Result<MutexGuard<'_, Option<IndexWriter>>, ProjectError> {
         let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            *guard = Some(self.index.writer_with_num_threads(1, WRITER_HEAP).map_err(err)?);
+            *guard = Some(self.new_writer(1)?);
         }
         Ok(guard)
+    }
+
+    /// A writer with `threads` indexing threads, after clearing what a killed process left.
+    ///
+    /// tantivy registers a file as its own before writing it and names a segment's delete file
+    /// by the next opstamp, which is the same in the process that comes after: a process killed
+    /// while committing leaves a file the next commit then cannot create ("FileAlreadyExists",
+    /// seen in the kill-resolve test). Collecting the files no commit refers to removes it.
+    fn new_writer(&self, threads: usize) -> Result<IndexWriter, ProjectError> {
+        let writer = self.index.writer_with_num_threads(threads, WRITER_HEAP * threads).map_err(err)?;
+        writer.garbage_collect_files().wait().map_err(err)?;
+        Ok(writer)
     }
 
     /// Re-apply what the belief view has and the index has not; a checkpoint ahead of the belief
@@ -511,7 +523,7 @@ impl TextIndex {
             let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             *guard = None;
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
-            *guard = Some(self.index.writer_with_num_threads(threads, WRITER_HEAP * threads).map_err(err)?);
+            *guard = Some(self.new_writer(threads)?);
             let writer = guard.as_ref().expect("writer created");
             writer.delete_all_documents().map_err(err)?;
             let mut failed = None;
