@@ -5,7 +5,9 @@
 //! the same bytes, and a synced save beside one raw put plus the pipeline's CPU time;
 //! `cargo run --release -p memledger-bench -- store [SIZES…]` — stores of realistic memories
 //! (default 1000 10000 100000): bulk save throughput with dedup, single-save latency, rebuild
-//! speed and peak memory.
+//! speed and peak memory;
+//! `cargo run --release -p memledger-bench -- fill DIR [N]` then `-- rebuild DIR [VIEW]` — a store
+//! kept on disk, to rebuild (or profile) on a freshly opened store.
 
 mod corpus;
 
