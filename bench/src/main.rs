@@ -196,11 +196,9 @@ fn request(m: corpus::Memory) -> SaveRequest {
     }
 }
 
-/// A store of `size` realistic memories: how fast it fills, saves, rebuilds.
-fn store(size: usize, seed: u64) {
-    let dir = tempfile::tempdir().unwrap();
-    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
-    let mut corpus = corpus::Corpus::new(seed);
+/// Save the corpus's first `size` memories as `save --from` does (group commit, a sync every
+/// 1,024 saves) and return how long it took.
+fn save_bulk(ml: &Memledger, corpus: &mut corpus::Corpus, size: usize) -> Duration {
     let started = Instant::now();
     for i in 0..size {
         ml.save_with(request(corpus.next_memory(i)), "bench", Durability::Deferred).unwrap();
@@ -209,7 +207,15 @@ fn store(size: usize, seed: u64) {
         }
     }
     ml.sync().unwrap();
-    let bulk = started.elapsed();
+    started.elapsed()
+}
+
+/// A store of `size` realistic memories: how fast it fills, saves, rebuilds.
+fn store(size: usize, seed: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    let mut corpus = corpus::Corpus::new(seed);
+    let bulk = save_bulk(&ml, &mut corpus, size);
     let stats = ml.stats().unwrap();
     println!(
         "[{size:>6}] bulk save with dedup (group commit)   {} ({:.1} s; {} events; {:?} conflicts)",
@@ -282,16 +288,8 @@ fn store(size: usize, seed: u64) {
 /// Fill a store at `dir` with `size` memories (for profiling the other commands on it).
 fn fill(dir: &std::path::Path, size: usize, seed: u64) {
     let ml = Memledger::open(dir, &OpenOptions::default()).unwrap();
-    let mut corpus = corpus::Corpus::new(seed);
-    let started = Instant::now();
-    for i in 0..size {
-        ml.save_with(request(corpus.next_memory(i)), "bench", Durability::Deferred).unwrap();
-        if i % 1024 == 1023 {
-            ml.sync().unwrap();
-        }
-    }
-    ml.sync().unwrap();
-    println!("filled {} with {size} memories: {}", dir.display(), per_sec(size, started.elapsed()));
+    let took = save_bulk(&ml, &mut corpus::Corpus::new(seed), size);
+    println!("filled {} with {size} memories: {}", dir.display(), per_sec(size, took));
 }
 
 /// Rebuild one view (or every view) of the store at `dir`, three times.

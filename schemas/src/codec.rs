@@ -9,6 +9,8 @@ use bincode::{Decode, Encode};
 
 use crate::chain::{Hash, chain_hash, chain_hash_parts};
 use crate::event::Event;
+use crate::ids::{CorrelationId, EventId};
+use crate::time::Timestamp;
 
 /// The format new events are written in.
 pub const CURRENT_FORMAT: u16 = 1;
@@ -92,42 +94,47 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
 pub fn seal_and_encode(event: &mut Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 + event.actor.len());
     out.extend_from_slice(&event.format.to_be_bytes());
-    let before_hash = (
-        event.seq,
-        event.event_id,
-        event.format,
-        event.recorded_at,
-        &event.actor,
-        event.correlation_id,
-        event.causation,
-        &event.idempotency_key,
-        event.prev_hash,
-    );
-    // Encoding into a Vec cannot fail for our types (no I/O, lengths fit u64).
-    let _ = bincode::encode_into_std_write(before_hash, &mut out, CONFIG);
+    encode_into(&before_hash(event), &mut out);
     let gap = out.len();
     out.extend_from_slice(&[0u8; 32]);
-    let _ = bincode::encode_into_std_write(&event.body, &mut out, CONFIG);
+    encode_into(&event.body, &mut out);
     let hash = chain_hash_parts(&event.prev_hash, &[&out[2..gap], &out[gap + 32..]]);
     out[gap..gap + 32].copy_from_slice(&hash.0);
     event.hash = hash;
     out
 }
 
+/// Every field of an event declared before `hash`, in declaration order.
+#[allow(clippy::type_complexity)]
+fn before_hash(
+    e: &Event,
+) -> (u64, EventId, u16, Timestamp, &String, CorrelationId, Option<u64>, &Option<String>, Hash) {
+    (
+        e.seq,
+        e.event_id,
+        e.format,
+        e.recorded_at,
+        &e.actor,
+        e.correlation_id,
+        e.causation,
+        &e.idempotency_key,
+        e.prev_hash,
+    )
+}
+
+/// Append the encoding of `value` to `out`.
+fn encode_into<T: Encode>(value: &T, out: &mut Vec<u8>) {
+    // Encoding into a Vec cannot fail for our types (no I/O, lengths fit u64).
+    let _ = bincode::encode_into_std_write(value, out, CONFIG);
+}
+
 /// The bytes the hash covers: every field of the event except `hash`, in declaration order.
+/// (bincode encodes a tuple as its members' encodings one after another.)
 pub fn hashed_bytes(event: &Event) -> Vec<u8> {
-    encode(&(
-        event.seq,
-        event.event_id,
-        event.format,
-        event.recorded_at,
-        &event.actor,
-        event.correlation_id,
-        event.causation,
-        &event.idempotency_key,
-        event.prev_hash,
-        &event.body,
-    ))
+    let mut out = Vec::with_capacity(256 + event.actor.len());
+    encode_into(&before_hash(event), &mut out);
+    encode_into(&event.body, &mut out);
+    out
 }
 
 /// The hash this event should carry, given its `prev_hash` field.
