@@ -152,7 +152,9 @@ impl Ledger {
         if head.seq != expected_head {
             return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
         }
-        let mut batch = Batch::default();
+        // A typical event is 200–600 bytes stored; the head record and idempotency keys are small.
+        let events_in_group: usize = commands.iter().map(|(_, events)| events.len()).sum();
+        let mut batch = Batch::with_capacity(events_in_group * 640 + 128);
         let mut next = *head;
         let mut results = Vec::with_capacity(commands.len());
         let mut group_keys: Vec<(String, SeqRange)> = Vec::new();
@@ -196,8 +198,7 @@ impl Ledger {
                     hash: Hash::GENESIS,
                     body: new.body,
                 };
-                let stored = memledger_schemas::codec::seal_and_encode(&mut event);
-                EventsTable::put_stored(&mut batch, event.seq, stored);
+                EventsTable::put_sealed(&mut batch, &mut event);
                 next = Head { seq: event.seq, hash: event.hash };
                 written.push(event);
             }

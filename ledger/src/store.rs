@@ -4,6 +4,9 @@
 //! Options are chosen on purpose: paranoid checks on, so a corrupt file fails loudly at open;
 //! WAL recovery that tolerates only an incomplete trailing record (the one write that was never
 //! acknowledged), so synced writes survive a crash and a torn tail does not block reopening.
+//! The write-ahead log is buffered in the process until a synced write, [`Store::sync_wal`],
+//! [`Store::write_log_buffer`] or close: nothing memledger acknowledges was written unsynced
+//! (ADR 0009).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -35,6 +38,11 @@ fn db_options() -> Options {
     opts.set_track_and_verify_wals_in_manifest(true);
     opts.set_compression_type(rocksdb::DBCompressionType::Lz4);
     opts.set_keep_log_file_num(4);
+    // Unsynced writes (a group commit's appends before its one sync, view updates) stay in
+    // RocksDB's log buffer instead of costing a write(2) each; a synced write, a WAL sync and
+    // close write the buffer out, and RocksDB writes it before switching memtables, so a flushed
+    // table never holds what the log lost. See docs/adr/0009-wal-buffer.md.
+    opts.set_manual_wal_flush(true);
     opts
 }
 
@@ -195,6 +203,14 @@ impl Store {
         Ok(self.db.flush_wal(true)?)
     }
 
+    /// Hand the log buffer to the operating system without syncing: from here on a killed process
+    /// no longer loses the unsynced writes made so far (a machine crash still may). For state kept
+    /// outside RocksDB, such as the text index, which must not commit a checkpoint its events
+    /// could lose to a killed process.
+    pub fn write_log_buffer(&self) -> Result<(), LedgerError> {
+        Ok(self.db.flush_wal(false)?)
+    }
+
     /// Flush every table's memtable to SST files (and so retire the WAL they came from). Writes
     /// are durable without it; tests use it to put data in SST files.
     pub fn flush(&self) -> Result<(), LedgerError> {
@@ -239,50 +255,91 @@ impl Store {
     }
 
     fn write_with(&self, batch: Batch, wo: &WriteOptions) -> Result<(), LedgerError> {
-        let mut wb = WriteBatch::default();
-        for op in batch.ops {
-            match op {
-                Op::Put(table, k, v) => wb.put_cf(self.cf(table)?, k, v),
-                Op::Delete(table, k) => wb.delete_cf(self.cf(table)?, k),
-                Op::Add(table, k, delta) => wb.merge_cf(self.cf(table)?, k, delta.to_be_bytes()),
-                Op::Clear(table) => {
-                    // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
-                    wb.delete_range_cf(self.cf(table)?, Vec::<u8>::new(), vec![0xffu8; 4096])
+        // RocksDB's batch holds each key and value with a few bytes of framing: size it once.
+        let mut wb = WriteBatch::with_capacity_bytes(batch.bytes.len() + 16 * batch.ops.len() + 12);
+        // A batch names a handful of tables; look each one's handle up once.
+        let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(4);
+        for op in &batch.ops {
+            let cf = match handles.iter().find(|(name, _)| *name == op.table) {
+                Some((_, cf)) => *cf,
+                None => {
+                    let cf = self.cf(op.table)?;
+                    handles.push((op.table, cf));
+                    cf
                 }
+            };
+            let key = &batch.bytes[op.key.clone()];
+            match op.kind {
+                OpKind::Put => wb.put_cf(cf, key, &batch.bytes[op.value.clone()]),
+                OpKind::Delete => wb.delete_cf(cf, key),
+                OpKind::Add => wb.merge_cf(cf, key, &batch.bytes[op.value.clone()]),
+                // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
+                OpKind::Clear => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),
             }
         }
         Ok(self.db.write_opt(wb, wo)?)
     }
 }
 
-enum Op {
-    Put(&'static str, Vec<u8>, Vec<u8>),
-    Delete(&'static str, Vec<u8>),
-    /// Add to a counter (see [`decode_counter`]).
-    Add(&'static str, Vec<u8>, i64),
-    Clear(&'static str),
+#[derive(Clone, Copy)]
+enum OpKind {
+    Put,
+    Delete,
+    /// Add to a counter (see [`decode_counter`]); the value is the delta.
+    Add,
+    Clear,
 }
 
-/// Writes to several tables, applied atomically by [`Store::write`].
+/// One write of a [`Batch`]: its key and value are ranges of the batch's byte buffer.
+struct Op {
+    kind: OpKind,
+    table: &'static str,
+    key: std::ops::Range<usize>,
+    value: std::ops::Range<usize>,
+}
+
+/// Writes to several tables, applied atomically by [`Store::write`]. Keys and values are copied
+/// into one growing buffer (a save writes dozens of small keys: one allocation, not two each).
 #[derive(Default)]
 pub struct Batch {
     ops: Vec<Op>,
+    bytes: Vec<u8>,
 }
 
 impl Batch {
-    pub fn put(&mut self, table: &'static str, key: Vec<u8>, value: Vec<u8>) {
-        self.ops.push(Op::Put(table, key, value));
+    /// An empty batch with room for about `bytes` bytes of keys and values (an append knows
+    /// roughly how much its events take: growing the buffer as they are encoded costs more
+    /// than encoding them).
+    pub fn with_capacity(bytes: usize) -> Batch {
+        Batch { ops: Vec::new(), bytes: Vec::with_capacity(bytes) }
     }
-    pub fn delete(&mut self, table: &'static str, key: Vec<u8>) {
-        self.ops.push(Op::Delete(table, key));
+    fn push(&mut self, kind: OpKind, table: &'static str, key: &[u8], value: impl FnOnce(&mut Vec<u8>)) {
+        let key_start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        let value_start = self.bytes.len();
+        value(&mut self.bytes);
+        let key = key_start..value_start;
+        let value = value_start..self.bytes.len();
+        self.ops.push(Op { kind, table, key, value });
+    }
+    pub fn put(&mut self, table: &'static str, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
+        self.push(OpKind::Put, table, key.as_ref(), |out| out.extend_from_slice(value.as_ref()));
+    }
+    /// Put a value written straight into the batch by `write_value` (an encoder appending to
+    /// the buffer it is given), without a buffer of its own.
+    pub fn put_with(&mut self, table: &'static str, key: impl AsRef<[u8]>, write_value: impl FnOnce(&mut Vec<u8>)) {
+        self.push(OpKind::Put, table, key.as_ref(), write_value);
+    }
+    pub fn delete(&mut self, table: &'static str, key: impl AsRef<[u8]>) {
+        self.push(OpKind::Delete, table, key.as_ref(), |_| {});
     }
     /// Add `delta` to the counter at `key` without reading it (see [`decode_counter`]).
-    pub fn add(&mut self, table: &'static str, key: Vec<u8>, delta: i64) {
-        self.ops.push(Op::Add(table, key, delta));
+    pub fn add(&mut self, table: &'static str, key: impl AsRef<[u8]>, delta: i64) {
+        self.push(OpKind::Add, table, key.as_ref(), |out| out.extend_from_slice(&delta.to_be_bytes()));
     }
     /// Remove every key of a table (a view being rebuilt).
     pub fn clear(&mut self, table: &'static str) {
-        self.ops.push(Op::Clear(table));
+        self.push(OpKind::Clear, table, &[], |_| {});
     }
     pub fn len(&self) -> usize {
         self.ops.len()

@@ -19,9 +19,12 @@ impl EventsTable {
         batch.put(CF_EVENTS, Self::key(event.seq).to_vec(), encode_event(event));
     }
 
-    /// Put an event already in its stored form ([`memledger_schemas::codec::seal_and_encode`]).
-    pub fn put_stored(batch: &mut Batch, seq: u64, stored: Vec<u8>) {
-        batch.put(CF_EVENTS, Self::key(seq).to_vec(), stored);
+    /// Seal `event` (set its hash) and put its stored form
+    /// ([`memledger_schemas::codec::seal_and_encode_into`]), encoded straight into the batch.
+    pub fn put_sealed(batch: &mut Batch, event: &mut Event) {
+        batch.put_with(CF_EVENTS, Self::key(event.seq), |out| {
+            memledger_schemas::codec::seal_and_encode_into(event, out)
+        });
     }
 
     pub fn get(store: &Store, seq: u64) -> Result<Option<Event>, LedgerError> {

@@ -222,3 +222,45 @@ fn a_second_opener_waits_then_fails_clearly() {
     let err = Ledger::open(dir.path(), &options, &[]).err().unwrap().to_string();
     assert!(err.contains("another memledger process holds the store"), "{err}");
 }
+
+/// Unsynced appends wait in RocksDB's log buffer (ADR 0009). What must hold: close writes them
+/// out, and after [`Store::write_log_buffer`] or a sync they survive the process dying without
+/// closing. The dying process is this test binary run again, which aborts (no destructors run,
+/// as with SIGKILL).
+#[test]
+fn unsynced_appends_survive_close_and_a_written_log_buffer_survives_abort() {
+    const CHILD: &str = "MEMLEDGER_TEST_ABORT_CHILD";
+    if let Ok(spec) = std::env::var(CHILD) {
+        let (dir, how) = spec.split_once('|').unwrap();
+        let ledger = open(std::path::Path::new(dir));
+        let head = ledger.head().seq;
+        ledger.append_with(head, &CommandMeta::new("child"), bodies(3), false).unwrap();
+        match how {
+            "write" => ledger.store().write_log_buffer().unwrap(),
+            "sync" => ledger.sync().unwrap(),
+            other => panic!("unknown child mode {other}"),
+        }
+        std::process::abort();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ledger = open(dir.path());
+        ledger.append_with(0, &CommandMeta::new("t"), bodies(2), false).unwrap();
+    }
+    assert_eq!(open(dir.path()).head().seq, 2, "close writes unsynced appends out");
+    let mut expected = 2;
+    for how in ["write", "sync"] {
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "unsynced_appends_survive_close_and_a_written_log_buffer_survives_abort"])
+            .env(CHILD, format!("{}|{how}", dir.path().display()))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(!status.success(), "the child aborts");
+        expected += 3;
+        let ledger = open(dir.path());
+        assert_eq!(ledger.head().seq, expected, "after {how} and abort");
+        assert!(ledger.verify().unwrap().ok);
+    }
+}

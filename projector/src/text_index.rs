@@ -277,6 +277,8 @@ pub struct TextIndex {
     writer: Mutex<Option<IndexWriter>>,
     /// The seq applied to the writer but not committed yet, if any.
     uncommitted: Mutex<Option<u64>>,
+    /// The store the indexed events live in: its log buffer is written out before each commit.
+    store: Store,
 }
 
 /// The belief view's checkpoint seq: what the index can reflect at most.
@@ -312,7 +314,7 @@ impl TextIndex {
         let dir = ledger.store().path().join(DIR_NAME);
         let mut notes = Vec::new();
         let existed = dir.join("meta.json").exists();
-        let opened = if existed { Self::open_dir(&dir) } else { Err(err("missing")) };
+        let opened = if existed { Self::open_dir(&dir, ledger.store()) } else { Err(err("missing")) };
         let (text, rebuild) = match opened {
             Ok(text) => match text.stored_checkpoint() {
                 Ok(Some((format, _))) if format == FORMAT => (text, false),
@@ -324,7 +326,7 @@ impl TextIndex {
                         _ => "text index has no checkpoint: reindexing…".to_string(),
                     });
                     drop(text);
-                    (Self::create_dir(&dir)?, true)
+                    (Self::create_dir(&dir, ledger.store())?, true)
                 }
             },
             Err(e) => {
@@ -333,7 +335,7 @@ impl TextIndex {
                 } else if ledger.head().seq > 0 {
                     notes.push("text index missing: building it from the belief view…".to_string());
                 }
-                (Self::create_dir(&dir)?, true)
+                (Self::create_dir(&dir, ledger.store())?, true)
             }
         };
         if rebuild {
@@ -344,27 +346,27 @@ impl TextIndex {
         Ok((text, notes))
     }
 
-    fn open_dir(dir: &Path) -> Result<TextIndex, ProjectError> {
+    fn open_dir(dir: &Path, store: &Store) -> Result<TextIndex, ProjectError> {
         let index = Index::open_in_dir(dir).map_err(err)?;
         let (schema, fields) = schema();
         if index.schema() != schema {
             return Err(err("its schema is not this build's"));
         }
-        Self::wrap(dir, index, fields)
+        Self::wrap(dir, index, fields, store)
     }
 
     /// A fresh, empty index in `dir` (whatever was there is removed).
-    fn create_dir(dir: &Path) -> Result<TextIndex, ProjectError> {
+    fn create_dir(dir: &Path, store: &Store) -> Result<TextIndex, ProjectError> {
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(|e| err(format!("cannot remove {}: {e}", dir.display())))?;
         }
         std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(dir, schema).map_err(err)?;
-        Self::wrap(dir, index, fields)
+        Self::wrap(dir, index, fields, store)
     }
 
-    fn wrap(dir: &Path, index: Index, fields: Fields) -> Result<TextIndex, ProjectError> {
+    fn wrap(dir: &Path, index: Index, fields: Fields, store: &Store) -> Result<TextIndex, ProjectError> {
         index.tokenizers().register(ANALYZER, analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
         Ok(TextIndex {
@@ -374,6 +376,7 @@ impl TextIndex {
             fields,
             writer: Mutex::new(None),
             uncommitted: Mutex::new(None),
+            store: store.clone(),
         })
     }
 
@@ -469,8 +472,12 @@ impl TextIndex {
         Ok(())
     }
 
-    /// Make everything applied so far durable, with `seq` as the checkpoint.
+    /// Make everything applied so far durable, with `seq` as the checkpoint. The store's log
+    /// buffer is written out first, so a killed process cannot leave the index at a checkpoint
+    /// whose events it lost (an index ahead of the belief view is still caught, and reindexed,
+    /// on open: after a machine crash that lost unsynced events).
     pub fn commit(&self, seq: u64) -> Result<(), ProjectError> {
+        self.store.write_log_buffer()?;
         let mut guard = self.writer()?;
         let writer = guard.as_mut().expect("writer created");
         let mut prepared = writer.prepare_commit().map_err(err)?;

@@ -92,16 +92,22 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
 /// ([`hashed_bytes`]) around a 32-byte gap: encode with the gap, hash the two sides, fill it in.
 /// Byte for byte what [`encode_event`] writes after [`Event::seal`] (tested).
 pub fn seal_and_encode(event: &mut Event) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256 + event.actor.len());
+    let mut out = Vec::with_capacity(512 + event.actor.len());
+    seal_and_encode_into(event, &mut out);
+    out
+}
+
+/// As [`seal_and_encode`], appending the stored form to `out` (a write batch's buffer).
+pub fn seal_and_encode_into(event: &mut Event, out: &mut Vec<u8>) {
+    let start = out.len();
     out.extend_from_slice(&event.format.to_be_bytes());
-    encode_into(&before_hash(event), &mut out);
+    encode_into(&before_hash(event), out);
     let gap = out.len();
     out.extend_from_slice(&[0u8; 32]);
-    encode_into(&event.body, &mut out);
-    let hash = chain_hash_parts(&event.prev_hash, &[&out[2..gap], &out[gap + 32..]]);
+    encode_into(&event.body, out);
+    let hash = chain_hash_parts(&event.prev_hash, &[&out[start + 2..gap], &out[gap + 32..]]);
     out[gap..gap + 32].copy_from_slice(&hash.0);
     event.hash = hash;
-    out
 }
 
 /// Every field of an event declared before `hash`, in declaration order.
@@ -125,7 +131,18 @@ fn before_hash(
 /// Append the encoding of `value` to `out`.
 fn encode_into<T: Encode>(value: &T, out: &mut Vec<u8>) {
     // Encoding into a Vec cannot fail for our types (no I/O, lengths fit u64).
-    let _ = bincode::encode_into_std_write(value, out, CONFIG);
+    let _ = bincode::encode_into_writer(value, AppendTo(out), CONFIG);
+}
+
+/// bincode's writer for appending to a `Vec`: each field is one `extend_from_slice` (its
+/// `std::io::Write` adapter costs more per field, and an event has dozens of fields).
+struct AppendTo<'a>(&'a mut Vec<u8>);
+
+impl bincode::enc::write::Writer for AppendTo<'_> {
+    fn write(&mut self, bytes: &[u8]) -> Result<(), bincode::error::EncodeError> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
 }
 
 /// The bytes the hash covers: every field of the event except `hash`, in declaration order.

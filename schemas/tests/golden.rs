@@ -122,11 +122,19 @@ fn sealing_while_encoding_writes_the_fixture_bytes() {
     // The ledger seals and encodes in one pass; it must write exactly what format 1 froze.
     let stored = std::fs::read(fixture("format-1.events.bin")).expect("golden fixture missing: bless it once");
     let mut at = 0;
+    // The ledger appends each event to a batch buffer that already holds other keys and values.
+    let mut batch_buffer = b"bytes already in the batch".to_vec();
     for event in sample_chain() {
         let mut unsealed = event.clone();
         unsealed.hash = Hash::GENESIS;
         let bytes = memledger_schemas::codec::seal_and_encode(&mut unsealed);
         assert_eq!(unsealed.hash, event.hash, "seq {}: the same hash", event.seq);
+        let mut unsealed = event.clone();
+        unsealed.hash = Hash::GENESIS;
+        let start = batch_buffer.len();
+        memledger_schemas::codec::seal_and_encode_into(&mut unsealed, &mut batch_buffer);
+        assert_eq!(unsealed.hash, event.hash, "seq {}: the same hash appended to a buffer", event.seq);
+        assert_eq!(&batch_buffer[start..], &bytes[..], "seq {}: the same bytes appended to a buffer", event.seq);
         assert_eq!(bytes, encode_event(&event), "seq {}: the same bytes as encode_event", event.seq);
         let len = u32::from_be_bytes(stored[at..at + 4].try_into().unwrap()) as usize;
         assert_eq!(bytes, &stored[at + 4..at + 4 + len], "seq {}: the same bytes as the fixture", event.seq);
