@@ -113,6 +113,7 @@ impl Ledger {
             MetaTable::put_head(&mut batch, next);
             self.store().write(batch, true)?;
             *head = next;
+            self.record_behind.store(false, std::sync::atomic::Ordering::Relaxed);
             // The imported events carry their own times: read the head's again on next append.
             *self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }

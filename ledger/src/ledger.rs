@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, Timestamp};
@@ -73,6 +74,11 @@ pub struct Ledger {
     /// The `recorded_at` of the head event, once read (time in the ledger never runs backwards).
     /// Only touched under the `head` lock; `None` means "read it from the store".
     pub(crate) last_recorded_at: Mutex<Option<Timestamp>>,
+    /// Whether unsynced appends moved the head past the stored head record. The record is
+    /// written with every synced write, by [`Ledger::sync`] and on drop, not with each unsynced
+    /// append (a key per append was a sixth of its cost); on open, the events after the record
+    /// are followed link by link. Only changed under the `head` lock.
+    pub(crate) record_behind: AtomicBool,
 }
 
 impl Ledger {
@@ -93,8 +99,41 @@ impl Ledger {
                 store.write(batch, true)?;
             }
         }
-        let head = MetaTable::head(&store)?;
-        Ok(Ledger { store, head: Mutex::new(head), last_recorded_at: Mutex::new(None) })
+        let recorded = MetaTable::head(&store)?;
+        let head = Self::follow_unrecorded(&store, recorded).map_err(|reason| OpenError::Unusable {
+            path: path.into(),
+            reason: format!("{reason}; `memledger verify` names what is damaged"),
+        })?;
+        Ok(Ledger {
+            store,
+            head: Mutex::new(head),
+            last_recorded_at: Mutex::new(None),
+            record_behind: AtomicBool::new(head != recorded),
+        })
+    }
+
+    /// The head after `recorded`: unsynced appends that reached the log before the process
+    /// stopped without writing the head record, each checked to follow the one before (seq,
+    /// link and hash). One that does not is damage, not a crash (RocksDB drops a torn write
+    /// whole): refused.
+    fn follow_unrecorded(store: &Store, recorded: Head) -> Result<Head, String> {
+        let mut head = recorded;
+        let start = EventsTable::key(recorded.seq + 1);
+        for item in store.scan_from(CF_EVENTS, &start).map_err(|e| e.to_string())? {
+            let (key, value) = item.map_err(|e| e.to_string())?;
+            let expected = head.seq + 1;
+            let event = EventsTable::decode_row(&key, &value).map_err(|(seq, message)| {
+                format!("event at seq {seq}, after the head record, is unreadable: {message}")
+            })?;
+            if event.seq != expected || event.prev_hash != head.hash || !event.hash_is_valid() {
+                return Err(format!(
+                    "the event stored after seq {} does not follow it (found seq {})",
+                    head.seq, event.seq
+                ));
+            }
+            head = Head { seq: event.seq, hash: event.hash };
+        }
+        Ok(head)
     }
 
     /// The underlying store, for the projections' tables.
@@ -134,9 +173,18 @@ impl Ledger {
         Ok(out.pop().unwrap_or(Appended::Committed(Vec::new())))
     }
 
-    /// Make every append so far durable.
+    /// Make every append so far durable, with the head record.
     pub fn sync(&self) -> Result<(), LedgerError> {
-        self.store.sync_wal()
+        let head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        if self.record_behind.load(Ordering::Relaxed) {
+            let mut batch = Batch::default();
+            MetaTable::put_head(&mut batch, *head);
+            self.store.write(batch, true)?;
+            self.record_behind.store(false, Ordering::Relaxed);
+            Ok(())
+        } else {
+            self.store.sync_wal()
+        }
     }
 
     /// Group commit: several commands' events in one write (synced once when `sync`), each
@@ -210,10 +258,13 @@ impl Ledger {
             results.push(Appended::Committed(written));
         }
         if next.seq != head.seq {
-            MetaTable::put_head(&mut batch, next);
+            if sync {
+                MetaTable::put_head(&mut batch, next);
+            }
             self.store.write(batch, sync)?;
             *head = next;
             *last_at = Some(recorded_at);
+            self.record_behind.store(!sync, Ordering::Relaxed);
         }
         Ok(results)
     }
@@ -245,5 +296,17 @@ impl Ledger {
                 LedgerError::Inconsistent(format!("event at seq {seq} is unreadable: {message}"))
             })
         }))
+    }
+}
+
+impl Drop for Ledger {
+    /// Write the head record if unsynced appends moved the head (unsynced: close writes the log
+    /// buffer out). Best effort: without it the next open follows the events after the record.
+    fn drop(&mut self) {
+        if self.record_behind.load(Ordering::Relaxed) {
+            let mut batch = Batch::default();
+            MetaTable::put_head(&mut batch, self.head());
+            let _ = self.store.write(batch, false);
+        }
     }
 }

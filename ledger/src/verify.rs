@@ -23,9 +23,13 @@ pub struct VerifyReport {
 
 impl Ledger {
     /// Check every event: it decodes, its seq follows the previous one, its `prev_hash` is the
-    /// previous hash and its hash matches its fields; the head record names the last event.
+    /// previous hash and its hash matches its fields; the chain ends at the ledger's head, and
+    /// the head record names an event of the chain (the last one, or an earlier one when
+    /// unsynced appends followed it: see [`Ledger::sync`]).
     pub fn verify(&self) -> Result<VerifyReport, LedgerError> {
-        let head = MetaTable::head(self.store())?;
+        let head = self.head();
+        let record = MetaTable::head(self.store())?;
+        let mut hash_at_record = (record.seq == 0).then_some(Hash::GENESIS);
         let mut prev_hash = Hash::GENESIS;
         let mut expected_seq = 1u64;
         let mut events = 0u64;
@@ -58,14 +62,26 @@ impl Ledger {
                 break;
             }
             prev_hash = event.hash;
+            if event.seq == record.seq {
+                hash_at_record = Some(event.hash);
+            }
             events += 1;
             expected_seq += 1;
         }
-        if bad.is_none() && (head.seq != events || head.hash != prev_hash) {
-            bad = Some((
-                (events + 1).min(head.seq.max(1)),
-                format!("head record says seq {} but the chain ends at seq {events}", head.seq),
-            ));
+        if bad.is_none() {
+            if record.seq > events {
+                bad = Some((
+                    events + 1,
+                    format!("head record says seq {} but the chain ends at seq {events}", record.seq),
+                ));
+            } else if hash_at_record != Some(record.hash) {
+                bad = Some((record.seq, format!("head record's hash is not the hash of seq {}", record.seq)));
+            } else if head.seq != events || head.hash != prev_hash {
+                bad = Some((
+                    (events + 1).min(head.seq.max(1)),
+                    format!("the ledger's head is seq {} but the chain ends at seq {events}", head.seq),
+                ));
+            }
         }
         Ok(VerifyReport {
             ok: bad.is_none(),

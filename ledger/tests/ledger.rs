@@ -264,3 +264,36 @@ fn unsynced_appends_survive_close_and_a_written_log_buffer_survives_abort() {
         assert!(ledger.verify().unwrap().ok);
     }
 }
+
+/// The head record is written with synced writes, by `sync` and on close, not with each unsynced
+/// append; open follows the events after it, and refuses one that does not link.
+#[test]
+fn open_follows_events_after_the_head_record_and_refuses_one_that_does_not_link() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let ledger = open(dir.path());
+        ledger.append(0, &CommandMeta::new("t"), bodies(2)).unwrap();
+        ledger.append_with(2, &CommandMeta::new("t"), bodies(2), false).unwrap();
+        assert_eq!(tables::MetaTable::head(ledger.store()).unwrap().seq, 2, "no record per unsynced append");
+        assert!(ledger.verify().unwrap().ok, "a record behind the head is not damage");
+        ledger.sync().unwrap();
+        assert_eq!(tables::MetaTable::head(ledger.store()).unwrap().seq, 4, "sync writes the record");
+        ledger.append_with(4, &CommandMeta::new("t"), bodies(1), false).unwrap();
+    }
+    let ledger = open(dir.path());
+    assert_eq!(ledger.head().seq, 5);
+    assert_eq!(tables::MetaTable::head(ledger.store()).unwrap().seq, 5, "close writes the record");
+    // Damage after the record: an event at seq 6 that does not link to seq 5.
+    let mut stray = ledger.get(2).unwrap().unwrap();
+    stray.seq = 6;
+    stray.seal();
+    let mut batch = store::Batch::default();
+    tables::EventsTable::put(&mut batch, &stray);
+    ledger.store().write(batch, true).unwrap();
+    drop(ledger);
+    match Ledger::open(dir.path(), &OpenOptions::default(), &[]) {
+        Err(OpenError::Unusable { reason, .. }) => assert!(reason.contains("after seq 5"), "{reason}"),
+        Err(other) => panic!("expected an unusable store, got {other}"),
+        Ok(_) => panic!("a stray event after the head record was accepted"),
+    }
+}
