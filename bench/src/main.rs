@@ -104,21 +104,24 @@ fn limit(n: usize) {
             let mut batch = memledger_ledger::store::Batch::default();
             for _ in 0..per_write {
                 seq += 1;
-                batch.put(memledger_ledger::store::CF_EVENTS, seq.to_be_bytes().to_vec(), payload.clone());
+                batch.put(memledger_ledger::store::CF_EVENTS, seq.to_be_bytes(), &payload);
             }
             store.write(batch, sync).unwrap();
         }
         started.elapsed()
     };
+    // The ledger's commands are built before the clock starts, as the raw puts' bytes are: the
+    // figure is the append (and dropping the events it returns), not the making of its input.
+    let commands_in_groups = |per_group: usize| -> Vec<Vec<(CommandMeta, Vec<NewEvent>)>> {
+        let body = NewEvent::from(events[0].body.clone());
+        (0..n / per_group)
+            .map(|_| (0..per_group).map(|_| (CommandMeta::new("bench"), vec![body.clone()])).collect())
+            .collect()
+    };
     let ledger_append = |sync: bool, per_write: usize| -> Duration {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
-        let body = NewEvent::from(events[0].body.clone());
-        // The commands are built before the clock starts, as the raw puts' bytes are: the figure
-        // is the append (and dropping the events it returns), not the making of its input.
-        let writes: Vec<Vec<(CommandMeta, Vec<NewEvent>)>> = (0..n / per_write)
-            .map(|_| (0..per_write).map(|_| (CommandMeta::new("bench"), vec![body.clone()])).collect())
-            .collect();
+        let writes = commands_in_groups(per_write);
         let started = Instant::now();
         for commands in writes {
             let head = ledger.head().seq;
@@ -131,10 +134,7 @@ fn limit(n: usize) {
     let ledger_append_then_sync = |per_sync: usize| -> Duration {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
-        let body = NewEvent::from(events[0].body.clone());
-        let groups: Vec<Vec<(CommandMeta, Vec<NewEvent>)>> = (0..n / per_sync)
-            .map(|_| (0..per_sync).map(|_| (CommandMeta::new("bench"), vec![body.clone()])).collect())
-            .collect();
+        let groups = commands_in_groups(per_sync);
         let started = Instant::now();
         for group in groups {
             for (meta, events) in group {

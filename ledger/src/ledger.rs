@@ -102,7 +102,7 @@ impl Ledger {
         let recorded = MetaTable::head(&store)?;
         let head = Self::follow_unrecorded(&store, recorded).map_err(|reason| OpenError::Unusable {
             path: path.into(),
-            reason: format!("{reason}; `memledger verify` names what is damaged"),
+            reason: format!("{reason}: the store is damaged after its last synced write"),
         })?;
         Ok(Ledger {
             store,
