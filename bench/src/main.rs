@@ -11,6 +11,10 @@
 
 mod corpus;
 
+/// The allocator the `memledger` binary uses, so that the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::{Duration, Instant};
 
 use memledger_engine::{Durability, Memledger, OpenOptions, SaveRequest};
