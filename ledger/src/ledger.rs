@@ -292,11 +292,28 @@ impl Ledger {
         let start = EventsTable::key(from_seq.max(1));
         Ok(self.store.scan_from(CF_EVENTS, &start)?.map(|item| {
             let (k, v) = item?;
-            EventsTable::decode_row(&k, &v).map_err(|(seq, message)| {
-                LedgerError::Inconsistent(format!("event at seq {seq} is unreadable: {message}"))
-            })
+            EventsTable::decode_row(&k, &v).map_err(unreadable)
         }))
     }
+
+    /// As [`Ledger::scan`], but the events whose type ([`EventBody::type_name`]) is in `skip` are
+    /// not decoded: each comes as its seq alone. For replaying views that ignore those types.
+    pub fn scan_skipping<'a>(
+        &'a self,
+        from_seq: u64,
+        skip: &'a [&'a str],
+    ) -> Result<impl Iterator<Item = Result<(u64, Option<Event>), LedgerError>> + 'a, LedgerError> {
+        let start = EventsTable::key(from_seq.max(1));
+        Ok(self.store.scan_from(CF_EVENTS, &start)?.map(move |item| {
+            let (k, v) = item?;
+            EventsTable::decode_row_unless(&k, &v, skip).map_err(unreadable)
+        }))
+    }
+}
+
+/// A stored event that does not decode, met while scanning.
+fn unreadable((seq, message): (u64, String)) -> LedgerError {
+    LedgerError::Inconsistent(format!("event at seq {seq} is unreadable: {message}"))
 }
 
 impl Drop for Ledger {

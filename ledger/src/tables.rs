@@ -1,7 +1,7 @@
 //! Typed access to the ledger's column families: one small type per table with its key and
 //! value layout (see docs/format.md). Integer keys are big-endian so byte order is numeric order.
 
-use memledger_schemas::codec::{decode_event, encode_event};
+use memledger_schemas::codec::{decode_event, encode_event, peek_event};
 use memledger_schemas::{Event, Hash};
 
 use crate::error::LedgerError;
@@ -46,6 +46,23 @@ impl EventsTable {
             return Err((seq, format!("stored under seq {seq} but says seq {}", event.seq)));
         }
         Ok(event)
+    }
+
+    /// As [`EventsTable::decode_row`] for an event whose type is not in `skip`; one whose type
+    /// is comes as its seq alone (still checked against the key), its body never decoded.
+    pub fn decode_row_unless(key: &[u8], value: &[u8], skip: &[&str]) -> Result<(u64, Option<Event>), (u64, String)> {
+        if skip.is_empty() {
+            return Self::decode_row(key, value).map(|event| (event.seq, Some(event)));
+        }
+        let seq = key.try_into().map(u64::from_be_bytes).map_err(|_| (0, format!("bad key of {} bytes", key.len())))?;
+        let (stored, event_type) = peek_event(value).map_err(|e| (seq, e.to_string()))?;
+        if stored != seq {
+            return Err((seq, format!("stored under seq {seq} but says seq {stored}")));
+        }
+        if skip.contains(&event_type) {
+            return Ok((seq, None));
+        }
+        Self::decode_row(key, value).map(|event| (seq, Some(event)))
     }
 }
 

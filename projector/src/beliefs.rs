@@ -95,35 +95,40 @@ fn lkey(root: MemoryId, version: u32) -> Vec<u8> {
 fn ckey(id: ConflictId) -> Vec<u8> {
     key(b'c', &[&id.to_bytes()])
 }
-fn hkey(scope: &str, hash: &Hash, id: MemoryId) -> Vec<u8> {
-    key(b'h', &[&digest8(scope), &hash.0, &id.to_bytes()])
+/// Keys under a scope take its 8-byte digest, computed once per memory indexed.
+type ScopeDigest = [u8; 8];
+fn hkey(scope: &ScopeDigest, hash: &Hash, id: MemoryId) -> Vec<u8> {
+    key(b'h', &[scope, &hash.0, &id.to_bytes()])
 }
-fn kkey(scope: &str, fact_key: &str, id: MemoryId) -> Vec<u8> {
-    key(b'k', &[&digest8(scope), &digest8(fact_key), &id.to_bytes()])
+fn kkey(scope: &ScopeDigest, fact_key: &str, id: MemoryId) -> Vec<u8> {
+    key(b'k', &[scope, &digest8(fact_key), &id.to_bytes()])
 }
-fn nkey(scope: &str, term: &str) -> Vec<u8> {
-    key(b'n', &[&digest8(scope), term.as_bytes()])
+fn nkey(scope: &ScopeDigest, term: &str) -> Vec<u8> {
+    key(b'n', &[scope, term.as_bytes()])
 }
-fn tprefix(scope: &str, term: &str) -> Vec<u8> {
-    key(b't', &[&digest8(scope), term.as_bytes(), &[0u8]])
+/// A term's postings key for `id`, or (without one) the prefix of all its postings.
+fn tkey(scope: &ScopeDigest, term: &str, id: Option<MemoryId>) -> Vec<u8> {
+    match id {
+        Some(id) => key(b't', &[scope, term.as_bytes(), &[0u8], &id.to_bytes()]),
+        None => key(b't', &[scope, term.as_bytes(), &[0u8]]),
+    }
 }
 
 impl BeliefsProjector {
     /// Add an active memory to (or remove it from) the pipeline's indexes, keeping each term's
     /// count of active memories in step.
     fn set_indexed(&self, txn: &mut ViewTxn<'_>, r: &MemoryRecord, on: bool) -> Result<(), ProjectError> {
-        let mut keys = vec![hkey(&r.scope, &r.content_hash, r.memory_id)];
+        let scope = digest8(&r.scope);
+        let mut keys = vec![hkey(&scope, &r.content_hash, r.memory_id)];
         if let Some(fk) = &r.fact_key {
-            keys.push(kkey(&r.scope, fk, r.memory_id));
+            keys.push(kkey(&scope, fk, r.memory_id));
         }
         let mut terms = (self.terms)(&r.text);
-        terms.sort();
+        terms.sort_unstable();
         terms.dedup();
         for term in terms {
-            txn.add(nkey(&r.scope, &term), if on { 1 } else { -1 });
-            let mut k = tprefix(&r.scope, &term);
-            k.extend_from_slice(&r.memory_id.to_bytes());
-            keys.push(k);
+            txn.add(nkey(&scope, &term), if on { 1 } else { -1 });
+            keys.push(tkey(&scope, &term, Some(r.memory_id)));
         }
         for k in keys {
             if on { txn.put(k, Vec::new()) } else { txn.delete(k) }
@@ -279,6 +284,10 @@ impl Projector for BeliefsProjector {
 
     fn version(&self) -> u32 {
         VERSION * 1000 + self.terms_version
+    }
+
+    fn ignores(&self) -> &'static [&'static str] {
+        &["pair_classified"]
     }
 
     fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError> {
@@ -451,13 +460,14 @@ impl<'a> BeliefReader<'a> {
 
     /// How many active memories in `scope` hold `term`.
     pub fn term_count(&self, scope: &str, term: &str) -> Result<u32, ProjectError> {
-        let count = self.store.get(TABLE, &nkey(scope, term))?.as_deref().and_then(decode_counter).unwrap_or(0);
+        let count =
+            self.store.get(TABLE, &nkey(&digest8(scope), term))?.as_deref().and_then(decode_counter).unwrap_or(0);
         Ok(count.clamp(0, u32::MAX as i64) as u32)
     }
 
     /// Active memories in `scope` holding `term`, at most `cap` of them.
     pub fn active_by_term(&self, scope: &str, term: &str, cap: usize) -> Result<Vec<MemoryId>, ProjectError> {
-        let prefix = tprefix(scope, term);
+        let prefix = tkey(&digest8(scope), term, None);
         let mut out = Vec::new();
         for item in self.store.scan_prefix(TABLE, &prefix)? {
             let (k, _) = item?;

@@ -136,6 +136,19 @@ impl Projector for ConflictsProjector {
         }
         Ok(())
     }
+
+    fn ignores(&self) -> &'static [&'static str] {
+        &[
+            "memory_observed",
+            "pair_classified",
+            "belief_added",
+            "belief_versioned",
+            "belief_merged",
+            "belief_historical",
+            "belief_retired",
+            "belief_edited",
+        ]
+    }
 }
 
 /// Read queries over the conflict queue.

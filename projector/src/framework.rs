@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use memledger_ledger::store::{Batch, Store};
 use memledger_ledger::{Ledger, LedgerError};
@@ -19,6 +20,12 @@ pub trait Projector: Send + Sync {
     /// Bumped whenever the view's layout or meaning changes: an old view is then rebuilt.
     fn version(&self) -> u32;
     fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError>;
+    /// Event types ([`memledger_schemas::EventBody::type_name`]) `apply` does nothing with: a
+    /// replay of views that all ignore a type does not decode its events. Rebuilding each view
+    /// alone is tested to equal the incremental view.
+    fn ignores(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Where a view stands: its code version and the last seq it applied.
@@ -51,12 +58,18 @@ impl Checkpoint {
     }
 }
 
+/// A transaction's writes: each key's new value, or `None` once deleted.
+type Overlay = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
 /// Reads and writes of one view while applying events: writes are buffered (and visible to
 /// later reads in the same transaction) until the batch is written.
 pub struct ViewTxn<'a> {
     store: &'a Store,
     table: &'static str,
-    overlay: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    overlay: Overlay,
+    /// The previous transaction's writes, when its batch may still be on its way into the store
+    /// (a rebuild applies one chunk while the one before is written): read before the store.
+    previous: Option<&'a Overlay>,
     /// Counter deltas not yet written (a key is either in `overlay` or here, never both).
     counters: BTreeMap<Vec<u8>, i64>,
     /// Set when the table was cleared in this transaction: reads must not fall through.
@@ -65,7 +78,7 @@ pub struct ViewTxn<'a> {
 
 impl<'a> ViewTxn<'a> {
     pub fn new(store: &'a Store, table: &'static str) -> Self {
-        ViewTxn { store, table, overlay: BTreeMap::new(), counters: BTreeMap::new(), cleared: false }
+        ViewTxn { store, table, overlay: BTreeMap::new(), previous: None, counters: BTreeMap::new(), cleared: false }
     }
 
     pub fn table(&self) -> &'static str {
@@ -73,9 +86,14 @@ impl<'a> ViewTxn<'a> {
     }
 
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ProjectError> {
-        match self.overlay.get(key) {
+        if let Some(v) = self.overlay.get(key) {
+            return Ok(v.clone());
+        }
+        if self.cleared {
+            return Ok(None);
+        }
+        match self.previous.and_then(|previous| previous.get(key)) {
             Some(v) => Ok(v.clone()),
-            None if self.cleared => Ok(None),
             None => Ok(self.store.get(self.table, key)?),
         }
     }
@@ -88,20 +106,11 @@ impl<'a> ViewTxn<'a> {
         self.overlay.insert(key, None);
     }
 
-    /// Add `delta` to the counter at `key` (an `i64`, absent is 0) without reading it.
+    /// Add `delta` to the counter at `key` (an `i64`, absent is 0) without reading it. Counters
+    /// are written, never read, while applying: a save must not read to count.
     pub fn add(&mut self, key: Vec<u8>, delta: i64) {
         debug_assert!(!self.overlay.contains_key(&key), "a key is a counter or a value, not both");
         *self.counters.entry(key).or_default() += delta;
-    }
-
-    /// A counter's value, pending deltas included.
-    pub fn counter(&self, key: &[u8]) -> Result<i64, ProjectError> {
-        let stored = match self.cleared {
-            true => None,
-            false => self.store.get(self.table, key)?,
-        };
-        let base = stored.as_deref().and_then(memledger_ledger::store::decode_counter).unwrap_or(0);
-        Ok(base + self.counters.get(key).copied().unwrap_or(0))
     }
 
     /// Decode a record of this view.
@@ -118,11 +127,13 @@ impl<'a> ViewTxn<'a> {
         self.put(key, memledger_schemas::codec::encode(value));
     }
 
-    fn into_batch(self, batch: &mut Batch, checkpoint: Checkpoint) {
+    /// Add the transaction's writes and `checkpoint` to `batch`; returns what it wrote, for a
+    /// next transaction to read while the batch is being written.
+    fn into_batch(self, batch: &mut Batch, checkpoint: Checkpoint) -> Overlay {
         if self.cleared {
             batch.clear(self.table);
         }
-        for (k, v) in self.overlay {
+        for (k, v) in &self.overlay {
             match v {
                 Some(v) => batch.put(self.table, k, v),
                 None if self.cleared => {}
@@ -134,11 +145,12 @@ impl<'a> ViewTxn<'a> {
         for (k, delta) in self.counters {
             batch.add(self.table, k, delta);
         }
-        batch.put(self.table, CHECKPOINT_KEY.to_vec(), checkpoint.encode());
+        batch.put(self.table, CHECKPOINT_KEY, checkpoint.encode());
+        self.overlay
     }
 }
 
-/// How many events a rebuild applies per write.
+/// How many events a rebuild (or catch-up) applies per write.
 const REBUILD_CHUNK: usize = 4096;
 
 /// The set of views over one ledger.
@@ -148,11 +160,19 @@ pub struct Views {
     /// `apply` (so a save does not read four checkpoints back); emptied by anything else that
     /// writes checkpoints there.
     applied: Mutex<Option<Vec<u64>>>,
+    /// Events per chunk of a rebuild or catch-up ([`REBUILD_CHUNK`] unless a test sets it).
+    chunk: AtomicUsize,
 }
 
 impl Views {
     pub fn new(projectors: Vec<Box<dyn Projector>>) -> Self {
-        Views { projectors, applied: Mutex::new(None) }
+        Views { projectors, applied: Mutex::new(None), chunk: AtomicUsize::new(REBUILD_CHUNK) }
+    }
+
+    /// Rebuild and catch up in chunks of `events` (at least 1): tests use tiny chunks so that
+    /// records cross chunk boundaries, where a chunk reads what the one before wrote.
+    pub fn set_rebuild_chunk(&self, events: usize) {
+        self.chunk.store(events.max(1), Ordering::Relaxed);
     }
 
     fn applied(&self) -> std::sync::MutexGuard<'_, Option<Vec<u64>>> {
@@ -209,10 +229,11 @@ impl Views {
             .min()
             .unwrap_or(head);
         if lowest < head {
-            let mut chunk = Vec::with_capacity(REBUILD_CHUNK);
+            let size = self.chunk.load(Ordering::Relaxed);
+            let mut chunk = Vec::with_capacity(size);
             for event in ledger.scan(lowest + 1)? {
                 chunk.push(event?);
-                if chunk.len() == REBUILD_CHUNK {
+                if chunk.len() == size {
                     self.apply(ledger, &chunk)?;
                     chunk.clear();
                 }
@@ -310,28 +331,40 @@ impl Views {
         }
         store.write(batch, false)?;
         // One thread reads and decodes the ledger while this one applies the chunks, each view on
-        // a thread of its own. Every view writes its chunk with its own checkpoint, so a crash
-        // leaves each view at some chunk boundary, and catch-up resumes from there. The chunks
-        // skip the write-ahead log (half the bytes a rebuild writes) and are flushed at the end.
-        let (send, receive) = std::sync::mpsc::sync_channel::<Result<Vec<Event>, ProjectError>>(2);
+        // a thread of its own, and each view's chunks are written by a writer thread of its own:
+        // while chunk k is inserted into RocksDB's memtables, chunk k+1 is applied, reading chunk
+        // k's writes from its overlay (so a read never depends on whether that write has landed).
+        // Before chunk k+2 is applied, chunk k's write has finished. Every view writes each chunk
+        // with its own checkpoint, so a crash leaves each view at some chunk boundary, and
+        // catch-up resumes from there. The chunks skip the write-ahead log (half the bytes a
+        // rebuild writes) and are flushed at the end.
+        let size = self.chunk.load(Ordering::Relaxed);
+        // Event types no chosen view acts on are not decoded at all (for the belief view alone,
+        // the classified pairs: most of the ledger).
+        let skip: Vec<&str> =
+            chosen[0].ignores().iter().copied().filter(|t| chosen.iter().all(|p| p.ignores().contains(t))).collect();
+        let skip = skip.as_slice();
+        let (send, receive) = std::sync::mpsc::sync_channel::<Result<Chunk, ProjectError>>(2);
         std::thread::scope(|scope| {
             scope.spawn(move || {
                 let read = || -> Result<(), ProjectError> {
-                    let mut chunk: Vec<Event> = Vec::with_capacity(REBUILD_CHUNK);
-                    for event in ledger.scan(1)? {
-                        let event = event?;
-                        if event.seq > head {
+                    let mut chunk = Chunk::with_capacity(size);
+                    for item in ledger.scan_skipping(1, skip)? {
+                        let (seq, event) = item?;
+                        if seq > head {
                             break;
                         }
-                        chunk.push(event);
-                        if chunk.len() == REBUILD_CHUNK {
-                            let full = std::mem::replace(&mut chunk, Vec::with_capacity(REBUILD_CHUNK));
+                        chunk.last_seq = seq;
+                        chunk.covered += 1;
+                        chunk.events.extend(event);
+                        if chunk.events.len() == size {
+                            let full = std::mem::replace(&mut chunk, Chunk::with_capacity(size));
                             if send.send(Ok(full)).is_err() {
                                 return Ok(());
                             }
                         }
                     }
-                    if !chunk.is_empty() {
+                    if chunk.covered > 0 {
                         let _ = send.send(Ok(chunk));
                     }
                     Ok(())
@@ -340,30 +373,35 @@ impl Views {
                     let _ = send.send(Err(e));
                 }
             });
+            let mut replays: Vec<ChunkWriter> = chosen.iter().map(|_| ChunkWriter::spawn(scope, store)).collect();
             let mut replayed = 0u64;
             for chunk in receive {
                 let chunk = chunk?;
-                let Some(last) = chunk.last() else { continue };
-                let apply = |p: &dyn Projector| -> Result<(), ProjectError> {
+                let apply = |p: &dyn Projector, writer: &mut ChunkWriter| -> Result<(), ProjectError> {
                     let mut txn = ViewTxn::new(store, p.name());
-                    for event in &chunk {
+                    txn.previous = writer.in_flight.as_ref();
+                    for event in &chunk.events {
                         p.apply(event, &mut txn)?;
                     }
                     let mut batch = Batch::default();
-                    txn.into_batch(&mut batch, Checkpoint { version: p.version(), seq: last.seq });
+                    let written = txn.into_batch(&mut batch, Checkpoint { version: p.version(), seq: chunk.last_seq });
                     // Unlogged: the tables are flushed before the rebuild returns, and a crash
                     // before that leaves each view at a flushed chunk (or cleared), never ahead
                     // of its checkpoint.
-                    Ok(store.write_unlogged(batch)?)
+                    writer.write(batch, written)
                 };
-                let (first, rest) = chosen.split_first().expect("at least one view");
+                let mut pairs = chosen.iter().zip(replays.iter_mut());
+                let (first, first_writer) = pairs.next().expect("at least one view");
                 std::thread::scope(|views| -> Result<(), ProjectError> {
-                    let others: Vec<_> = rest.iter().map(|&p| views.spawn(move || apply(p))).collect();
-                    apply(*first)?;
+                    let others: Vec<_> = pairs.map(|(&p, w)| views.spawn(move || apply(p, w))).collect();
+                    apply(*first, first_writer)?;
                     others.into_iter().try_for_each(|h| h.join().expect("a view's replay panicked"))
                 })?;
-                replayed += chunk.len() as u64;
-                progress(last.seq);
+                replayed += chunk.covered;
+                progress(chunk.last_seq);
+            }
+            for writer in &mut replays {
+                writer.finish()?;
             }
             let names: Vec<&str> = chosen.iter().map(|p| p.name()).collect();
             store.flush_tables(&names)?;
@@ -385,5 +423,79 @@ impl Views {
             out.push((k.to_vec(), v.to_vec()));
         }
         Ok(out)
+    }
+}
+
+/// A run of the ledger a rebuild applies in one write per view.
+struct Chunk {
+    /// The decoded events (those of skipped types are not here).
+    events: Vec<Event>,
+    /// How many seqs the chunk covers, skipped ones included, and the last of them.
+    covered: u64,
+    last_seq: u64,
+}
+
+impl Chunk {
+    fn with_capacity(events: usize) -> Chunk {
+        Chunk { events: Vec::with_capacity(events), covered: 0, last_seq: 0 }
+    }
+}
+
+/// A rebuild's writer of one view's chunks, on a thread of its own, one chunk in flight at a
+/// time: handing it chunk k waits until chunk k-1 is in the store.
+struct ChunkWriter {
+    batches: Option<std::sync::mpsc::SyncSender<Batch>>,
+    done: std::sync::mpsc::Receiver<Result<(), LedgerError>>,
+    /// The writes of the chunk being written, for the next chunk's reads.
+    in_flight: Option<Overlay>,
+}
+
+impl ChunkWriter {
+    fn spawn<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, store: &'scope Store) -> ChunkWriter {
+        let (batches, to_write) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let (report, done) = std::sync::mpsc::channel();
+        scope.spawn(move || {
+            for batch in to_write {
+                // After a failed write, no later chunk may land (its checkpoint would skip it).
+                let result = store.write_unlogged(batch);
+                let failed = result.is_err();
+                if report.send(result).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        ChunkWriter { batches: Some(batches), done, in_flight: None }
+    }
+
+    /// Hand over the next chunk's batch (and the writes it holds); returns once the chunk before
+    /// it is written.
+    fn write(&mut self, batch: Batch, writes: Overlay) -> Result<(), ProjectError> {
+        let sender = self.batches.as_ref().expect("a finished writer is not written to");
+        let earlier = self.in_flight.is_some();
+        if sender.send(batch).is_err() {
+            // The thread ended: it reported why.
+            return self.wait();
+        }
+        if earlier {
+            self.wait()?;
+        }
+        self.in_flight = Some(writes);
+        Ok(())
+    }
+
+    fn wait(&mut self) -> Result<(), ProjectError> {
+        match self.done.recv() {
+            Ok(result) => Ok(result?),
+            Err(_) => Err(ProjectError::from(LedgerError::Inconsistent("a rebuild's writer stopped".into()))),
+        }
+    }
+
+    /// Wait for the last chunk, and end the thread.
+    fn finish(&mut self) -> Result<(), ProjectError> {
+        self.batches = None;
+        if self.in_flight.take().is_some() {
+            self.wait()?;
+        }
+        Ok(())
     }
 }

@@ -8,7 +8,7 @@ use bincode::config::{BigEndian, Configuration, Fixint, Limit};
 use bincode::{Decode, Encode};
 
 use crate::chain::{Hash, chain_hash, chain_hash_parts};
-use crate::event::Event;
+use crate::event::{Event, EventBody};
 use crate::ids::{CorrelationId, EventId};
 use crate::time::Timestamp;
 
@@ -83,6 +83,33 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
         }
         other => Err(CodecError::UnknownFormat(other)),
     }
+}
+
+/// The seq and body type ([`EventBody::TYPE_NAMES`]) of a stored event, read without decoding
+/// its body: a replay of views that ignore some types of event skips decoding those.
+///
+/// The stored form is `format ‖ fields before hash ‖ hash ‖ body`, and bincode writes an enum
+/// as its variant index (a `u32`, here fixed-width big-endian) before the variant's fields.
+pub fn peek_event(bytes: &[u8]) -> Result<(u64, &'static str), CodecError> {
+    if bytes.len() < 2 {
+        return Err(CodecError::Truncated { len: bytes.len() });
+    }
+    let format = u16::from_be_bytes([bytes[0], bytes[1]]);
+    if !READABLE_FORMATS.contains(&format) {
+        return Err(CodecError::UnknownFormat(format));
+    }
+    type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u64>, Option<String>, Hash);
+    let (header, used): (BeforeHash, usize) =
+        bincode::decode_from_slice(&bytes[2..], CONFIG).map_err(|e| CodecError::Decode(e.to_string()))?;
+    let at = 2 + used + 32;
+    let index = bytes
+        .get(at..at + 4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        .ok_or(CodecError::Truncated { len: bytes.len() })?;
+    let name = EventBody::TYPE_NAMES
+        .get(index as usize)
+        .ok_or_else(|| CodecError::Decode(format!("unknown event type index {index}")))?;
+    Ok((header.0, name))
 }
 
 /// Set `event.hash` from its other fields and return its stored form, encoding the event once.

@@ -66,6 +66,22 @@ pub enum EventBody {
 }
 
 impl EventBody {
+    /// Every body's [`EventBody::type_name`], in declaration order: the order of bincode's
+    /// variant index (see [`crate::codec::peek_event`]).
+    pub const TYPE_NAMES: [&'static str; 11] = [
+        "memory_observed",
+        "pair_classified",
+        "belief_added",
+        "belief_versioned",
+        "belief_merged",
+        "belief_historical",
+        "belief_retired",
+        "conflict_opened",
+        "conflict_resolved",
+        "resolution_reverted",
+        "belief_edited",
+    ];
+
     /// The stable snake_case name of the body, as in the JSON `type` field.
     pub fn type_name(&self) -> &'static str {
         match self {

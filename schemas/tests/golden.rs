@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use memledger_schemas::codec::{decode_event, encode_event};
+use memledger_schemas::codec::{decode_event, encode_event, peek_event};
 use memledger_schemas::samples::sample_chain;
-use memledger_schemas::{Event, Hash};
+use memledger_schemas::{Event, EventBody, Hash};
 
 /// This package's directory, read when the test runs (cargo sets it) rather than baked in at
 /// compile time: a build cache shared between checkouts must not send a test to another tree.
@@ -78,6 +78,24 @@ fn every_body_variant_is_in_the_fixture() {
     unique.sort();
     unique.dedup();
     assert_eq!(unique.len(), names.len());
+}
+
+/// A replay that skips the events a view ignores reads each one's seq and type without
+/// decoding its body: the names are in the order of bincode's variant index.
+#[test]
+fn peeking_reads_the_seq_and_type_of_every_fixture_event() {
+    let mut names: Vec<&str> = Vec::new();
+    for event in sample_chain() {
+        let (seq, name) = peek_event(&encode_event(&event)).unwrap();
+        assert_eq!((seq, name), (event.seq, event.body.type_name()));
+        names.push(name);
+    }
+    names.sort();
+    let mut all = EventBody::TYPE_NAMES.to_vec();
+    all.sort();
+    assert_eq!(names, all, "the fixture has every type once");
+    assert!(peek_event(&[0, 1, 0]).is_err());
+    assert!(peek_event(&[0, 9]).is_err());
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Property tests of the codec: encode→decode is the identity; arbitrary bytes never panic.
 
-use memledger_schemas::codec::{decode, decode_event, encode_event};
+use memledger_schemas::codec::{decode, decode_event, encode_event, peek_event};
 use memledger_schemas::samples::{chain_of, sample_bodies};
 use memledger_schemas::*;
 use proptest::prelude::*;
@@ -51,6 +51,7 @@ proptest! {
         for event in chain_of(bodies) {
             let bytes = encode_event(&event);
             let back = decode_event(&bytes).unwrap();
+            prop_assert_eq!(peek_event(&bytes).unwrap(), (event.seq, event.body.type_name()));
             prop_assert!(back.hash_is_valid());
             prop_assert_eq!(&back, &event);
             let json = serde_json::to_string(&event).unwrap();
@@ -66,6 +67,7 @@ proptest! {
         let mut prefixed = vec![0u8, 1u8];
         prefixed.extend_from_slice(&bytes);
         let _ = decode_event(&prefixed);
+        let _ = peek_event(&prefixed);
     }
 
     #[test]

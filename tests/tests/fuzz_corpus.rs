@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use memledger_engine::classify::lexical::{LexicalConfig, classify};
 use memledger_schemas::Event;
-use memledger_schemas::codec::{decode_event, encode_event};
+use memledger_schemas::codec::{decode_event, encode_event, peek_event};
 
 /// This package's directory, read when the test runs (cargo sets it) rather than baked in at
 /// compile time: a build cache shared between checkouts must not send a test to another tree.
@@ -36,7 +36,10 @@ fn decode_event_corpus() {
     let files = corpus("decode_event");
     let mut decoded = 0;
     for (path, data) in &files {
+        let peeked = peek_event(data);
         if let Ok(event) = decode_event(data) {
+            let peeked = peeked.unwrap_or_else(|e| panic!("{}: decodes but does not peek: {e}", path.display()));
+            assert_eq!(peeked, (event.seq, event.body.type_name()), "{}", path.display());
             let again = decode_event(&encode_event(&event)).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(again.hash, event.hash, "{}", path.display());
             decoded += 1;
