@@ -77,12 +77,14 @@ fn a_killed_rebuild_leaves_views_equal_to_a_fresh_replay() {
     let mut rng = rng("rebuild");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    save_many(&dir, (0..200).map(text));
+    // Enough events (about 10,000) for a rebuild to write several chunks, one being applied
+    // while the one before is written.
+    save_many(&dir, (0..1500).map(text));
     let before = json(&dir, &["list", "--status", "all", "--limit", "100000"]);
     let mut finished = 0;
     for round in 0..6 {
         let view: &[&str] = if round % 2 == 0 { &["rebuild"] } else { &["rebuild", "--view", "beliefs"] };
-        finished += kill_after(&dir, view, rng.below(300_000)) as usize;
+        finished += kill_after(&dir, view, rng.below(600_000)) as usize;
         assert_sound(&dir, &format!("after killed rebuild {round}"));
         assert_eq!(
             json(&dir, &["list", "--status", "all", "--limit", "100000"]),
