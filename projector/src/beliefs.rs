@@ -286,8 +286,8 @@ impl Projector for BeliefsProjector {
         VERSION * 1000 + self.terms_version
     }
 
-    fn ignores(&self) -> &'static [&'static str] {
-        &["pair_classified"]
+    fn ignores(&self, event_type: &str) -> bool {
+        event_type == "pair_classified"
     }
 
     fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError> {

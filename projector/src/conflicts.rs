@@ -137,17 +137,8 @@ impl Projector for ConflictsProjector {
         Ok(())
     }
 
-    fn ignores(&self) -> &'static [&'static str] {
-        &[
-            "memory_observed",
-            "pair_classified",
-            "belief_added",
-            "belief_versioned",
-            "belief_merged",
-            "belief_historical",
-            "belief_retired",
-            "belief_edited",
-        ]
+    fn ignores(&self, event_type: &str) -> bool {
+        !matches!(event_type, "conflict_opened" | "conflict_resolved" | "resolution_reverted")
     }
 }
 

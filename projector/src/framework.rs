@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use memledger_ledger::store::{Batch, Store};
 use memledger_ledger::{Ledger, LedgerError};
-use memledger_schemas::Event;
+use memledger_schemas::{Event, EventBody};
 
 use crate::error::ProjectError;
 use crate::keys::CHECKPOINT_KEY;
@@ -20,11 +20,11 @@ pub trait Projector: Send + Sync {
     /// Bumped whenever the view's layout or meaning changes: an old view is then rebuilt.
     fn version(&self) -> u32;
     fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError>;
-    /// Event types ([`memledger_schemas::EventBody::type_name`]) `apply` does nothing with: a
+    /// Whether `apply` does nothing with events of this type ([`EventBody::type_name`]): a
     /// replay of views that all ignore a type does not decode its events. Rebuilding each view
     /// alone is tested to equal the incremental view.
-    fn ignores(&self) -> &'static [&'static str] {
-        &[]
+    fn ignores(&self, _event_type: &str) -> bool {
+        false
     }
 }
 
@@ -342,7 +342,7 @@ impl Views {
         // Event types no chosen view acts on are not decoded at all (for the belief view alone,
         // the classified pairs: most of the ledger).
         let skip: Vec<&str> =
-            chosen[0].ignores().iter().copied().filter(|t| chosen.iter().all(|p| p.ignores().contains(t))).collect();
+            EventBody::TYPE_NAMES.iter().copied().filter(|t| chosen.iter().all(|p| p.ignores(t))).collect();
         let skip = skip.as_slice();
         let (send, receive) = std::sync::mpsc::sync_channel::<Result<Chunk, ProjectError>>(2);
         std::thread::scope(|scope| {
@@ -473,8 +473,9 @@ impl ChunkWriter {
         let sender = self.batches.as_ref().expect("a finished writer is not written to");
         let earlier = self.in_flight.is_some();
         if sender.send(batch).is_err() {
-            // The thread ended: it reported why.
-            return self.wait();
+            // The thread ends only after a failed write, whose report is not read yet.
+            self.wait()?;
+            return Err(Self::stopped());
         }
         if earlier {
             self.wait()?;
@@ -486,8 +487,12 @@ impl ChunkWriter {
     fn wait(&mut self) -> Result<(), ProjectError> {
         match self.done.recv() {
             Ok(result) => Ok(result?),
-            Err(_) => Err(ProjectError::from(LedgerError::Inconsistent("a rebuild's writer stopped".into()))),
+            Err(_) => Err(Self::stopped()),
         }
+    }
+
+    fn stopped() -> ProjectError {
+        ProjectError::from(LedgerError::Inconsistent("a rebuild's writer stopped".into()))
     }
 
     /// Wait for the last chunk, and end the thread.
