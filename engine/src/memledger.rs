@@ -1,7 +1,7 @@
 //! `Memledger`: a store opened for commands. One writer at a time within the process (a mutex)
 //! and across processes (RocksDB's lock).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -75,7 +75,7 @@ pub struct Memledger {
     /// The models over HTTP, when configured (engine/src/models).
     pub(crate) models: crate::models::Models,
     /// Analyses of candidate texts, reused across saves (engine/src/pipeline.rs).
-    pub(crate) analyses: Mutex<HashMap<MemoryId, Arc<crate::classify::lexical::Analysis>>>,
+    pub(crate) analyses: Mutex<FxHashMap<MemoryId, Arc<crate::classify::lexical::Analysis>>>,
     /// The belief view's term postings as far as candidate search has read them, kept in step by
     /// `commit_with` (engine/src/term_cache.rs).
     pub(crate) terms: Mutex<crate::term_cache::TermCache>,
@@ -122,7 +122,7 @@ impl Memledger {
             text,
             config,
             models,
-            analyses: Mutex::new(HashMap::new()),
+            analyses: Mutex::new(FxHashMap::default()),
             terms: Mutex::new(Default::default()),
             write: Mutex::new(()),
             notes,

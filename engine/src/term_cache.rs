@@ -14,7 +14,7 @@
 //! id is removed (it just gets shorter) and when an id is inserted (it goes in if it sorts before
 //! the prefix's end); a read that needs more than the prefix holds reloads it.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use memledger_projector::beliefs::BeliefReader;
 use memledger_schemas::MemoryId;
@@ -43,7 +43,7 @@ struct Postings {
 /// Per scope, per term: what the belief view says, as far as it has been read.
 #[derive(Debug, Default)]
 pub(crate) struct TermCache {
-    scopes: HashMap<String, HashMap<String, Postings>>,
+    scopes: FxHashMap<String, FxHashMap<String, Postings>>,
     terms: usize,
 }
 

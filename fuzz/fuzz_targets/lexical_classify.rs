@@ -1,8 +1,9 @@
 //! The offline lexical classifier (`memledger_engine::classify::lexical::classify`) on two
 //! strings: any pair classifies without a panic, and the score is a number in [0, 1].
 //!
-//! lexical.rs depends on std alone, so it is compiled in here from its source file rather than
-//! through memledger-engine (which links RocksDB and tantivy): the code fuzzed is the same file.
+//! lexical.rs depends on std and rustc-hash alone, so it is compiled in here from its source
+//! file rather than through memledger-engine (which links RocksDB and tantivy): the code fuzzed
+//! is the same file.
 #![no_main]
 
 #[allow(dead_code)]

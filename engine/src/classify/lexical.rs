@@ -8,7 +8,7 @@
 //! two facts that otherwise agree. Every decision names the gate that made it and carries every
 //! score it computed, so a classification event can explain it forever. Only `std` is used.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::sync::OnceLock;
 
 /// Every threshold of the lexical classifier. Recorded in each classification event via
@@ -287,7 +287,7 @@ struct Item {
 pub struct Analysis {
     items: Vec<Item>,
     /// stems of every word, stop words included (antonyms live among them).
-    stems: HashSet<String>,
+    stems: FxHashSet<String>,
     /// number of negation cues.
     negs: usize,
     /// the first negation cue, for reasons.
@@ -980,11 +980,11 @@ fn is_identifier(t: &str) -> bool {
 pub fn analyse(text: &str) -> Analysis {
     let raw = raw_tokens(text);
     let mut a = Analysis::default();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: FxHashSet<String> = FxHashSet::default();
     let mut norm = String::with_capacity(text.len());
     let mut in_scope = false;
     let mut i = 0;
-    let push = |a: &mut Analysis, seen: &mut HashSet<String>, key: String, shown: &str, kind: Kind, negated: bool| {
+    let push = |a: &mut Analysis, seen: &mut FxHashSet<String>, key: String, shown: &str, kind: Kind, negated: bool| {
         let k = match kind {
             Kind::Word => format!("w:{key}"),
             Kind::Ident => format!("i:{key}"),
@@ -1789,7 +1789,7 @@ pub fn index_terms(text: &str) -> Vec<String> {
 /// [`index_terms`] of a text already analysed.
 pub fn index_terms_of(an: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: FxHashSet<String> = FxHashSet::default();
     let mut add = |s: String, out: &mut Vec<String>| {
         if seen.insert(s.clone()) {
             out.push(s);
@@ -2155,7 +2155,7 @@ mod tests {
             assert!(r.iter().any(|(k, _)| *k == name), "{name}");
         }
         assert_eq!(r.iter().find(|(k, _)| *k == "merge_threshold").map(|x| x.1), Some(0.85));
-        let names: HashSet<&str> = Gate::ALL.iter().map(|g| g.as_str()).collect();
+        let names: std::collections::HashSet<&str> = Gate::ALL.iter().map(|g| g.as_str()).collect();
         assert_eq!(names.len(), Gate::ALL.len());
         assert!(names.iter().all(|n| n.chars().all(|c| c.is_ascii_lowercase() || c == '_')));
     }
