@@ -266,10 +266,10 @@ impl Memledger {
         let actor = validate_actor(actor)?;
         let save = request.validate()?;
         let _guard = self.lock();
-        if let Some(key) = &save.idempotency_key {
-            if let Some(range) = self.ledger.idempotent(key)? {
-                return self.replayed(range);
-            }
+        if let Some(key) = &save.idempotency_key
+            && let Some(range) = self.ledger.idempotent(key)?
+        {
+            return self.replayed(range);
         }
         let head = self.ledger.head().seq;
         let plan = self.plan_save(&save, head)?;
@@ -339,11 +339,11 @@ impl Memledger {
                         _ => Outcome::Historical,
                     };
                     for effect in &b.effects {
-                        if let Effect::Reparented { memory_id, to_root, to_version, .. } = effect {
-                            if *memory_id == observed {
-                                result.root_id = *to_root;
-                                result.version = *to_version;
-                            }
+                        if let Effect::Reparented { memory_id, to_root, to_version, .. } = effect
+                            && *memory_id == observed
+                        {
+                            result.root_id = *to_root;
+                            result.version = *to_version;
                         }
                     }
                 }

@@ -76,13 +76,13 @@ impl Memledger {
         let _guard = self.lock();
         let head = self.ledger.head().seq;
         let current = self.current_of(id)?;
-        if let Some(expected) = expect_version {
-            if expected != current.version {
-                return Err(EngineError::Conflict(format!(
-                    "expected version {expected} but the current version is {} ({}); nothing was written",
-                    current.version, current.memory_id
-                )));
-            }
+        if let Some(expected) = expect_version
+            && expected != current.version
+        {
+            return Err(EngineError::Conflict(format!(
+                "expected version {expected} but the current version is {} ({}); nothing was written",
+                current.version, current.memory_id
+            )));
         }
         let memory_id = MemoryId::random();
         let version = self.next_version(current.root_id)?;

@@ -23,8 +23,8 @@ fn a_view_of_another_version_is_rebuilt_on_open_with_a_note() {
         let mut batch = memledger_ledger::store::Batch::default();
         let mut checkpoint = 0u32.to_be_bytes().to_vec();
         checkpoint.extend_from_slice(&ml.ledger().head().seq.to_be_bytes());
-        batch.put("edges", b"\x00checkpoint".to_vec(), checkpoint);
-        batch.put("edges", b"zz-left-by-an-old-layout".to_vec(), vec![1, 2, 3]);
+        batch.put("edges", b"\x00checkpoint", checkpoint);
+        batch.put("edges", b"zz-left-by-an-old-layout", vec![1, 2, 3]);
         ml.ledger().store().write(batch, true).unwrap();
         dumps(&ml)
     };

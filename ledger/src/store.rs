@@ -22,6 +22,9 @@ pub const CF_IDEMPOTENCY: &str = "idempotency";
 pub const CF_META: &str = "meta";
 const LEDGER_CFS: &[&str] = &[CF_EVENTS, CF_IDEMPOTENCY, CF_META];
 
+/// A stored `(key, value)`, as scans yield it.
+pub type Row = (Box<[u8]>, Box<[u8]>);
+
 /// A handle on the RocksDB database: cheap to clone.
 #[derive(Clone)]
 pub struct Store {
@@ -179,7 +182,7 @@ impl Store {
         &'a self,
         table: &str,
         prefix: &'a [u8],
-    ) -> Result<impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>), LedgerError>> + use<'a>, LedgerError> {
+    ) -> Result<impl Iterator<Item = Result<Row, LedgerError>> + use<'a>, LedgerError> {
         let iter = self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward));
         Ok(iter.map(|item| item.map_err(LedgerError::from)).take_while(move |item| match item {
             Ok((k, _)) => k.starts_with(prefix),
@@ -192,7 +195,7 @@ impl Store {
         &'a self,
         table: &str,
         start: &[u8],
-    ) -> Result<impl Iterator<Item = Result<(Box<[u8]>, Box<[u8]>), LedgerError>> + use<'a>, LedgerError> {
+    ) -> Result<impl Iterator<Item = Result<Row, LedgerError>> + use<'a>, LedgerError> {
         let iter = self.db.iterator_cf(self.cf(table)?, IteratorMode::From(start, Direction::Forward));
         Ok(iter.map(|item| item.map_err(LedgerError::from)))
     }

@@ -16,7 +16,7 @@ impl EventsTable {
     }
 
     pub fn put(batch: &mut Batch, event: &Event) {
-        batch.put(CF_EVENTS, Self::key(event.seq).to_vec(), encode_event(event));
+        batch.put(CF_EVENTS, Self::key(event.seq), encode_event(event));
     }
 
     /// Seal `event` (set its hash) and put its stored form
@@ -81,7 +81,7 @@ impl IdempotencyTable {
         let mut value = Vec::with_capacity(16);
         value.extend_from_slice(&range.first.to_be_bytes());
         value.extend_from_slice(&range.last.to_be_bytes());
-        batch.put(CF_IDEMPOTENCY, key.as_bytes().to_vec(), value);
+        batch.put(CF_IDEMPOTENCY, key.as_bytes(), value);
     }
 
     pub fn get(store: &Store, key: &str) -> Result<Option<SeqRange>, LedgerError> {
@@ -120,7 +120,7 @@ impl MetaTable {
         let mut value = Vec::with_capacity(40);
         value.extend_from_slice(&head.seq.to_be_bytes());
         value.extend_from_slice(&head.hash.0);
-        batch.put(CF_META, HEAD_KEY.to_vec(), value);
+        batch.put(CF_META, HEAD_KEY, value);
     }
 
     pub fn head(store: &Store) -> Result<Head, LedgerError> {
@@ -136,7 +136,7 @@ impl MetaTable {
     }
 
     pub fn put_store_format(batch: &mut Batch) {
-        batch.put(CF_META, STORE_FORMAT_KEY.to_vec(), STORE_FORMAT.to_be_bytes().to_vec());
+        batch.put(CF_META, STORE_FORMAT_KEY, STORE_FORMAT.to_be_bytes());
     }
 
     pub fn store_format(store: &Store) -> Result<Option<u16>, LedgerError> {

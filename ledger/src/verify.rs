@@ -31,10 +31,10 @@ impl Ledger {
         let record = MetaTable::head(self.store())?;
         let mut hash_at_record = (record.seq == 0).then_some(Hash::GENESIS);
         let mut prev_hash = Hash::GENESIS;
-        let mut expected_seq = 1u64;
         let mut events = 0u64;
         let mut bad: Option<(u64, String)> = None;
         for item in self.store().scan_from(CF_EVENTS, &[])? {
+            let expected_seq = events + 1;
             let (key, value) = match item {
                 Ok(row) => row,
                 Err(e) => {
@@ -66,7 +66,6 @@ impl Ledger {
                 hash_at_record = Some(event.hash);
             }
             events += 1;
-            expected_seq += 1;
         }
         if bad.is_none() {
             if record.seq > events {

@@ -237,7 +237,7 @@ fn a_damaged_stored_event_is_named_by_seq_through_every_read() {
                 let at = position.min(raw.len() - 1);
                 raw[at] ^= 0x5a;
                 let mut batch = store::Batch::default();
-                batch.put(store::CF_EVENTS, key.to_vec(), raw);
+                batch.put(store::CF_EVENTS, key, raw);
                 ledger.store().write(batch, true).unwrap();
             }
             let what = format!("seq {seq} byte {position}");
@@ -263,7 +263,7 @@ fn a_damaged_stored_event_is_named_by_seq_through_every_read() {
     {
         let ledger = open(&scratch).unwrap();
         let mut batch = store::Batch::default();
-        batch.delete(store::CF_EVENTS, tables::EventsTable::key(3).to_vec());
+        batch.delete(store::CF_EVENTS, tables::EventsTable::key(3));
         ledger.store().write(batch, true).unwrap();
     }
     assert!(matches!(examine(&scratch, &p, "seq 3 deleted"), Outcome::VerifyFailed(3, _)));
@@ -273,7 +273,7 @@ fn a_damaged_stored_event_is_named_by_seq_through_every_read() {
         let ledger = open(&scratch).unwrap();
         let raw = ledger.store().get(store::CF_EVENTS, &tables::EventsTable::key(5)).unwrap().unwrap();
         let mut batch = store::Batch::default();
-        batch.put(store::CF_EVENTS, tables::EventsTable::key(4).to_vec(), raw);
+        batch.put(store::CF_EVENTS, tables::EventsTable::key(4), raw);
         ledger.store().write(batch, true).unwrap();
     }
     match examine(&scratch, &p, "seq 5 copied over seq 4") {

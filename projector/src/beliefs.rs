@@ -393,12 +393,12 @@ impl<'a> BeliefReader<'a> {
         let mut out = Vec::new();
         for item in self.store.scan_prefix(TABLE, &bytes)? {
             let (k, _) = item?;
-            if let Some(id) = id_at(&k, 1) {
-                if id.hex().starts_with(prefix) {
-                    out.push(id);
-                    if out.len() >= limit {
-                        break;
-                    }
+            if let Some(id) = id_at(&k, 1)
+                && id.hex().starts_with(prefix)
+            {
+                out.push(id);
+                if out.len() >= limit {
+                    break;
                 }
             }
         }

@@ -150,6 +150,9 @@ impl<'a> ViewTxn<'a> {
     }
 }
 
+/// Every `(key, value)` of a view's table, in key order ([`Views::dump`]).
+pub type ViewDump = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// How many events a rebuild (or catch-up) applies per write.
 const REBUILD_CHUNK: usize = 4096;
 
@@ -199,7 +202,7 @@ impl Views {
             match Checkpoint::read(ledger.store(), p.name())? {
                 None => {
                     // A view never written: it stands at seq 0 of this version.
-                    fresh.put(p.name(), CHECKPOINT_KEY.to_vec(), Checkpoint { version: p.version(), seq: 0 }.encode());
+                    fresh.put(p.name(), CHECKPOINT_KEY, Checkpoint { version: p.version(), seq: 0 }.encode());
                 }
                 Some(c) if c.version != p.version() => {
                     notes.push(format!(
@@ -411,12 +414,12 @@ impl Views {
 
     /// Every `(key, value)` of a view's table, checkpoint included: for comparing an
     /// incremental view with a rebuilt one byte for byte.
-    pub fn dump(&self, ledger: &Ledger, table: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ProjectError> {
+    pub fn dump(&self, ledger: &Ledger, table: &str) -> Result<ViewDump, ProjectError> {
         self.dump_store(ledger.store(), table)
     }
 
     /// [`Views::dump`] of any store holding the view tables.
-    pub fn dump_store(&self, store: &Store, table: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, ProjectError> {
+    pub fn dump_store(&self, store: &Store, table: &str) -> Result<ViewDump, ProjectError> {
         let mut out = Vec::new();
         for item in store.scan_from(table, &[])? {
             let (k, v) = item?;

@@ -1538,7 +1538,7 @@ pub fn classify_analysed(
             }
         }
     }
-    let antonym = find_antonym(&ta, &tb);
+    let antonym = find_antonym(ta, tb);
     if let Some((p, q)) = &antonym {
         evidence.push(Evidence::Antonym { from: q.clone(), to: p.clone() });
         changed_keys.push((Kind::Word, p.clone()));
@@ -1623,7 +1623,7 @@ pub fn classify_analysed(
     // share (a condition, a time, a place: enrichment) or inserted among them (a modifier that
     // narrows the subject or the action)
     let (longer, shared): (&Analysis, Vec<bool>) =
-        if na >= nb { (&ta, pa.iter().map(|p| p.is_some()).collect()) } else { (&tb, used.clone()) };
+        if na >= nb { (ta, pa.iter().map(|p| p.is_some()).collect()) } else { (tb, used.clone()) };
     let enrichment = enrichment_shape(longer, &shared);
     let inserted = usize::from(!enrichment);
     // shared words in a different order: roles swapped ("A follows B" / "B follows A"),

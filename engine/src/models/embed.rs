@@ -83,7 +83,7 @@ impl<'a> VectorCache<'a> {
         for (hash, v) in items {
             batch.put(EMBED_TABLE, vkey(model, hash), encode(v));
         }
-        batch.put(EMBED_TABLE, MODEL_KEY.to_vec(), model.as_bytes().to_vec());
+        batch.put(EMBED_TABLE, MODEL_KEY, model.as_bytes());
         // A cache: lost on a crash it is fetched again, so no sync.
         Ok(self.store.write(batch, false)?)
     }
