@@ -177,14 +177,19 @@ impl Ledger {
     pub fn sync(&self) -> Result<(), LedgerError> {
         let head = self.head.lock().unwrap_or_else(|p| p.into_inner());
         if self.record_behind.load(Ordering::Relaxed) {
-            let mut batch = Batch::default();
-            MetaTable::put_head(&mut batch, *head);
-            self.store.write(batch, true)?;
+            self.write_head_record(*head, true)?;
             self.record_behind.store(false, Ordering::Relaxed);
             Ok(())
         } else {
             self.store.sync_wal()
         }
+    }
+
+    /// Write the head record alone (the synced writes of appends carry it in their batch).
+    fn write_head_record(&self, head: Head, sync: bool) -> Result<(), LedgerError> {
+        let mut batch = Batch::default();
+        MetaTable::put_head(&mut batch, head);
+        self.store.write(batch, sync)
     }
 
     /// Group commit: several commands' events in one write (synced once when `sync`), each
@@ -321,9 +326,7 @@ impl Drop for Ledger {
     /// buffer out). Best effort: without it the next open follows the events after the record.
     fn drop(&mut self) {
         if self.record_behind.load(Ordering::Relaxed) {
-            let mut batch = Batch::default();
-            MetaTable::put_head(&mut batch, self.head());
-            let _ = self.store.write(batch, false);
+            let _ = self.write_head_record(self.head(), false);
         }
     }
 }

@@ -64,12 +64,17 @@ pub fn encode_event(event: &Event) -> Vec<u8> {
     out
 }
 
+/// The format prefix of a stored event.
+fn format_of(bytes: &[u8]) -> Result<u16, CodecError> {
+    match bytes {
+        [a, b, ..] => Ok(u16::from_be_bytes([*a, *b])),
+        _ => Err(CodecError::Truncated { len: bytes.len() }),
+    }
+}
+
 /// Decode a stored event, upcasting older formats to the current in-memory form.
 pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
-    if bytes.len() < 2 {
-        return Err(CodecError::Truncated { len: bytes.len() });
-    }
-    let format = u16::from_be_bytes([bytes[0], bytes[1]]);
+    let format = format_of(bytes)?;
     match format {
         1 => {
             let event: Event = decode(&bytes[2..])?;
@@ -91,13 +96,11 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
 /// The stored form is `format ‖ fields before hash ‖ hash ‖ body`, and bincode writes an enum
 /// as its variant index (a `u32`, here fixed-width big-endian) before the variant's fields.
 pub fn peek_event(bytes: &[u8]) -> Result<(u64, &'static str), CodecError> {
-    if bytes.len() < 2 {
-        return Err(CodecError::Truncated { len: bytes.len() });
-    }
-    let format = u16::from_be_bytes([bytes[0], bytes[1]]);
+    let format = format_of(bytes)?;
     if !READABLE_FORMATS.contains(&format) {
         return Err(CodecError::UnknownFormat(format));
     }
+    // The owned form of `before_hash`'s fields (same order, same encodings).
     type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u64>, Option<String>, Hash);
     let (header, used): (BeforeHash, usize) =
         bincode::decode_from_slice(&bytes[2..], CONFIG).map_err(|e| CodecError::Decode(e.to_string()))?;
