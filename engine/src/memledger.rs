@@ -76,8 +76,8 @@ pub struct Memledger {
     pub(crate) models: crate::models::Models,
     /// Analyses of candidate texts, reused across saves (engine/src/pipeline.rs).
     pub(crate) analyses: Mutex<FxHashMap<MemoryId, Arc<crate::classify::lexical::Analysis>>>,
-    /// The belief view's term postings as far as candidate search has read them, kept in step by
-    /// `commit_with` (engine/src/term_cache.rs).
+    /// The candidate terms' postings as far as candidate search has read them from the text
+    /// index, kept in step by `commit_with` (engine/src/term_cache.rs).
     pub(crate) terms: Mutex<crate::term_cache::TermCache>,
     write: Mutex<()>,
     notes: Vec<String>,
@@ -93,7 +93,7 @@ const FLUSH_ON_CLOSE_AFTER: u64 = 50_000;
 
 fn all_views() -> Views {
     Views::new(vec![
-        Box::new(BeliefsProjector::new(index_terms, INDEX_TERMS_VERSION)),
+        Box::new(BeliefsProjector),
         Box::new(EdgesProjector),
         Box::new(ConflictsProjector),
         Box::new(AuditProjector),
@@ -112,7 +112,7 @@ impl Memledger {
         let tables = [views.tables(), vec![crate::models::embed::EMBED_TABLE]].concat();
         let ledger = Ledger::open(dir, options, &tables)?;
         let mut notes = views.catch_up(&ledger)?;
-        let (text, text_notes) = memledger_projector::TextIndex::open(&ledger)?;
+        let (text, text_notes) = memledger_projector::TextIndex::open(&ledger, index_terms, INDEX_TERMS_VERSION)?;
         notes.extend(text_notes);
         let models = crate::models::Models::new(config.models.clone());
         notes.extend(models.open_notes(ledger.store()));
@@ -188,28 +188,55 @@ impl Memledger {
             Appended::Committed(events) => {
                 self.written.fetch_add(events.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 if let Err(e) = self.views.apply(&self.ledger, &events) {
-                    self.term_cache().clear();
+                    let _ = self.reset_term_cache();
                     return Err(e.into());
                 }
                 if self.follow_activeness(touched).is_err() {
                     // The command is committed; only the cache is unsure: start it again.
-                    self.term_cache().clear();
+                    let _ = self.reset_term_cache();
                 }
                 // The text index follows the belief view. Its (fsync-heavy) commit waits for the
                 // next recall or for close: the ledger is the record, and an index that missed a
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
-                self.text.apply(self.ledger.store(), &events)?;
+                let applied = self.text.apply(self.ledger.store(), &events);
+                if applied.is_err() || self.term_cache().needs_reset() {
+                    let _ = self.reset_term_cache();
+                }
+                applied?;
                 Ok(CommitResult::Committed(events))
             }
             Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
         }
     }
 
-    /// Whether the in-memory term cache agrees with the belief view (`None`), or the first
-    /// place it does not. For tests; reads every cached term's postings.
+    /// Whether the in-memory term cache agrees with the belief view (`None`), or the first place
+    /// it does not: each cached term's holders against the active memories whose text gives that
+    /// term. For tests; reads every memory. Commits nothing, so a cache entry loaded from a stale
+    /// commit of the text index shows.
     #[doc(hidden)]
     pub fn term_cache_disagreement(&self) -> Result<Option<String>, EngineError> {
-        self.term_cache().disagreement(&self.beliefs())
+        let _guard = self.lock();
+        let mut truth: FxHashMap<(String, String), Vec<MemoryId>> = FxHashMap::default();
+        for r in self.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
+            for term in index_terms(&r.text) {
+                truth.entry((r.scope.clone(), term)).or_default().push(r.memory_id);
+            }
+        }
+        let truth =
+            |scope: &str, term: &str| truth.get(&(scope.to_string(), term.to_string())).cloned().unwrap_or_default();
+        Ok(self.term_cache().disagreement(&truth))
+    }
+
+    /// Bring the text index up to the belief view and commit it, then empty the term cache
+    /// (whose invariant needs the commit: engine/src/term_cache.rs). Under the write lock. When
+    /// the index cannot be committed, the cache stays unusable (every candidate search an
+    /// error) until a later reset succeeds.
+    pub(crate) fn reset_term_cache(&self) -> Result<(), EngineError> {
+        let mut cache = self.term_cache();
+        cache.mark_stale();
+        self.sync_text_index()?;
+        cache.clear();
+        Ok(())
     }
 
     pub(crate) fn term_cache(&self) -> MutexGuard<'_, crate::term_cache::TermCache> {
@@ -239,7 +266,7 @@ impl Memledger {
             let now = r.status == Status::Active;
             if now != was {
                 let terms = crate::classify::lexical::index_terms_of(&self.analysis_of(&r));
-                self.term_cache().changed(&r.scope, &terms, id, now);
+                self.term_cache().changed(&self.text, &r.scope, &terms, id, now)?;
             }
         }
         Ok(())
@@ -266,6 +293,9 @@ impl Memledger {
         let actor = validate_actor(actor)?;
         let save = request.validate()?;
         let _guard = self.lock();
+        if self.term_cache().needs_reset() {
+            self.reset_term_cache()?;
+        }
         if let Some(key) = &save.idempotency_key
             && let Some(range) = self.ledger.idempotent(key)?
         {

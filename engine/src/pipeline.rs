@@ -64,7 +64,7 @@ impl Memledger {
         let mut cache = self.term_cache();
         let mut by_rarity = Vec::with_capacity(terms.len());
         for term in terms {
-            let count = cache.count(&beliefs, &save.scope, &term)?;
+            let count = cache.count(&self.text, &save.scope, &term)?;
             if count > 0 {
                 by_rarity.push((count, term));
             }
@@ -79,10 +79,9 @@ impl Memledger {
             if budget == 0 {
                 break;
             }
-            let ids = cache.holders(&beliefs, &save.scope, &term, budget)?;
-            budget = budget.saturating_sub(ids.len());
             let weight = 1.0 / (1.0 + (count as f64).ln());
-            for &id in ids {
+            for id in cache.holders(&self.text, &save.scope, &term, budget)? {
+                budget -= 1;
                 *weights.entry(id).or_default() += weight;
             }
         }

@@ -362,15 +362,20 @@ impl Memledger {
             }
         }
         let _guard = self.lock();
-        self.term_cache().clear();
         let events = self.views.rebuild_with_progress(&self.ledger, only, progress);
-        self.term_cache().clear();
-        let events = events?;
+        let events = match events {
+            Ok(events) => events,
+            Err(e) => {
+                let _ = self.reset_term_cache();
+                return Err(e.into());
+            }
+        };
         self.written.fetch_add(events, std::sync::atomic::Ordering::Relaxed);
         // The text index is rebuilt from the belief view, so after it.
         if only.is_none_or(|names| names.contains(&TEXT_VIEW)) {
             self.text.rebuild(&self.ledger)?;
         }
+        self.reset_term_cache()?;
         Ok(events)
     }
 
@@ -388,8 +393,10 @@ impl Memledger {
         let _guard = self.lock();
         let report = self.ledger.import_stream(stream)?;
         self.written.fetch_add(report.appended, std::sync::atomic::Ordering::Relaxed);
-        self.term_cache().clear();
-        self.views.catch_up(&self.ledger)?;
+        let caught_up = self.views.catch_up(&self.ledger);
+        // The imported memories reach the text index, which candidate search reads, with the reset.
+        self.reset_term_cache()?;
+        caught_up?;
         Ok(report)
     }
 }

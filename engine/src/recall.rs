@@ -209,14 +209,18 @@ impl Memledger {
     /// Catch the text index up when the views moved without it: an import, the scratch store of
     /// an as-of read, or a deferred group not yet synced.
     fn text_index_current(&self) -> Result<(), EngineError> {
+        let _guard = self.lock();
+        self.sync_text_index()
+    }
+
+    /// [`Memledger::text_index_current`] for a caller that holds the write lock.
+    pub(crate) fn sync_text_index(&self) -> Result<(), EngineError> {
         let store = self.ledger.store();
         let beliefs_at = Checkpoint::read(store, beliefs::TABLE)?.map_or(0, |c| c.seq);
         if self.text.uncommitted() == Some(beliefs_at) {
             // Applied by earlier commands, waiting for a commit: make it searchable.
-            let _guard = self.lock();
             self.text.flush()?;
         } else if self.text.seq()? != beliefs_at {
-            let _guard = self.lock();
             self.text.catch_up(&self.ledger)?;
         }
         Ok(())

@@ -1,144 +1,135 @@
-//! The save pipeline's view of the belief view's term postings, kept in memory for the life of
-//! an open store so that candidate search reads RocksDB once per term rather than once per save.
+//! The save pipeline's term postings: per scope and index term, the active memories holding it,
+//! kept in memory for the life of an open store and exact after every commit, so that a save
+//! sees the memories saved a moment before it (earlier lines of the same `save --from`) without
+//! waiting for an index commit.
 //!
-//! The belief view (`projector/src/beliefs.rs`) stays the record: per scope and term, a count of
-//! the active memories holding the term and their ids in id order. This cache holds, per term it
-//! was asked about, that count and a *prefix* of the id list (the first ids in id order, or all of
-//! them). It is kept in step by [`TermCache::changed`], which `Memledger::commit_with` calls for
-//! every memory whose activeness a command changed; anything else that rewrites the views
-//! (rebuild, import, an error mid-commit) empties it. Only one process writes a store at a time
-//! (RocksDB's lock), so nothing else can move the view under it.
+//! The record is the text index (`projector/src/text_index.rs`), whose `terms` field holds every
+//! active memory's candidate terms; the cache loads a term from the index's last *commit* the
+//! first time it is asked about it. That load is right only if no uncommitted change touched the
+//! term, so the cache keeps one invariant (docs/adr/0010-candidate-terms-in-the-text-index.md):
 //!
-//! Why a prefix: candidate search reads a term's holders in id order within a budget, so only
-//! the first `budget` ids of a common term are ever needed. A prefix stays a true prefix when an
-//! id is removed (it just gets shorter) and when an id is inserted (it goes in if it sorts before
-//! the prefix's end); a read that needs more than the prefix holds reloads it.
+//! > every term whose holders changed since the text index's last commit is in the cache.
+//!
+//! [`TermCache::changed`], which `Memledger::commit_with` calls for every memory whose
+//! activeness a command changed, loads a term it does not hold before changing it, and the cache
+//! is emptied only together with a commit of the text index (`Memledger::reset_term_cache`):
+//! after a rebuild, an import, a failed commit, or when it grows past its bound. Only one process
+//! writes a store at a time (RocksDB's lock), so nothing else moves the index under it.
+
+use std::collections::BTreeSet;
 
 use rustc_hash::FxHashMap;
 
-use memledger_projector::beliefs::BeliefReader;
+use memledger_projector::TextIndex;
 use memledger_schemas::MemoryId;
 
 use crate::error::EngineError;
 
-/// Ids loaded per term at least, so that small budgets do not reload often.
-const MIN_PREFIX: usize = 256;
-/// A prefix (or a complete list) grown by inserts past this many times its load size is cut
-/// back to a prefix of the load size.
-const MAX_GROWTH: usize = 2;
-/// Past this many cached terms the cache is emptied (a bound on memory, not on correctness).
-const MAX_TERMS: usize = 400_000;
+/// Past this many ids held the cache is emptied (with a commit of the text index): a bound on
+/// memory (~40 bytes an id), not on correctness.
+const MAX_IDS: usize = 8_000_000;
 
-/// One term's count of active holders and a prefix of their ids.
-#[derive(Debug)]
-struct Postings {
-    count: u32,
-    /// The first ids holding the term, ascending. All of them when `complete`.
-    ids: Vec<MemoryId>,
-    complete: bool,
-    /// How many ids the last load asked for.
-    loaded: usize,
-}
-
-/// Per scope, per term: what the belief view says, as far as it has been read.
+/// Per scope, per term: the active memories holding it, in id order.
 #[derive(Debug, Default)]
 pub(crate) struct TermCache {
-    scopes: FxHashMap<String, FxHashMap<String, Postings>>,
-    terms: usize,
+    scopes: FxHashMap<String, FxHashMap<String, BTreeSet<MemoryId>>>,
+    /// Ids held over all terms.
+    ids: usize,
+    /// A reset failed (or was due and has not happened): nothing may be read until one succeeds.
+    stale: bool,
 }
 
 impl TermCache {
-    /// How many active memories in `scope` hold `term`.
-    pub(crate) fn count(&mut self, reader: &BeliefReader<'_>, scope: &str, term: &str) -> Result<u32, EngineError> {
-        if let Some(p) = self.scopes.get(scope).and_then(|terms| terms.get(term)) {
-            return Ok(p.count);
+    fn entry(&mut self, text: &TextIndex, scope: &str, term: &str) -> Result<&mut BTreeSet<MemoryId>, EngineError> {
+        if self.stale {
+            return Err(EngineError::Project(memledger_projector::ProjectError::TextIndex(
+                "the candidate index could not be brought up to date after an earlier error; reopen the store".into(),
+            )));
         }
-        let count = reader.term_count(scope, term)?;
-        if self.terms >= MAX_TERMS {
-            self.clear();
+        if !self.scopes.contains_key(scope) {
+            self.scopes.insert(scope.to_string(), FxHashMap::default());
         }
-        self.terms += 1;
-        let complete = count == 0;
-        self.scopes
-            .entry(scope.to_string())
-            .or_default()
-            .insert(term.to_string(), Postings { count, ids: Vec::new(), complete, loaded: 0 });
-        Ok(count)
+        let terms = self.scopes.get_mut(scope).expect("inserted above");
+        if !terms.contains_key(term) {
+            let ids: BTreeSet<MemoryId> = text.holders(scope, term)?.into_iter().collect();
+            self.ids += ids.len();
+            terms.insert(term.to_string(), ids);
+        }
+        Ok(terms.get_mut(term).expect("inserted above"))
     }
 
-    /// The first `cap` active memories (in id order) of `scope` holding `term`: exactly what
-    /// [`BeliefReader::active_by_term`] returns.
+    /// How many active memories in `scope` hold `term`.
+    pub(crate) fn count(&mut self, text: &TextIndex, scope: &str, term: &str) -> Result<u32, EngineError> {
+        Ok(self.entry(text, scope, term)?.len().min(u32::MAX as usize) as u32)
+    }
+
+    /// The first `cap` active memories (in id order) of `scope` holding `term`.
     pub(crate) fn holders(
         &mut self,
-        reader: &BeliefReader<'_>,
+        text: &TextIndex,
         scope: &str,
         term: &str,
         cap: usize,
-    ) -> Result<&[MemoryId], EngineError> {
-        self.count(reader, scope, term)?;
-        let p = self.scopes.get_mut(scope).and_then(|terms| terms.get_mut(term)).expect("entry made by count");
-        if !p.complete && p.ids.len() < cap {
-            let want = cap.max(MIN_PREFIX);
-            p.ids = reader.active_by_term(scope, term, want)?;
-            p.complete = p.ids.len() < want;
-            p.loaded = want;
-        }
-        Ok(&p.ids[..cap.min(p.ids.len())])
+    ) -> Result<impl Iterator<Item = MemoryId> + '_, EngineError> {
+        Ok(self.entry(text, scope, term)?.iter().take(cap).copied())
     }
 
-    /// A memory started (`on`) or stopped being active; `terms` are its index terms.
-    pub(crate) fn changed(&mut self, scope: &str, terms: &[String], id: MemoryId, on: bool) {
-        let Some(cached) = self.scopes.get_mut(scope) else { return };
+    /// A memory started (`on`) or stopped being active; `terms` are its index terms. A term not
+    /// held yet is loaded first (from the last commit, which this change is not part of).
+    pub(crate) fn changed(
+        &mut self,
+        text: &TextIndex,
+        scope: &str,
+        terms: &[String],
+        id: MemoryId,
+        on: bool,
+    ) -> Result<(), EngineError> {
         for term in terms {
-            let Some(p) = cached.get_mut(term.as_str()) else { continue };
-            let at = p.ids.binary_search(&id);
-            if on {
-                p.count += 1;
-                if let Err(i) = at {
-                    // Beyond the end of an incomplete prefix, the id is not part of it.
-                    if p.complete || i < p.ids.len() {
-                        p.ids.insert(i, id);
-                    }
-                }
-                // Bound the memory a growing term takes: keep the prefix a read last asked for.
-                if p.ids.len() > p.loaded.max(MIN_PREFIX) * MAX_GROWTH {
-                    p.ids.truncate(p.loaded.max(MIN_PREFIX));
-                    p.complete = false;
-                }
-            } else {
-                p.count = p.count.saturating_sub(1);
-                if let Ok(i) = at {
-                    p.ids.remove(i);
+            let ids = self.entry(text, scope, term)?;
+            let moved = if on { ids.insert(id) } else { ids.remove(&id) };
+            if moved {
+                if on {
+                    self.ids += 1;
+                } else {
+                    self.ids -= 1;
                 }
             }
         }
+        Ok(())
     }
 
-    /// Every cached entry checked against the belief view: `None` when all agree, else the
-    /// first disagreement (for tests).
-    pub(crate) fn disagreement(&self, reader: &BeliefReader<'_>) -> Result<Option<String>, EngineError> {
+    /// Whether the cache must be emptied (with a commit of the text index) before more use.
+    pub(crate) fn needs_reset(&self) -> bool {
+        self.stale || self.ids > MAX_IDS
+    }
+
+    /// The cache can no longer be trusted: until [`TermCache::clear`], every read is an error.
+    pub(crate) fn mark_stale(&mut self) {
+        self.stale = true;
+    }
+
+    /// Every held term checked against `truth` (a term's holders in id order): `None` when all
+    /// agree, else the first disagreement (for tests).
+    pub(crate) fn disagreement(&self, truth: &dyn Fn(&str, &str) -> Vec<MemoryId>) -> Option<String> {
         for (scope, terms) in &self.scopes {
-            for (term, p) in terms {
-                let count = reader.term_count(scope, term)?;
-                let stored = reader.active_by_term(scope, term, usize::MAX)?;
-                let prefix_ok = if p.complete { stored == p.ids } else { stored.starts_with(&p.ids) };
-                if count != p.count || stored.len() != count as usize || !prefix_ok {
-                    return Ok(Some(format!(
-                        "scope {scope:?} term {term:?}: cached count {} and {} ids (complete: {}), stored count {count} and {} ids",
-                        p.count,
-                        p.ids.len(),
-                        p.complete,
-                        stored.len()
-                    )));
+            for (term, ids) in terms {
+                let expected = truth(scope, term);
+                if !expected.iter().eq(ids.iter()) {
+                    return Some(format!(
+                        "scope {scope:?} term {term:?}: {} ids cached, {} active memories hold it",
+                        ids.len(),
+                        expected.len()
+                    ));
                 }
             }
         }
-        Ok(None)
+        None
     }
 
-    /// Forget everything: the views were rewritten by something other than a commit.
+    /// Forget everything. Only once the text index holds every change the cache held (a commit).
     pub(crate) fn clear(&mut self) {
         self.scopes.clear();
-        self.terms = 0;
+        self.ids = 0;
+        self.stale = false;
     }
 }

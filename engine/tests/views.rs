@@ -71,8 +71,20 @@ fn views_behind_the_ledger_catch_up_on_open() {
     assert!(ml.notes().is_empty());
     assert_eq!(ml.list(None, None, None, 10).unwrap().len(), 2, "caught up on open");
     let caught_up = dumps(&ml);
+    // The text index, where candidate search reads terms, caught up too: a save that contradicts
+    // the memory the views had not seen finds it.
+    let r = ml
+        .save(
+            SaveRequest { text: "The warehouse keeps raw events for 14 months".into(), ..Default::default() },
+            "cli:test",
+        )
+        .unwrap();
+    assert_eq!(r.outcome, memledger_engine::Outcome::Conflict, "{r:?}");
+    assert_eq!(ml.term_cache_disagreement().unwrap(), None);
+    let caught_up_and_saved = dumps(&ml);
     ml.rebuild(None, &mut |_| {}).unwrap();
-    assert_eq!(dumps(&ml), caught_up);
+    assert_eq!(dumps(&ml), caught_up_and_saved);
+    assert_ne!(caught_up, caught_up_and_saved);
 }
 
 /// An import appends events and brings the views up without going through a commit: the
@@ -111,11 +123,11 @@ fn an_import_leaves_no_stale_term_postings_in_memory() {
     assert_eq!(y.term_cache_disagreement().unwrap(), None);
 }
 
-/// The term cache holds a *prefix* of a common term's holders: with a small candidate budget and
-/// hundreds of memories sharing "billing", loads, inserts inside and beyond the prefix, removals
-/// and the cut-back of a grown prefix all leave it agreeing with the belief view.
+/// A common term's cached holders: with a small candidate budget (a save reads only the first
+/// few in id order) and hundreds of memories sharing "billing", loads, inserts, removals and
+/// commits of the text index between them all leave the cache agreeing with the belief view.
 #[test]
-fn a_common_terms_cached_prefix_follows_inserts_and_removals() {
+fn a_common_terms_cached_holders_follow_inserts_and_removals() {
     use memledger_engine::{Durability, EngineConfig};
     let dir = tempfile::tempdir().unwrap();
     let config = EngineConfig { candidate_budget: 8, ..EngineConfig::default() };
@@ -126,15 +138,14 @@ fn a_common_terms_cached_prefix_follows_inserts_and_removals() {
         ..SaveRequest::default()
     };
     let probe = |n: usize| SaveRequest { text: format!("billing desk review number {n}"), ..SaveRequest::default() };
-    // Read while "billing" has no holder yet: a complete (empty) list, which the inserts grow
-    // until it is cut back to a prefix.
+    // Read while "billing" has no holder yet.
     ml.save_with(probe(100), "cli:test", Durability::Deferred).unwrap();
     let mut ids = Vec::new();
     for i in 0..700 {
         ids.push(ml.save_with(plain(i), "cli:test", Durability::Deferred).unwrap().memory_id);
     }
     assert_eq!(ml.term_cache_disagreement().unwrap(), None);
-    // A save with dedup reads "billing" within the budget: a prefix of its 700 holders.
+    // A save with dedup reads "billing" within the budget: the first of its 700 holders.
     ml.save_with(probe(0), "cli:test", Durability::Deferred).unwrap();
     assert_eq!(ml.term_cache_disagreement().unwrap(), None);
     for round in 0..8 {
@@ -147,8 +158,34 @@ fn a_common_terms_cached_prefix_follows_inserts_and_removals() {
             let _ = ml.forget(id, None, "cli:test");
         }
         ml.save_with(probe(round + 1), "cli:test", Durability::Deferred).unwrap();
+        if round % 3 == 2 {
+            // A recall commits the text index: later loads of other terms read that commit.
+            ml.recall("billing", None, None, 1).unwrap();
+        }
         let cache = ml.term_cache_disagreement().unwrap();
         assert_eq!(cache, None, "after round {round}");
     }
     ml.sync().unwrap();
+}
+
+/// A term's holders are read from the text index for one scope: a memory of another scope is
+/// never a candidate, whether the term was loaded from a commit (after a reopen) or followed in
+/// memory.
+#[test]
+fn candidates_never_cross_scopes() {
+    use memledger_engine::Outcome;
+    let dir = tempfile::tempdir().unwrap();
+    let in_scope =
+        |scope: &str, text: &str| SaveRequest { text: text.into(), scope: Some(scope.into()), ..Default::default() };
+    {
+        let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+        ml.save(in_scope("work", "The billing service runs on Postgres 16"), "cli:test").unwrap();
+    }
+    // Reopened: "billing" and the rest are loaded from the committed index, which holds "work".
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    let home = ml.save(in_scope("home", "The billing service runs on Postgres 17"), "cli:test").unwrap();
+    assert_eq!(home.outcome, Outcome::Added, "{home:?}");
+    let work = ml.save(in_scope("work", "The billing service runs on Postgres 17"), "cli:test").unwrap();
+    assert_eq!(work.outcome, Outcome::Conflict, "{work:?}");
+    assert_eq!(ml.term_cache_disagreement().unwrap(), None);
 }

@@ -49,10 +49,11 @@ fn db_options() -> Options {
     opts
 }
 
-/// A table's options: the database's, plus, for view tables, the counter merge operator (view
-/// counters, such as a term's count of active memories, are written as deltas, so a save need
-/// not read a count to change it). The ledger's own tables never merge, so their files do not
-/// name an operator.
+/// A table's options: the database's, plus, for view tables, the counter merge operator. No view
+/// writes counters any more (a belief view of version 4 did: a term's count of active memories,
+/// written as deltas), but the files of such a store name the operator and may hold its operands
+/// until the view's rebuild has been compacted away, so it stays registered. The ledger's own
+/// tables never merge, so their files do not name an operator.
 fn table_options(name: &str) -> Options {
     let mut opts = db_options();
     if !LEDGER_CFS.contains(&name) {
@@ -77,11 +78,6 @@ fn add_counters(_key: &[u8], existing: Option<&[u8]>, operands: &rocksdb::MergeO
         total = total.checked_add(read(op)?)?;
     }
     Some(total.to_be_bytes().to_vec())
-}
-
-/// Decode a counter written through [`Batch::add`].
-pub fn decode_counter(bytes: &[u8]) -> Option<i64> {
-    bytes.try_into().ok().map(i64::from_be_bytes)
 }
 
 fn is_lock_error(e: &rocksdb::Error) -> bool {
@@ -275,7 +271,6 @@ impl Store {
             match op.kind {
                 OpKind::Put => wb.put_cf(cf, key, &batch.bytes[op.value.clone()]),
                 OpKind::Delete => wb.delete_cf(cf, key),
-                OpKind::Add => wb.merge_cf(cf, key, &batch.bytes[op.value.clone()]),
                 // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
                 OpKind::Clear => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),
             }
@@ -288,8 +283,6 @@ impl Store {
 enum OpKind {
     Put,
     Delete,
-    /// Add to a counter (see [`decode_counter`]); the value is the delta.
-    Add,
     Clear,
 }
 
@@ -335,10 +328,6 @@ impl Batch {
     }
     pub fn delete(&mut self, table: &'static str, key: impl AsRef<[u8]>) {
         self.push(OpKind::Delete, table, key.as_ref(), |_| {});
-    }
-    /// Add `delta` to the counter at `key` without reading it (see [`decode_counter`]).
-    pub fn add(&mut self, table: &'static str, key: impl AsRef<[u8]>, delta: i64) {
-        self.push(OpKind::Add, table, key.as_ref(), |out| out.extend_from_slice(&delta.to_be_bytes()));
     }
     /// Remove every key of a table (a view being rebuilt).
     pub fn clear(&mut self, table: &'static str) {

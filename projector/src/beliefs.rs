@@ -1,6 +1,7 @@
 //! The belief view: every memory that became a belief, with its lineage position and status,
-//! plus the indexes the save pipeline asks: active memories by content hash, by fact key and by
-//! term (candidate retrieval), and observations that were merged.
+//! plus the indexes the save pipeline asks: active memories by content hash and by fact key, and
+//! observations that were merged. Candidate retrieval by term is the text index's
+//! (`text_index.rs`, docs/adr/0010-candidate-terms-in-the-text-index.md).
 //!
 //! Table `beliefs`, keys (see docs/format.md):
 //! - `m ‖ memory_id` → [`MemoryRecord`]
@@ -8,13 +9,10 @@
 //! - `l ‖ root_id ‖ version (u32 BE)` → memory_id
 //! - `h ‖ digest8(scope) ‖ content_hash ‖ memory_id` → () for active memories
 //! - `k ‖ digest8(scope) ‖ digest8(fact_key) ‖ memory_id` → () for active memories
-//! - `t ‖ digest8(scope) ‖ term ‖ 0x00 ‖ memory_id` → () for active memories
-//! - `n ‖ digest8(scope) ‖ term` → how many active memories hold the term: a counter (i64 BE)
-//!   written as deltas through RocksDB's merge operator, so a save never reads it; 0 once none do
 //! - `c ‖ conflict_id` → the conflict's members (memory ids)
 
 use bincode::{Decode, Encode};
-use memledger_ledger::store::{Store, decode_counter};
+use memledger_ledger::store::Store;
 use memledger_schemas::*;
 use serde::Serialize;
 
@@ -23,11 +21,9 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::{digest8, key};
 
 pub const TABLE: &str = "beliefs";
-const VERSION: u32 = 4;
-
-/// Splits a text into the terms the candidate index holds (supplied by the engine's classifier,
-/// so that the index and the classifier agree on what a word is).
-pub type TermFn = fn(&str) -> Vec<String>;
+/// 5: the term postings (`t`, `n`) left for the text index; a store of version 4 is rebuilt,
+/// which drops them.
+const VERSION: u32 = 5;
 
 /// A memory as the belief view holds it.
 #[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize)]
@@ -71,17 +67,7 @@ pub struct Observation {
 }
 
 /// The belief projector.
-pub struct BeliefsProjector {
-    terms: TermFn,
-    terms_version: u32,
-}
-
-impl BeliefsProjector {
-    /// `terms_version` must change whenever `terms` changes what it returns.
-    pub fn new(terms: TermFn, terms_version: u32) -> Self {
-        BeliefsProjector { terms, terms_version }
-    }
-}
+pub struct BeliefsProjector;
 
 fn mkey(id: MemoryId) -> Vec<u8> {
     key(b'm', &[&id.to_bytes()])
@@ -103,32 +89,14 @@ fn hkey(scope: &ScopeDigest, hash: &Hash, id: MemoryId) -> Vec<u8> {
 fn kkey(scope: &ScopeDigest, fact_key: &str, id: MemoryId) -> Vec<u8> {
     key(b'k', &[scope, &digest8(fact_key), &id.to_bytes()])
 }
-fn nkey(scope: &ScopeDigest, term: &str) -> Vec<u8> {
-    key(b'n', &[scope, term.as_bytes()])
-}
-/// A term's postings key for `id`, or (without one) the prefix of all its postings.
-fn tkey(scope: &ScopeDigest, term: &str, id: Option<MemoryId>) -> Vec<u8> {
-    match id {
-        Some(id) => key(b't', &[scope, term.as_bytes(), &[0u8], &id.to_bytes()]),
-        None => key(b't', &[scope, term.as_bytes(), &[0u8]]),
-    }
-}
 
 impl BeliefsProjector {
-    /// Add an active memory to (or remove it from) the pipeline's indexes, keeping each term's
-    /// count of active memories in step.
+    /// Add an active memory to (or remove it from) the pipeline's indexes by content and fact key.
     fn set_indexed(&self, txn: &mut ViewTxn<'_>, r: &MemoryRecord, on: bool) -> Result<(), ProjectError> {
         let scope = digest8(&r.scope);
         let mut keys = vec![hkey(&scope, &r.content_hash, r.memory_id)];
         if let Some(fk) = &r.fact_key {
             keys.push(kkey(&scope, fk, r.memory_id));
-        }
-        let mut terms = (self.terms)(&r.text);
-        terms.sort_unstable();
-        terms.dedup();
-        for term in terms {
-            txn.add(nkey(&scope, &term), if on { 1 } else { -1 });
-            keys.push(tkey(&scope, &term, Some(r.memory_id)));
         }
         for k in keys {
             if on { txn.put(k, Vec::new()) } else { txn.delete(k) }
@@ -283,7 +251,8 @@ impl Projector for BeliefsProjector {
     }
 
     fn version(&self) -> u32 {
-        VERSION * 1000 + self.terms_version
+        // Versions up to 4 carried the term function's version in the units (4001).
+        VERSION * 1000
     }
 
     fn ignores(&self, event_type: &str) -> bool {
@@ -456,29 +425,6 @@ impl<'a> BeliefReader<'a> {
     /// Active memories in `scope` with this fact key.
     pub fn active_by_fact_key(&self, scope: &str, fact_key: &str) -> Result<Vec<MemoryId>, ProjectError> {
         self.ids_under(key(b'k', &[&digest8(scope), &digest8(fact_key)]))
-    }
-
-    /// How many active memories in `scope` hold `term`.
-    pub fn term_count(&self, scope: &str, term: &str) -> Result<u32, ProjectError> {
-        let count =
-            self.store.get(TABLE, &nkey(&digest8(scope), term))?.as_deref().and_then(decode_counter).unwrap_or(0);
-        Ok(count.clamp(0, u32::MAX as i64) as u32)
-    }
-
-    /// Active memories in `scope` holding `term`, at most `cap` of them.
-    pub fn active_by_term(&self, scope: &str, term: &str, cap: usize) -> Result<Vec<MemoryId>, ProjectError> {
-        let prefix = tkey(&digest8(scope), term, None);
-        let mut out = Vec::new();
-        for item in self.store.scan_prefix(TABLE, &prefix)? {
-            let (k, _) = item?;
-            if let Some(id) = id_at(&k, prefix.len()) {
-                out.push(id);
-                if out.len() >= cap {
-                    break;
-                }
-            }
-        }
-        Ok(out)
     }
 
     fn ids_under(&self, prefix: Vec<u8>) -> Result<Vec<MemoryId>, ProjectError> {

@@ -70,15 +70,13 @@ pub struct ViewTxn<'a> {
     /// The previous transaction's writes, when its batch may still be on its way into the store
     /// (a rebuild applies one chunk while the one before is written): read before the store.
     previous: Option<&'a Overlay>,
-    /// Counter deltas not yet written (a key is either in `overlay` or here, never both).
-    counters: BTreeMap<Vec<u8>, i64>,
     /// Set when the table was cleared in this transaction: reads must not fall through.
     cleared: bool,
 }
 
 impl<'a> ViewTxn<'a> {
     pub fn new(store: &'a Store, table: &'static str) -> Self {
-        ViewTxn { store, table, overlay: BTreeMap::new(), previous: None, counters: BTreeMap::new(), cleared: false }
+        ViewTxn { store, table, overlay: BTreeMap::new(), previous: None, cleared: false }
     }
 
     pub fn table(&self) -> &'static str {
@@ -104,13 +102,6 @@ impl<'a> ViewTxn<'a> {
 
     pub fn delete(&mut self, key: Vec<u8>) {
         self.overlay.insert(key, None);
-    }
-
-    /// Add `delta` to the counter at `key` (an `i64`, absent is 0) without reading it. Counters
-    /// are written, never read, while applying: a save must not read to count.
-    pub fn add(&mut self, key: Vec<u8>, delta: i64) {
-        debug_assert!(!self.overlay.contains_key(&key), "a key is a counter or a value, not both");
-        *self.counters.entry(key).or_default() += delta;
     }
 
     /// Decode a record of this view.
@@ -139,11 +130,6 @@ impl<'a> ViewTxn<'a> {
                 None if self.cleared => {}
                 None => batch.delete(self.table, k),
             }
-        }
-        // Even a zero delta is written: a counter exists once any event touched it, however the
-        // events were grouped into transactions (so a rebuild equals the incremental view).
-        for (k, delta) in self.counters {
-            batch.add(self.table, k, delta);
         }
         batch.put(self.table, CHECKPOINT_KEY, checkpoint.encode());
         self.overlay

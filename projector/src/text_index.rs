@@ -1,5 +1,6 @@
 //! The text index: a tantivy index over the **active** memories of the belief view, for
-//! `recall` (BM25).
+//! `recall` (BM25) and for the save pipeline's candidate search, whose index terms (per scope)
+//! it holds in a field of their own ([`TextIndex::holders`]; docs/adr/0010-candidate-terms-in-the-text-index.md).
 //!
 //! It is a secondary index of the belief view, not a [`Projector`](crate::Projector): after the
 //! belief view has applied a command's events, [`TextIndex::apply`] looks up every memory those
@@ -31,18 +32,28 @@ use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, Te
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
-use tantivy::{DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TantivyDocument, Term};
+use tantivy::{
+    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TERMINATED, TantivyDocument,
+    Term,
+};
 
 use crate::beliefs::{self, BeliefReader, MemoryRecord};
 use crate::error::ProjectError;
 use crate::framework::Checkpoint;
+use crate::keys::digest8;
+
+/// Splits a text into the terms candidate search looks memories up by (supplied by the engine's
+/// classifier, so that the index and the classifier agree on what a word is).
+pub type TermFn = fn(&str) -> Vec<String>;
 
 /// The name `rebuild --view` knows the text index by.
 pub const TEXT_VIEW: &str = "text";
 /// The index's directory inside the store directory.
 pub const DIR_NAME: &str = "text-index";
 /// Bumped whenever the schema or the analyzer changes: an index of another format is rebuilt.
-pub const FORMAT: u32 = 1;
+/// The stored format is `FORMAT * 1000 +` the term function's version ([`TextIndex::format`]).
+/// 2: the candidate terms field.
+pub const FORMAT: u32 = 2;
 /// The analyzer's name as registered on the index.
 const ANALYZER: &str = "memledger_en";
 /// The writer's memory budget (tantivy's minimum per thread is 15 MB).
@@ -207,6 +218,39 @@ struct Fields {
     /// The memory id as two u64s, for ordering ties by id without reading stored fields.
     id_hi: Field,
     id_lo: Field,
+    /// The candidate search's index terms of the text, computed by [`CandidateTerms`] on
+    /// tantivy's indexing threads; no frequencies, no positions.
+    terms: Field,
+    /// [`scope_digest`] of the scope: a term's holders are read for one scope at a time.
+    scope_digest: Field,
+}
+
+/// The name [`CandidateTerms`] is registered under.
+const CANDIDATE_TERMS: &str = "memledger_candidate_terms";
+
+/// The tokenizer of the `terms` field: the text's candidate terms (the engine's term function).
+/// Running as a tokenizer puts the analysis on tantivy's indexing threads, off the caller's.
+#[derive(Clone)]
+struct CandidateTerms {
+    terms: TermFn,
+    tokens: Vec<Token>,
+}
+
+impl Tokenizer for CandidateTerms {
+    type TokenStream<'a> = MemoryTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> MemoryTokenStream<'a> {
+        self.tokens.clear();
+        for (position, term) in (self.terms)(text).into_iter().enumerate() {
+            self.tokens.push(Token { offset_from: 0, offset_to: 0, position, text: term, position_length: 1 });
+        }
+        MemoryTokenStream { tokens: &mut self.tokens, next: 0 }
+    }
+}
+
+/// A scope as a number: the belief view's 8-byte digest of it (`keys::digest8`), big-endian.
+fn scope_digest(scope: &str) -> u64 {
+    u64::from_be_bytes(digest8(scope))
 }
 
 fn schema() -> (Schema, Fields) {
@@ -224,6 +268,13 @@ fn schema() -> (Schema, Fields) {
         asserted_at: b.add_i64_field("asserted_at", FAST),
         id_hi: b.add_u64_field("id_hi", FAST),
         id_lo: b.add_u64_field("id_lo", FAST),
+        terms: b.add_text_field(
+            "terms",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default().set_tokenizer(CANDIDATE_TERMS).set_index_option(IndexRecordOption::Basic),
+            ),
+        ),
+        scope_digest: b.add_u64_field("scope_digest", FAST),
     };
     (b.build(), fields)
 }
@@ -232,8 +283,8 @@ fn err(e: impl std::fmt::Display) -> ProjectError {
     ProjectError::TextIndex(e.to_string())
 }
 
-fn payload(seq: u64) -> String {
-    format!("memledger-text-index format={FORMAT} seq={seq}")
+fn payload(format: u32, seq: u64) -> String {
+    format!("memledger-text-index format={format} seq={seq}")
 }
 
 /// `(format, seq)` from a commit payload.
@@ -279,6 +330,8 @@ pub struct TextIndex {
     uncommitted: Mutex<Option<u64>>,
     /// The store the indexed events live in: its log buffer is written out before each commit.
     store: Store,
+    /// The version of the candidate term function (part of [`TextIndex::format`]).
+    terms_version: u32,
 }
 
 /// The belief view's checkpoint seq: what the index can reflect at most.
@@ -310,23 +363,28 @@ impl TextIndex {
     /// Open (creating it when missing) the text index of the store `ledger` lives in, and bring
     /// it up to the belief view. Call after the views have caught up. Returns notes for the user
     /// (an index rebuilt because it was missing, unreadable or of another format).
-    pub fn open(ledger: &Ledger) -> Result<(TextIndex, Vec<String>), ProjectError> {
+    /// `terms` gives a text's candidate terms; `terms_version` must change whenever it changes
+    /// what it returns (the index is then rebuilt).
+    pub fn open(ledger: &Ledger, terms: TermFn, terms_version: u32) -> Result<(TextIndex, Vec<String>), ProjectError> {
         let dir = ledger.store().path().join(DIR_NAME);
         let mut notes = Vec::new();
         let existed = dir.join("meta.json").exists();
-        let opened = if existed { Self::open_dir(&dir, ledger.store()) } else { Err(err("missing")) };
+        let new = |dir: &Path| Self::create_dir(dir, ledger.store(), terms, terms_version);
+        let opened =
+            if existed { Self::open_dir(&dir, ledger.store(), terms, terms_version) } else { Err(err("missing")) };
         let (text, rebuild) = match opened {
             Ok(text) => match text.stored_checkpoint() {
-                Ok(Some((format, _))) if format == FORMAT => (text, false),
+                Ok(Some((format, _))) if format == text.format() => (text, false),
                 found => {
                     notes.push(match found {
                         Ok(Some((format, _))) => format!(
-                            "text index is at format {format} and this build writes format {FORMAT}: reindexing…"
+                            "text index is at format {format} and this build writes format {}: reindexing…",
+                            text.format()
                         ),
                         _ => "text index has no checkpoint: reindexing…".to_string(),
                     });
                     drop(text);
-                    (Self::create_dir(&dir, ledger.store())?, true)
+                    (new(&dir)?, true)
                 }
             },
             Err(e) => {
@@ -335,7 +393,7 @@ impl TextIndex {
                 } else if ledger.head().seq > 0 {
                     notes.push("text index missing: building it from the belief view…".to_string());
                 }
-                (Self::create_dir(&dir, ledger.store())?, true)
+                (new(&dir)?, true)
             }
         };
         if rebuild {
@@ -346,28 +404,36 @@ impl TextIndex {
         Ok((text, notes))
     }
 
-    fn open_dir(dir: &Path, store: &Store) -> Result<TextIndex, ProjectError> {
+    fn open_dir(dir: &Path, store: &Store, terms: TermFn, terms_version: u32) -> Result<TextIndex, ProjectError> {
         let index = Index::open_in_dir(dir).map_err(err)?;
         let (schema, fields) = schema();
         if index.schema() != schema {
             return Err(err("its schema is not this build's"));
         }
-        Self::wrap(dir, index, fields, store)
+        Self::wrap(dir, index, fields, store, terms, terms_version)
     }
 
     /// A fresh, empty index in `dir` (whatever was there is removed).
-    fn create_dir(dir: &Path, store: &Store) -> Result<TextIndex, ProjectError> {
+    fn create_dir(dir: &Path, store: &Store, terms: TermFn, terms_version: u32) -> Result<TextIndex, ProjectError> {
         if dir.exists() {
             std::fs::remove_dir_all(dir).map_err(|e| err(format!("cannot remove {}: {e}", dir.display())))?;
         }
         std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
         let (schema, fields) = schema();
         let index = Index::create_in_dir(dir, schema).map_err(err)?;
-        Self::wrap(dir, index, fields, store)
+        Self::wrap(dir, index, fields, store, terms, terms_version)
     }
 
-    fn wrap(dir: &Path, index: Index, fields: Fields, store: &Store) -> Result<TextIndex, ProjectError> {
+    fn wrap(
+        dir: &Path,
+        index: Index,
+        fields: Fields,
+        store: &Store,
+        terms: TermFn,
+        terms_version: u32,
+    ) -> Result<TextIndex, ProjectError> {
         index.tokenizers().register(ANALYZER, analyzer());
+        index.tokenizers().register(CANDIDATE_TERMS, TextAnalyzer::from(CandidateTerms { terms, tokens: Vec::new() }));
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
         Ok(TextIndex {
             dir: dir.to_path_buf(),
@@ -377,7 +443,13 @@ impl TextIndex {
             writer: Mutex::new(None),
             uncommitted: Mutex::new(None),
             store: store.clone(),
+            terms_version,
         })
+    }
+
+    /// The format this build writes: the schema's and the term function's versions.
+    pub fn format(&self) -> u32 {
+        FORMAT * 1000 + self.terms_version
     }
 
     /// The index directory.
@@ -481,7 +553,7 @@ impl TextIndex {
         let mut guard = self.writer()?;
         let writer = guard.as_mut().expect("writer created");
         let mut prepared = writer.prepare_commit().map_err(err)?;
-        prepared.set_payload(&payload(seq));
+        prepared.set_payload(&payload(self.format(), seq));
         prepared.commit().map_err(err)?;
         *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = None;
         self.reader.reload().map_err(err)?;
@@ -513,7 +585,38 @@ impl TextIndex {
         doc.add_i64(f.asserted_at, r.asserted_at.micros());
         doc.add_u64(f.id_hi, (id >> 64) as u64);
         doc.add_u64(f.id_lo, id as u64);
+        doc.add_text(f.terms, &r.text);
+        doc.add_u64(f.scope_digest, scope_digest(&r.scope));
         doc
+    }
+
+    /// Every active memory of `scope` holding the candidate term `term` in the *committed*
+    /// index, in id order. Deleted documents and other scopes' memories are skipped, so the list
+    /// is exact for the commit.
+    pub fn holders(&self, scope: &str, term: &str) -> Result<Vec<MemoryId>, ProjectError> {
+        let term = Term::from_field_text(self.fields.terms, term);
+        let scope = scope_digest(scope);
+        let searcher = self.reader.searcher();
+        let mut out = Vec::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.terms).map_err(err)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(err)? else {
+                continue;
+            };
+            let ff = segment.fast_fields();
+            let hi = ff.u64("id_hi").map_err(err)?.first_or_default_col(0);
+            let lo = ff.u64("id_lo").map_err(err)?.first_or_default_col(0);
+            let scopes = ff.u64("scope_digest").map_err(err)?.first_or_default_col(0);
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if !segment.is_deleted(doc) && scopes.get_val(doc) == scope {
+                    out.push(MemoryId((u128::from(hi.get_val(doc)) << 64) | u128::from(lo.get_val(doc))));
+                }
+                doc = postings.advance();
+            }
+        }
+        out.sort_unstable();
+        Ok(out)
     }
 
     /// Drop every document and index every active memory of the belief view again, in one
@@ -667,7 +770,7 @@ mod tests {
 
     #[test]
     fn payload_round_trips() {
-        assert_eq!(parse_payload(&payload(42)), Some((FORMAT, 42)));
+        assert_eq!(parse_payload(&payload(2001, 42)), Some((2001, 42)));
         assert_eq!(parse_payload("something else"), None);
     }
 }
