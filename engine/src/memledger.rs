@@ -216,15 +216,27 @@ impl Memledger {
     #[doc(hidden)]
     pub fn term_cache_disagreement(&self) -> Result<Option<String>, EngineError> {
         let _guard = self.lock();
+        let (truth, _) = self.candidate_terms_of_beliefs()?;
+        let truth =
+            |scope: &str, term: &str| truth.get(&(scope.to_string(), term.to_string())).cloned().unwrap_or_default();
+        Ok(self.term_cache().disagreement(&truth))
+    }
+
+    /// What candidate search should find, from the belief view alone: per (scope, index term),
+    /// the active memories whose text gives the term, in id order; and how many are active.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn candidate_terms_of_beliefs(
+        &self,
+    ) -> Result<(FxHashMap<(String, String), Vec<MemoryId>>, u64), EngineError> {
         let mut truth: FxHashMap<(String, String), Vec<MemoryId>> = FxHashMap::default();
+        let mut active = 0u64;
         for r in self.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
+            active += 1;
             for term in index_terms(&r.text) {
                 truth.entry((r.scope.clone(), term)).or_default().push(r.memory_id);
             }
         }
-        let truth =
-            |scope: &str, term: &str| truth.get(&(scope.to_string(), term.to_string())).cloned().unwrap_or_default();
-        Ok(self.term_cache().disagreement(&truth))
+        Ok((truth, active))
     }
 
     /// Bring the text index up to the belief view and commit it, then empty the term cache

@@ -323,11 +323,34 @@ impl Memledger {
         Ok(classify_lexical(&a, &b, type_a, type_b, &self.config))
     }
 
-    /// Check the chain, and that every view equals a fresh replay of the ledger.
+    /// Check the chain, that every view equals a fresh replay of the ledger, and that the text
+    /// index holds exactly the active memories under their candidate terms (reported as the
+    /// view `text`).
     pub fn verify(&self) -> Result<VerifyView, EngineError> {
         let ledger = self.ledger.verify()?;
-        let inconsistent_views = if ledger.ok { self.inconsistent_views()? } else { Vec::new() };
+        let mut inconsistent_views = if ledger.ok { self.inconsistent_views()? } else { Vec::new() };
+        if ledger.ok && inconsistent_views.is_empty() && !self.text_index_consistent()? {
+            inconsistent_views.push(memledger_projector::text_index::TEXT_VIEW.to_string());
+        }
         Ok(VerifyView { views_consistent: ledger.ok && inconsistent_views.is_empty(), inconsistent_views, ledger })
+    }
+
+    /// Whether the text index, brought up to the belief view, holds one document per active
+    /// memory and, for every (scope, term) the active memories' texts give, exactly those
+    /// memories as the term's holders: what candidate search would load from it.
+    fn text_index_consistent(&self) -> Result<bool, EngineError> {
+        let _guard = self.lock();
+        self.sync_text_index()?;
+        let (truth, active) = self.candidate_terms_of_beliefs()?;
+        if self.text.num_docs() != active {
+            return Ok(false);
+        }
+        for ((scope, term), ids) in &truth {
+            if self.text.holders(scope, term)? != *ids {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Views whose stored content differs from a replay into a scratch store.

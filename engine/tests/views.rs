@@ -189,3 +189,43 @@ fn candidates_never_cross_scopes() {
     assert_eq!(work.outcome, Outcome::Conflict, "{work:?}");
     assert_eq!(ml.term_cache_disagreement().unwrap(), None);
 }
+
+/// `verify` checks the text index too: an index whose checkpoint claims commands it does not hold
+/// (its commit payload edited to a later seq) is reported as the view `text`, and a rebuild
+/// mends it.
+#[test]
+fn verify_reports_a_text_index_that_misses_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = dir.path().join(memledger_projector::text_index::DIR_NAME);
+    let snapshot = tempfile::tempdir().unwrap();
+    let head = {
+        let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+        save(&ml, "The billing service runs on Postgres 16");
+        ml.text_index().flush().unwrap();
+        for entry in std::fs::read_dir(&index).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), snapshot.path().join(entry.file_name())).unwrap();
+        }
+        save(&ml, "Hana has a dog called Mochi");
+        save(&ml, "The warehouse keeps raw events for 13 months");
+        assert!(ml.verify().unwrap().views_consistent);
+        ml.ledger().head().seq
+    };
+    std::fs::remove_dir_all(&index).unwrap();
+    std::fs::create_dir(&index).unwrap();
+    for entry in std::fs::read_dir(snapshot.path()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), index.join(entry.file_name())).unwrap();
+    }
+    let meta = std::fs::read_to_string(index.join("meta.json")).unwrap();
+    let at = meta.find(" seq=").unwrap() + " seq=".len();
+    let end = at + meta[at..].find('"').unwrap();
+    std::fs::write(index.join("meta.json"), format!("{}{head}{}", &meta[..at], &meta[end..])).unwrap();
+
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    let v = ml.verify().unwrap();
+    assert!(!v.views_consistent);
+    assert_eq!(v.inconsistent_views, ["text"]);
+    ml.rebuild(Some(&["text"]), &mut |_| {}).unwrap();
+    assert!(ml.verify().unwrap().views_consistent);
+}

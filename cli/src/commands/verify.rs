@@ -1,10 +1,11 @@
-//! `memledger verify`: the hash chain and the views.
+//! `memledger verify`: the hash chain, the views and the text index.
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
-/// Verify the hash chain from the first event to the head, and that every view equals a fresh
-/// replay. Exit 1 when anything is wrong.
+/// Verify the hash chain from the first event to the head, that every view equals a fresh
+/// replay, and that the text index holds exactly the active memories under their candidate
+/// terms. Exit 1 when anything is wrong.
 ///
 /// Example: memledger verify
 #[derive(clap::Args, Debug)]
