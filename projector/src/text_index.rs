@@ -328,6 +328,10 @@ pub struct TextIndex {
     writer: Mutex<Option<IndexWriter>>,
     /// The seq applied to the writer but not committed yet, if any.
     uncommitted: Mutex<Option<u64>>,
+    /// An apply failed part-way: the writer may hold some of a command's changes and not others,
+    /// so nothing may be committed but a [`TextIndex::catch_up`] or a rebuild (which re-apply
+    /// from the last commit); until then [`TextIndex::uncommitted`] is `None`.
+    broken: std::sync::atomic::AtomicBool,
     /// The store the indexed events live in: its log buffer is written out before each commit.
     store: Store,
     /// The version of the candidate term function (part of [`TextIndex::format`]).
@@ -442,6 +446,7 @@ impl TextIndex {
             fields,
             writer: Mutex::new(None),
             uncommitted: Mutex::new(None),
+            broken: Default::default(),
             store: store.clone(),
             terms_version,
         })
@@ -528,20 +533,26 @@ impl TextIndex {
         let Some(last) = events.last() else { return Ok(()) };
         let ids: BTreeSet<MemoryId> =
             events.iter().filter(|e| touches_index(&e.body)).flat_map(|e| e.body.memory_ids()).collect();
-        *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.seq);
-        if ids.is_empty() {
-            return Ok(());
-        }
-        let beliefs = BeliefReader::new(store);
-        let guard = self.writer()?;
-        let writer = guard.as_ref().expect("writer created");
-        for id in ids {
-            writer.delete_term(Term::from_field_text(self.fields.memory_id, &id.hex()));
-            if let Some(r) = beliefs.get(id)?.filter(|r| r.status == Status::Active) {
-                writer.add_document(self.document(&r)).map_err(err)?;
+        let applied = (|| {
+            if ids.is_empty() {
+                return Ok(());
             }
+            let beliefs = BeliefReader::new(store);
+            let guard = self.writer()?;
+            let writer = guard.as_ref().expect("writer created");
+            for id in ids {
+                writer.delete_term(Term::from_field_text(self.fields.memory_id, &id.hex()));
+                if let Some(r) = beliefs.get(id)?.filter(|r| r.status == Status::Active) {
+                    writer.add_document(self.document(&r)).map_err(err)?;
+                }
+            }
+            Ok(())
+        })();
+        match &applied {
+            Ok(()) => *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.seq),
+            Err(_) => self.broken.store(true, std::sync::atomic::Ordering::SeqCst),
         }
-        Ok(())
+        applied
     }
 
     /// Make everything applied so far durable, with `seq` as the checkpoint. The store's log
@@ -556,12 +567,19 @@ impl TextIndex {
         prepared.set_payload(&payload(self.format(), seq));
         prepared.commit().map_err(err)?;
         *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        // Only a catch-up or a rebuild commits a broken index (`flush` does not), and either
+        // has re-applied everything up to `seq`.
+        self.broken.store(false, std::sync::atomic::Ordering::SeqCst);
         self.reader.reload().map_err(err)?;
         Ok(())
     }
 
     /// The seq applied but not yet committed, if any.
+    /// `None` too after a failed apply: then only a catch-up can commit.
     pub fn uncommitted(&self) -> Option<u64> {
+        if self.broken.load(std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
         *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner())
     }
 
