@@ -18,7 +18,7 @@ pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError>
         out.json_line(&v)?;
     } else if v.ledger.ok && v.views_consistent {
         out.line(format!(
-            "ok: {} events, head seq {} {}; views consistent",
+            "ok: {} events, head seq {} {}; views and text index consistent",
             v.ledger.events, v.ledger.head_seq, v.ledger.head_hash
         ))?;
     } else {
