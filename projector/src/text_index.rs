@@ -392,7 +392,18 @@ impl TextIndex {
                 }
             },
             Err(e) => {
-                if existed {
+                // An index of an older format may not open with this build's schema: say so
+                // by its format when its commit payload still names one.
+                let stored = Index::open_in_dir(&dir)
+                    .ok()
+                    .and_then(|index| index.load_metas().ok())
+                    .and_then(|metas| metas.payload.as_deref().and_then(parse_payload));
+                let format = FORMAT * 1000 + terms_version;
+                if let Some((stored, _)) = stored.filter(|(stored, _)| *stored != format) {
+                    notes.push(format!(
+                        "text index is at format {stored} and this build writes format {format}: reindexing…"
+                    ));
+                } else if existed {
                     notes.push(format!("text index unreadable ({e}): reindexing…"));
                 } else if ledger.head().seq > 0 {
                     notes.push("text index missing: building it from the belief view…".to_string());
