@@ -283,6 +283,11 @@ fn err(e: impl std::fmt::Display) -> ProjectError {
     ProjectError::TextIndex(e.to_string())
 }
 
+/// The stored format of an index written with the term function of version `terms_version`.
+fn format_of(terms_version: u32) -> u32 {
+    FORMAT * 1000 + terms_version
+}
+
 fn payload(format: u32, seq: u64) -> String {
     format!("memledger-text-index format={format} seq={seq}")
 }
@@ -398,7 +403,7 @@ impl TextIndex {
                     .ok()
                     .and_then(|index| index.load_metas().ok())
                     .and_then(|metas| metas.payload.as_deref().and_then(parse_payload));
-                let format = FORMAT * 1000 + terms_version;
+                let format = format_of(terms_version);
                 if let Some((stored, _)) = stored.filter(|(stored, _)| *stored != format) {
                     notes.push(format!(
                         "text index is at format {stored} and this build writes format {format}: reindexing…"
@@ -465,7 +470,7 @@ impl TextIndex {
 
     /// The format this build writes: the schema's and the term function's versions.
     pub fn format(&self) -> u32 {
-        FORMAT * 1000 + self.terms_version
+        format_of(self.terms_version)
     }
 
     /// The index directory.
