@@ -9,6 +9,9 @@ pub struct EngineConfig {
     /// Postings read per save when gathering candidates, rarest terms first: bounds the cost of
     /// candidate search whatever the store's size.
     pub candidate_budget: usize,
+    /// Term postings the save pipeline holds in memory at most (~40 bytes each) before it
+    /// commits the text index and starts its cache again (engine/src/term_cache.rs).
+    pub term_cache_max_ids: usize,
     pub lexical: LexicalConfig,
     /// Models over HTTP (none by default: the offline lexical path; see docs/models.md).
     pub models: crate::models::ModelConfig,
@@ -16,6 +19,12 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { top_k: 5, candidate_budget: 1000, lexical: LexicalConfig::default(), models: Default::default() }
+        EngineConfig {
+            top_k: 5,
+            candidate_budget: 1000,
+            term_cache_max_ids: 8_000_000,
+            lexical: LexicalConfig::default(),
+            models: Default::default(),
+        }
     }
 }

@@ -199,7 +199,7 @@ impl Memledger {
                 // next recall or for close: the ledger is the record, and an index that missed a
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
                 let applied = self.text.apply(self.ledger.store(), &events);
-                if applied.is_err() || self.term_cache().needs_reset() {
+                if applied.is_err() || self.term_cache().needs_reset(self.config.term_cache_max_ids) {
                     let _ = self.reset_term_cache();
                 }
                 applied?;
@@ -305,7 +305,7 @@ impl Memledger {
         let actor = validate_actor(actor)?;
         let save = request.validate()?;
         let _guard = self.lock();
-        if self.term_cache().needs_reset() {
+        if self.term_cache().needs_reset(self.config.term_cache_max_ids) {
             self.reset_term_cache()?;
         }
         if let Some(key) = &save.idempotency_key

@@ -25,10 +25,6 @@ use memledger_schemas::MemoryId;
 
 use crate::error::EngineError;
 
-/// Past this many ids held the cache is emptied (with a commit of the text index): a bound on
-/// memory (~40 bytes an id), not on correctness.
-const MAX_IDS: usize = 8_000_000;
-
 /// Per scope, per term: the active memories holding it, in id order.
 #[derive(Debug, Default)]
 pub(crate) struct TermCache {
@@ -98,9 +94,11 @@ impl TermCache {
         Ok(())
     }
 
-    /// Whether the cache must be emptied (with a commit of the text index) before more use.
-    pub(crate) fn needs_reset(&self) -> bool {
-        self.stale || self.ids > MAX_IDS
+    /// Whether the cache must be emptied (with a commit of the text index) before more use:
+    /// after a failed reset, or once it holds more than `max_ids` ids (`EngineConfig::
+    /// term_cache_max_ids`, a bound on memory, not on correctness).
+    pub(crate) fn needs_reset(&self, max_ids: usize) -> bool {
+        self.stale || self.ids > max_ids
     }
 
     /// The cache can no longer be trusted: until [`TermCache::clear`], every read is an error.

@@ -229,3 +229,32 @@ fn verify_reports_a_text_index_that_misses_memories() {
     ml.rebuild(Some(&["text"]), &mut |_| {}).unwrap();
     assert!(ml.verify().unwrap().views_consistent);
 }
+
+/// A cache that outgrows its bound is emptied together with a commit of the text index, then
+/// loads what it needs from that commit: with a bound of 40 ids, saves reset it again and again,
+/// and it agrees with the belief view throughout; a reworded save still finds its original.
+#[test]
+fn a_term_cache_past_its_bound_starts_again_from_a_commit() {
+    use memledger_engine::{Durability, EngineConfig, Outcome};
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig { term_cache_max_ids: 40, ..EngineConfig::default() };
+    let ml = Memledger::open_with(dir.path(), &OpenOptions::default(), config).unwrap();
+    let first = ml
+        .save(SaveRequest { text: "The billing service runs on Postgres 16".into(), ..Default::default() }, "cli:test")
+        .unwrap();
+    for i in 0..120 {
+        let text = format!("Desk {i} files billing ledger entries for region r{}", i % 7);
+        ml.save_with(SaveRequest { text, ..Default::default() }, "cli:test", Durability::Deferred).unwrap();
+        if i % 10 == 9 {
+            assert_eq!(ml.term_cache_disagreement().unwrap(), None, "after save {i}");
+        }
+    }
+    let later = ml
+        .save(SaveRequest { text: "The billing service runs on Postgres 17".into(), ..Default::default() }, "cli:test")
+        .unwrap();
+    assert_eq!(later.outcome, Outcome::Conflict, "{later:?}");
+    let conflict = ml.conflicts(None).unwrap().into_iter().find(|c| Some(c.conflict_id) == later.conflict_id).unwrap();
+    assert_eq!(conflict.candidates[0].memory_id, first.memory_id);
+    assert_eq!(ml.term_cache_disagreement().unwrap(), None);
+    assert!(ml.verify().unwrap().views_consistent);
+}
