@@ -333,9 +333,10 @@ pub struct TextIndex {
     writer: Mutex<Option<IndexWriter>>,
     /// The seq applied to the writer but not committed yet, if any.
     uncommitted: Mutex<Option<u64>>,
-    /// An apply failed part-way: the writer may hold some of a command's changes and not others,
-    /// so nothing may be committed but a [`TextIndex::catch_up`] or a rebuild (which re-apply
-    /// from the last commit); until then [`TextIndex::uncommitted`] is `None`.
+    /// An apply or a rebuild failed part-way: the writer may hold some changes and not others
+    /// (or have lost uncommitted ones), so nothing may be committed but a [`TextIndex::catch_up`]
+    /// or a rebuild (which re-apply from the last commit); until then
+    /// [`TextIndex::uncommitted`] is `None`.
     broken: std::sync::atomic::AtomicBool,
     /// The store the indexed events live in: its log buffer is written out before each commit.
     store: Store,
@@ -656,14 +657,27 @@ impl TextIndex {
     /// Drop every document and index every active memory of the belief view again, in one
     /// commit at the belief view's checkpoint.
     pub fn rebuild(&self, ledger: &Ledger) -> Result<TextRebuild, ProjectError> {
+        let rebuilt = self.rebuild_with_own_writer(ledger);
+        // The rebuild's writer goes either way; the everyday writer comes back on next use.
+        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if rebuilt.is_err() {
+            // The everyday writer's uncommitted changes are gone and the rebuild's writer held
+            // part of a rebuild at most: as after a failed apply, only a catch-up from the last
+            // commit (or a rebuild) may commit now.
+            self.broken.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        rebuilt
+    }
+
+    fn rebuild_with_own_writer(&self, ledger: &Ledger) -> Result<TextRebuild, ProjectError> {
         let started = Instant::now();
         let store = ledger.store();
         let seq = belief_seq(store)?;
         let mut docs = 0u64;
         {
-            // A rebuild indexes with a writer of its own: one indexing thread per core and a
-            // bigger heap; the everyday writer comes back on next use. Each thread leaves a
-            // segment of its own (merged later by tantivy's policy, or by `compact`).
+            // A rebuild indexes with a writer of its own (dropped by `rebuild`): one indexing
+            // thread per core and a bigger heap. Each thread leaves a segment of its own (merged
+            // later by tantivy's policy, or by `compact`).
             let mut guard = self.writer.lock().unwrap_or_else(|p| p.into_inner());
             *guard = None;
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
@@ -684,13 +698,10 @@ impl TextIndex {
                 usize::MAX,
             )?;
             if let Some(e) = failed {
-                *guard = None;
                 return Err(err(e));
             }
         }
-        let committed = self.commit(seq);
-        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        committed?;
+        self.commit(seq)?;
         Ok(TextRebuild { docs, seq, elapsed: started.elapsed() })
     }
 
