@@ -17,6 +17,13 @@ use crate::memledger::Memledger;
 /// How many candidate analyses the pipeline keeps in memory.
 const ANALYSIS_CACHE_ENTRIES: usize = 50_000;
 
+thread_local! {
+    /// Candidate search's weights per memory, kept between saves: it takes up to the whole
+    /// budget of postings per save, and allocating it afresh each time showed in profiles. Ids
+    /// are random, so a fast non-keyed hash is enough.
+    static CANDIDATE_WEIGHTS: std::cell::RefCell<rustc_hash::FxHashMap<MemoryId, f64>> = Default::default();
+}
+
 /// A candidate and what the classifier said of it.
 struct Examined {
     candidate: MemoryRecord,
@@ -70,28 +77,42 @@ impl Memledger {
             }
         }
         by_rarity.sort();
-        // Ids are random, so a fast non-keyed hash is enough (this map takes up to the whole
-        // budget of postings per save).
-        let mut weights: rustc_hash::FxHashMap<MemoryId, f64> = Default::default();
-        weights.reserve(self.config.candidate_budget);
-        let mut budget = self.config.candidate_budget;
-        for (count, term) in by_rarity {
-            if budget == 0 {
-                break;
+        let mut ranked: Vec<(MemoryId, f64)> = CANDIDATE_WEIGHTS.with_borrow_mut(|weights| {
+            weights.clear();
+            weights.reserve(self.config.candidate_budget);
+            let mut budget = self.config.candidate_budget;
+            for (count, term) in by_rarity {
+                if budget == 0 {
+                    break;
+                }
+                let weight = 1.0 / (1.0 + (count as f64).ln());
+                for id in cache.holders(&self.text, &save.scope, &term, budget)? {
+                    budget -= 1;
+                    *weights.entry(id).or_default() += weight;
+                }
             }
-            let weight = 1.0 / (1.0 + (count as f64).ln());
-            for id in cache.holders(&self.text, &save.scope, &term, budget)? {
-                budget -= 1;
-                *weights.entry(id).or_default() += weight;
-            }
-        }
+            Ok::<_, EngineError>(
+                weights
+                    .iter()
+                    .map(|(id, w)| (*id, *w))
+                    .filter(|(id, _)| Some(*id) != exclude && !out.iter().any(|(r, _)| r.memory_id == *id))
+                    .collect(),
+            )
+        })?;
         drop(cache);
-        let mut ranked: Vec<(MemoryId, f64)> = weights
-            .into_iter()
-            .filter(|(id, _)| Some(*id) != exclude && !out.iter().any(|(r, _)| r.memory_id == *id))
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (id, _) in ranked.into_iter().take(self.config.top_k) {
+        // Best first, ties by id: only the first `top_k` are wanted, so they are selected (linear)
+        // and only they are sorted.
+        let best_first = |a: &(MemoryId, f64), b: &(MemoryId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        match self.config.top_k {
+            0 => ranked.clear(),
+            k if ranked.len() > k => {
+                ranked.select_nth_unstable_by(k - 1, best_first);
+                ranked.truncate(k);
+            }
+            _ => {}
+        }
+        ranked.sort_unstable_by(best_first);
+        for (id, _) in ranked {
             if let Some(r) = beliefs.get(id)? {
                 out.push((r, false));
             }
