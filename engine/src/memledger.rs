@@ -111,6 +111,8 @@ impl Memledger {
         // The embedding cache is a table of its own, not a view: rebuilds never clear it.
         let tables = [views.tables(), vec![crate::models::embed::EMBED_TABLE]].concat();
         let ledger = Ledger::open(dir, options, &tables)?;
+        // Belief records are read several times per save (ledger/src/read_cache.rs).
+        ledger.store().cache_point_reads(memledger_projector::beliefs::TABLE);
         let mut notes = views.catch_up(&ledger)?;
         let (text, text_notes) = memledger_projector::TextIndex::open(&ledger, index_terms, INDEX_TERMS_VERSION)?;
         notes.extend(text_notes);

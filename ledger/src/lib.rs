@@ -9,6 +9,7 @@
 pub mod error;
 pub mod exchange;
 pub mod ledger;
+mod read_cache;
 pub mod store;
 pub mod tables;
 pub mod verify;

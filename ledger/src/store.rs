@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use rocksdb::{ColumnFamilyDescriptor, DB, DBRecoveryMode, Direction, IteratorMode, Options, WriteBatch, WriteOptions};
 
 use crate::error::{LedgerError, OpenError};
+use crate::read_cache::{Lookup, ReadCache};
 
 /// The ledger's own column families.
 pub const CF_EVENTS: &str = "events";
@@ -30,6 +31,8 @@ pub type Row = (Box<[u8]>, Box<[u8]>);
 pub struct Store {
     db: Arc<DB>,
     path: PathBuf,
+    /// Point reads of the tables named by [`Store::cache_point_reads`] (crate::read_cache).
+    pub(crate) cache: Arc<ReadCache>,
 }
 
 fn db_options() -> Options {
@@ -142,7 +145,7 @@ impl Store {
             let descriptors: Vec<ColumnFamilyDescriptor> =
                 names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n))).collect();
             match DB::open_cf_descriptors(&opts, path, descriptors) {
-                Ok(db) => return Ok(Store { db: Arc::new(db), path: path.into() }),
+                Ok(db) => return Ok(Store { db: Arc::new(db), path: path.into(), cache: Default::default() }),
                 Err(e) if is_lock_error(&e) => {
                     if started.elapsed() >= wait {
                         return Err(OpenError::Locked { path: path.into(), waited: started.elapsed() });
@@ -168,9 +171,25 @@ impl Store {
         self.db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))
     }
 
+    /// Answer point reads of `table` from memory from now on, for this store and its clones
+    /// (crate::read_cache): for a table whose records are read again and again.
+    pub fn cache_point_reads(&self, table: &'static str) {
+        self.cache.enable(table);
+    }
+
     /// Read one value.
     pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>, LedgerError> {
-        Ok(self.db.get_cf(self.cf(table)?, key)?)
+        match self.cache.lookup(table, key) {
+            Lookup::Hit(value) => Ok(Some(value)),
+            Lookup::NotCached => Ok(self.db.get_cf(self.cf(table)?, key)?),
+            Lookup::Miss(generation) => {
+                let value = self.db.get_cf(self.cf(table)?, key)?;
+                if let Some(value) = &value {
+                    self.cache.fill(table, key, value, generation);
+                }
+                Ok(value)
+            }
+        }
     }
 
     /// Every `(key, value)` whose key starts with `prefix`, in key order.
@@ -258,24 +277,46 @@ impl Store {
         let mut wb = WriteBatch::with_capacity_bytes(batch.bytes.len() + 16 * batch.ops.len() + 12);
         // A batch names a handful of tables; look each one's handle up once.
         let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(4);
-        for op in &batch.ops {
-            let cf = match handles.iter().find(|(name, _)| *name == op.table) {
+        for write in batch.writes() {
+            let table = write.table();
+            let cf = match handles.iter().find(|(name, _)| *name == table) {
                 Some((_, cf)) => *cf,
                 None => {
-                    let cf = self.cf(op.table)?;
-                    handles.push((op.table, cf));
+                    let cf = self.cf(table)?;
+                    handles.push((table, cf));
                     cf
                 }
             };
-            let key = &batch.bytes[op.key.clone()];
-            match op.kind {
-                OpKind::Put => wb.put_cf(cf, key, &batch.bytes[op.value.clone()]),
-                OpKind::Delete => wb.delete_cf(cf, key),
+            match write {
+                Write::Put { key, value, .. } => wb.put_cf(cf, key, value),
+                Write::Delete { key, .. } => wb.delete_cf(cf, key),
                 // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
-                OpKind::Clear => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),
+                Write::Clear { .. } => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),
             }
         }
-        Ok(self.db.write_opt(wb, wo)?)
+        // A batch that writes a cached table is written under the cache's lock, and the cache
+        // follows what was written (or forgets everything when the write failed).
+        let cache = self.cache.lock_for(&batch);
+        let written = self.db.write_opt(wb, wo);
+        if let Some(mut cache) = cache {
+            cache.written(&batch, written.is_ok());
+        }
+        Ok(written?)
+    }
+}
+
+/// One write of a [`Batch`], as the store applies it.
+pub(crate) enum Write<'a> {
+    Put { table: &'static str, key: &'a [u8], value: &'a [u8] },
+    Delete { table: &'static str, key: &'a [u8] },
+    Clear { table: &'static str },
+}
+
+impl Write<'_> {
+    pub(crate) fn table(&self) -> &'static str {
+        match self {
+            Write::Put { table, .. } | Write::Delete { table, .. } | Write::Clear { table } => table,
+        }
     }
 }
 
@@ -335,6 +376,17 @@ impl Batch {
     }
     pub fn len(&self) -> usize {
         self.ops.len()
+    }
+    /// The batch's writes, in order.
+    pub(crate) fn writes(&self) -> impl Iterator<Item = Write<'_>> {
+        self.ops.iter().map(|op| {
+            let key = &self.bytes[op.key.clone()];
+            match op.kind {
+                OpKind::Put => Write::Put { table: op.table, key, value: &self.bytes[op.value.clone()] },
+                OpKind::Delete => Write::Delete { table: op.table, key },
+                OpKind::Clear => Write::Clear { table: op.table },
+            }
+        })
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()

@@ -1,0 +1,327 @@
+//! Point reads of the tables read most, answered from memory.
+//!
+//! A belief-view record is read several times per save: as a candidate, when its status
+//! changes, by the projector that updates it, for the save's result. RocksDB answers each read by
+//! searching its memtable's skip list and then its files, a few microseconds apiece, and in
+//! `perf` that search was the largest cost of reading. A hash map answers in tens of nanoseconds.
+//!
+//! The cache is never a second source of truth. [`crate::store::Store`] has one write path, and it
+//! writes every batch through the cache under the cache's lock: a put replaces the value, a
+//! delete removes it, a cleared table is emptied, and a failed write empties everything. A
+//! read that missed fills the cache only if no write to a cached table came in between. It
+//! checks this with a generation counter, so it never stores a value that a later write
+//! replaced. Only values are held; a key that is absent is read from RocksDB again each time.
+//! The cache holds at most [`READ_CACHE_BYTES`]; when a fill would pass that, the cache is
+//! emptied and starts again.
+
+use std::sync::{Mutex, MutexGuard};
+
+use rustc_hash::FxHashMap;
+
+use crate::store::{Batch, Write};
+
+/// The most key and value bytes the cache holds (with a fixed allowance per entry for the map).
+pub const READ_CACHE_BYTES: usize = 64 << 20;
+const ENTRY_OVERHEAD: usize = 48;
+
+/// What a lookup found.
+pub(crate) enum Lookup {
+    /// The table is not cached: read the store.
+    NotCached,
+    /// The stored value.
+    Hit(Vec<u8>),
+    /// Not in the cache: read the store, then offer the value to [`ReadCache::fill`] with this
+    /// generation.
+    Miss(u64),
+}
+
+pub(crate) struct ReadCache {
+    state: Mutex<State>,
+}
+
+impl Default for ReadCache {
+    fn default() -> Self {
+        ReadCache::with_bound(READ_CACHE_BYTES)
+    }
+}
+
+/// One cached table's values by key.
+type Values = FxHashMap<Box<[u8]>, Box<[u8]>>;
+
+pub(crate) struct State {
+    tables: Vec<(&'static str, Values)>,
+    bytes: usize,
+    max_bytes: usize,
+    /// Moves on with every write to a cached table.
+    generation: u64,
+}
+
+impl ReadCache {
+    /// A cache of at most `max_bytes` ([`READ_CACHE_BYTES`] by default).
+    pub(crate) fn with_bound(max_bytes: usize) -> ReadCache {
+        ReadCache { state: Mutex::new(State { tables: Vec::new(), bytes: 0, max_bytes, generation: 0 }) }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Cache point reads of `table` from now on.
+    pub(crate) fn enable(&self, table: &'static str) {
+        let mut state = self.state();
+        if !state.tables.iter().any(|(name, _)| *name == table) {
+            state.tables.push((table, Values::default()));
+        }
+    }
+
+    pub(crate) fn lookup(&self, table: &str, key: &[u8]) -> Lookup {
+        let state = self.state();
+        match state.tables.iter().find(|(name, _)| *name == table) {
+            None => Lookup::NotCached,
+            Some((_, map)) => match map.get(key) {
+                Some(value) => Lookup::Hit(value.to_vec()),
+                None => Lookup::Miss(state.generation),
+            },
+        }
+    }
+
+    /// Keep `value`, read from the store for `key` after a [`Lookup::Miss`] of `generation`,
+    /// unless a write has come since.
+    pub(crate) fn fill(&self, table: &str, key: &[u8], value: &[u8], generation: u64) {
+        let mut state = self.state();
+        if state.generation != generation {
+            return;
+        }
+        let size = key.len() + value.len() + ENTRY_OVERHEAD;
+        if state.bytes + size > state.max_bytes {
+            state.empty();
+        }
+        let State { tables, bytes, .. } = &mut *state;
+        if let Some((_, map)) = tables.iter_mut().find(|(name, _)| *name == table)
+            && map.insert(key.into(), value.into()).is_none()
+        {
+            *bytes += size;
+        }
+    }
+
+    /// Whether `key` of `table` is held (for tests).
+    #[cfg(test)]
+    pub(crate) fn holds(&self, table: &str, key: &[u8]) -> bool {
+        self.state().tables.iter().any(|(name, map)| *name == table && map.contains_key(key))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn held_bytes(&self) -> usize {
+        self.state().bytes()
+    }
+
+    /// Lock the cache for a write of `batch` when the batch writes a cached table: the caller
+    /// writes the store, then calls [`State::written`] with the outcome before unlocking.
+    pub(crate) fn lock_for(&self, batch: &Batch) -> Option<MutexGuard<'_, State>> {
+        let state = self.state();
+        if state.tables.is_empty() {
+            return None;
+        }
+        let touches = batch.writes().any(|w| state.tables.iter().any(|(name, _)| *name == w.table()));
+        touches.then_some(state)
+    }
+}
+
+impl State {
+    /// Bring the cache in line with a write of `batch` to the store: its values when the write
+    /// succeeded, nothing at all when it failed (what the store holds is then not known here).
+    pub(crate) fn written(&mut self, batch: &Batch, ok: bool) {
+        self.generation += 1;
+        if !ok {
+            self.empty();
+            return;
+        }
+        for write in batch.writes() {
+            let Some(index) = self.tables.iter().position(|(name, _)| *name == write.table()) else { continue };
+            let map = &mut self.tables[index].1;
+            match write {
+                Write::Put { key, value, .. } => {
+                    // Replaced in place, or kept: a record just written is likely read soon.
+                    let size = key.len() + value.len() + ENTRY_OVERHEAD;
+                    match map.get_mut(key) {
+                        Some(old) => {
+                            self.bytes = self.bytes + value.len() - old.len();
+                            *old = value.into();
+                        }
+                        None => {
+                            map.insert(key.into(), value.into());
+                            self.bytes += size;
+                        }
+                    }
+                }
+                Write::Delete { key, .. } => {
+                    if let Some(old) = map.remove(key) {
+                        self.bytes -= key.len() + old.len() + ENTRY_OVERHEAD;
+                    }
+                }
+                Write::Clear { .. } => {
+                    let freed: usize = map.iter().map(|(k, v)| k.len() + v.len() + ENTRY_OVERHEAD).sum();
+                    map.clear();
+                    self.bytes -= freed;
+                }
+            }
+        }
+        if self.bytes > self.max_bytes {
+            self.empty();
+        }
+    }
+
+    /// How many key and value bytes are held (with the per-entry allowance), for tests.
+    #[cfg(test)]
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn empty(&mut self) {
+        for (_, map) in &mut self.tables {
+            *map = Values::default();
+        }
+        self.bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::store::Store;
+
+    const TABLE: &str = "records";
+
+    fn open(dir: &std::path::Path) -> Store {
+        Store::open(dir, &[TABLE], true, Duration::from_secs(1)).unwrap()
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Put(u8, Vec<u8>),
+        Delete(u8),
+        Clear,
+        Get(u8),
+        /// Several writes in one batch.
+        Batch(Vec<(u8, Option<Vec<u8>>)>),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let key = 0u8..6;
+        let value = proptest::collection::vec(any::<u8>(), 0..40);
+        prop_oneof![
+            4 => (key.clone(), value.clone()).prop_map(|(k, v)| Op::Put(k, v)),
+            2 => key.clone().prop_map(Op::Delete),
+            1 => Just(Op::Clear),
+            6 => key.clone().prop_map(Op::Get),
+            2 => proptest::collection::vec((key, proptest::option::of(value)), 1..5).prop_map(Op::Batch),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// A store whose table is cached answers every read as the same store without the cache
+        /// does, whatever sequence of puts, deletes, clears and batches came before; and the
+        /// cache is really used (a value read or written is held afterwards).
+        #[test]
+        fn a_cached_table_reads_as_the_store_holds_it(ops in proptest::collection::vec(op(), 1..60)) {
+            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (cached, plain) = (open(a.path()), open(b.path()));
+            cached.cache_point_reads(TABLE);
+            for op in ops {
+                let mut batches = [Batch::default(), Batch::default()];
+                match &op {
+                    Op::Get(k) => {
+                        let got = cached.get(TABLE, &[*k]).unwrap();
+                        prop_assert_eq!(&got, &plain.get(TABLE, &[*k]).unwrap(), "key {}", k);
+                        prop_assert_eq!(cached.cache.holds(TABLE, &[*k]), got.is_some());
+                        continue;
+                    }
+                    Op::Put(k, v) => batches.iter_mut().for_each(|b| b.put(TABLE, [*k], v)),
+                    Op::Delete(k) => batches.iter_mut().for_each(|b| b.delete(TABLE, [*k])),
+                    Op::Clear => batches.iter_mut().for_each(|b| b.clear(TABLE)),
+                    Op::Batch(writes) => {
+                        for (k, v) in writes {
+                            for b in batches.iter_mut() {
+                                match v {
+                                    Some(v) => b.put(TABLE, [*k], v),
+                                    None => b.delete(TABLE, [*k]),
+                                }
+                            }
+                        }
+                    }
+                }
+                let [x, y] = batches;
+                cached.write(x, false).unwrap();
+                plain.write(y, false).unwrap();
+                if let Op::Put(k, _) = op {
+                    prop_assert!(cached.cache.holds(TABLE, &[k]), "a value just written is held");
+                }
+            }
+            for k in 0..6u8 {
+                prop_assert_eq!(cached.get(TABLE, &[k]).unwrap(), plain.get(TABLE, &[k]).unwrap());
+            }
+        }
+    }
+
+    /// A read that missed does not fill the cache with what it read when a write came between
+    /// the miss and the fill: the value it read may be the one that write replaced.
+    #[test]
+    fn a_fill_after_a_write_is_dropped() {
+        let cache = ReadCache::default();
+        cache.enable(TABLE);
+        let Lookup::Miss(generation) = cache.lookup(TABLE, b"k") else { panic!("an empty cache misses") };
+        let mut batch = Batch::default();
+        batch.delete(TABLE, b"k");
+        cache.lock_for(&batch).expect("the batch writes a cached table").written(&batch, true);
+        cache.fill(TABLE, b"k", b"what the store held before the delete", generation);
+        assert!(!cache.holds(TABLE, b"k"));
+        let Lookup::Miss(now) = cache.lookup(TABLE, b"k") else { panic!("still a miss") };
+        cache.fill(TABLE, b"k", b"v", now);
+        assert!(cache.holds(TABLE, b"k"));
+    }
+
+    /// A failed write leaves nothing cached; batches that write no cached table take no lock.
+    #[test]
+    fn a_failed_write_empties_the_cache() {
+        let cache = ReadCache::default();
+        cache.enable(TABLE);
+        let mut batch = Batch::default();
+        batch.put(TABLE, b"k", b"v");
+        cache.lock_for(&batch).unwrap().written(&batch, true);
+        assert!(cache.holds(TABLE, b"k"));
+        let mut other = Batch::default();
+        other.put("elsewhere", b"k", b"v");
+        assert!(cache.lock_for(&other).is_none());
+        let mut failed = Batch::default();
+        failed.put(TABLE, b"j", b"w");
+        cache.lock_for(&failed).unwrap().written(&failed, false);
+        assert!(!cache.holds(TABLE, b"k") && !cache.holds(TABLE, b"j"));
+        assert_eq!(cache.held_bytes(), 0);
+    }
+
+    /// The cache never holds more than its bound: a fill or a write past it starts it again.
+    #[test]
+    fn the_cache_stays_within_its_bound() {
+        let bound = 10 * (ENTRY_OVERHEAD + 2 + 20);
+        let cache = ReadCache::with_bound(bound);
+        cache.enable(TABLE);
+        for i in 0..100u16 {
+            let key = i.to_be_bytes();
+            if let Lookup::Miss(generation) = cache.lookup(TABLE, &key) {
+                cache.fill(TABLE, &key, &[7u8; 20], generation);
+            }
+            assert!(cache.held_bytes() <= bound, "{} bytes held after {i} fills", cache.held_bytes());
+            assert!(cache.holds(TABLE, &key), "the latest fill is held");
+            let mut batch = Batch::default();
+            batch.put(TABLE, (i + 1000).to_be_bytes(), [1u8; 20]);
+            cache.lock_for(&batch).unwrap().written(&batch, true);
+            assert!(cache.held_bytes() <= bound);
+        }
+    }
+}
