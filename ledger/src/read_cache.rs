@@ -12,7 +12,8 @@
 //! checks this with a generation counter, so it never stores a value that a later write
 //! replaced. Only values are held; a key that is absent is read from RocksDB again each time.
 //! The cache holds at most [`READ_CACHE_BYTES`]; when a fill would pass that, the cache is
-//! emptied and starts again.
+//! emptied and starts again. A batch of more than [`LARGE_BATCH`] writes to cached tables (a
+//! rebuild's) empties the cache instead of passing through it.
 
 use std::sync::{Mutex, MutexGuard};
 
@@ -23,6 +24,10 @@ use crate::store::{Batch, Write};
 /// The most key and value bytes the cache holds (with a fixed allowance per entry for the map).
 pub const READ_CACHE_BYTES: usize = 64 << 20;
 const ENTRY_OVERHEAD: usize = 48;
+/// A batch with more writes to cached tables than this (a rebuild's chunk, thousands of records)
+/// empties them instead of being copied in: a command writes a few dozen keys, and copying a
+/// rebuild's every record into the cache cost a tenth of the belief view's rebuild.
+const LARGE_BATCH: usize = 1024;
 
 /// What a lookup found.
 pub(crate) enum Lookup {
@@ -132,7 +137,8 @@ impl State {
     /// succeeded, nothing at all when it failed (what the store holds is then not known here).
     pub(crate) fn written(&mut self, batch: &Batch, ok: bool) {
         self.generation += 1;
-        if !ok {
+        let cached = |write: &Write<'_>| self.tables.iter().any(|(name, _)| *name == write.table());
+        if !ok || batch.writes().filter(cached).nth(LARGE_BATCH).is_some() {
             self.empty();
             return;
         }
@@ -303,6 +309,29 @@ mod tests {
         cache.lock_for(&failed).unwrap().written(&failed, false);
         assert!(!cache.holds(TABLE, b"k") && !cache.holds(TABLE, b"j"));
         assert_eq!(cache.held_bytes(), 0);
+    }
+
+    /// A batch of more than `LARGE_BATCH` writes to a cached table (a rebuild's chunk) empties
+    /// the cache, and reads after it answer what the store holds.
+    #[test]
+    fn a_large_batch_empties_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path());
+        store.cache_point_reads(TABLE);
+        let mut small = Batch::default();
+        small.put(TABLE, b"k", b"old");
+        store.write(small, false).unwrap();
+        assert!(store.cache.holds(TABLE, b"k"));
+        let mut large = Batch::default();
+        for i in 0..=LARGE_BATCH as u32 {
+            large.put(TABLE, i.to_be_bytes(), b"v");
+        }
+        large.put(TABLE, b"k", b"new");
+        store.write(large, false).unwrap();
+        assert!(!store.cache.holds(TABLE, b"k") && !store.cache.holds(TABLE, &0u32.to_be_bytes()));
+        assert_eq!(store.cache.held_bytes(), 0);
+        assert_eq!(store.get(TABLE, b"k").unwrap().as_deref(), Some(&b"new"[..]));
+        assert!(store.cache.holds(TABLE, b"k"), "a read fills it again");
     }
 
     /// The cache never holds more than its bound: a fill or a write past it starts it again.
