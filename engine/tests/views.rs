@@ -198,14 +198,17 @@ fn verify_reports_a_text_index_that_misses_memories() {
     let dir = tempfile::tempdir().unwrap();
     let index = dir.path().join(memledger_projector::text_index::DIR_NAME);
     let snapshot = tempfile::tempdir().unwrap();
+    let copy_files = |from: &std::path::Path, to: &std::path::Path| {
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    };
     let head = {
         let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
         save(&ml, "The billing service runs on Postgres 16");
         ml.text_index().flush().unwrap();
-        for entry in std::fs::read_dir(&index).unwrap() {
-            let entry = entry.unwrap();
-            std::fs::copy(entry.path(), snapshot.path().join(entry.file_name())).unwrap();
-        }
+        copy_files(&index, snapshot.path());
         save(&ml, "Hana has a dog called Mochi");
         save(&ml, "The warehouse keeps raw events for 13 months");
         assert!(ml.verify().unwrap().views_consistent);
@@ -213,10 +216,7 @@ fn verify_reports_a_text_index_that_misses_memories() {
     };
     std::fs::remove_dir_all(&index).unwrap();
     std::fs::create_dir(&index).unwrap();
-    for entry in std::fs::read_dir(snapshot.path()).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(entry.path(), index.join(entry.file_name())).unwrap();
-    }
+    copy_files(snapshot.path(), &index);
     let meta = std::fs::read_to_string(index.join("meta.json")).unwrap();
     let at = meta.find(" seq=").unwrap() + " seq=".len();
     let end = at + meta[at..].find('"').unwrap();

@@ -24,6 +24,11 @@ use crate::store::{Batch, Write};
 /// The most key and value bytes the cache holds (with a fixed allowance per entry for the map).
 pub const READ_CACHE_BYTES: usize = 64 << 20;
 const ENTRY_OVERHEAD: usize = 48;
+
+/// What an entry counts against [`READ_CACHE_BYTES`].
+fn entry_size(key: &[u8], value: &[u8]) -> usize {
+    key.len() + value.len() + ENTRY_OVERHEAD
+}
 /// A batch with more writes to cached tables than this (a rebuild's chunk, thousands of records)
 /// empties them instead of being copied in: a command writes a few dozen keys, and copying a
 /// rebuild's every record into the cache cost a tenth of the belief view's rebuild.
@@ -74,16 +79,16 @@ impl ReadCache {
     /// Cache point reads of `table` from now on.
     pub(crate) fn enable(&self, table: &'static str) {
         let mut state = self.state();
-        if !state.tables.iter().any(|(name, _)| *name == table) {
+        if state.cached(table).is_none() {
             state.tables.push((table, Values::default()));
         }
     }
 
     pub(crate) fn lookup(&self, table: &str, key: &[u8]) -> Lookup {
         let state = self.state();
-        match state.tables.iter().find(|(name, _)| *name == table) {
+        match state.cached(table) {
             None => Lookup::NotCached,
-            Some((_, map)) => match map.get(key) {
+            Some(index) => match state.tables[index].1.get(key) {
                 Some(value) => Lookup::Hit(value.to_vec()),
                 None => Lookup::Miss(state.generation),
             },
@@ -97,22 +102,21 @@ impl ReadCache {
         if state.generation != generation {
             return;
         }
-        let size = key.len() + value.len() + ENTRY_OVERHEAD;
+        let Some(index) = state.cached(table) else { return };
+        let size = entry_size(key, value);
         if state.bytes + size > state.max_bytes {
             state.empty();
         }
-        let State { tables, bytes, .. } = &mut *state;
-        if let Some((_, map)) = tables.iter_mut().find(|(name, _)| *name == table)
-            && map.insert(key.into(), value.into()).is_none()
-        {
-            *bytes += size;
+        if state.tables[index].1.insert(key.into(), value.into()).is_none() {
+            state.bytes += size;
         }
     }
 
     /// Whether `key` of `table` is held (for tests).
     #[cfg(test)]
     pub(crate) fn holds(&self, table: &str, key: &[u8]) -> bool {
-        self.state().tables.iter().any(|(name, map)| *name == table && map.contains_key(key))
+        let state = self.state();
+        state.cached(table).is_some_and(|index| state.tables[index].1.contains_key(key))
     }
 
     #[cfg(test)]
@@ -127,28 +131,31 @@ impl ReadCache {
         if state.tables.is_empty() {
             return None;
         }
-        let touches = batch.writes().any(|w| state.tables.iter().any(|(name, _)| *name == w.table()));
+        let touches = batch.writes().any(|w| state.cached(w.table()).is_some());
         touches.then_some(state)
     }
 }
 
 impl State {
+    /// The position of `table` among the cached tables, if it is cached.
+    fn cached(&self, table: &str) -> Option<usize> {
+        self.tables.iter().position(|(name, _)| *name == table)
+    }
+
     /// Bring the cache in line with a write of `batch` to the store: its values when the write
     /// succeeded, nothing at all when it failed (what the store holds is then not known here).
     pub(crate) fn written(&mut self, batch: &Batch, ok: bool) {
         self.generation += 1;
-        let cached = |write: &Write<'_>| self.tables.iter().any(|(name, _)| *name == write.table());
-        if !ok || batch.writes().filter(cached).nth(LARGE_BATCH).is_some() {
+        if !ok || batch.writes().filter(|w| self.cached(w.table()).is_some()).nth(LARGE_BATCH).is_some() {
             self.empty();
             return;
         }
         for write in batch.writes() {
-            let Some(index) = self.tables.iter().position(|(name, _)| *name == write.table()) else { continue };
+            let Some(index) = self.cached(write.table()) else { continue };
             let map = &mut self.tables[index].1;
             match write {
                 Write::Put { key, value, .. } => {
                     // Replaced in place, or kept: a record just written is likely read soon.
-                    let size = key.len() + value.len() + ENTRY_OVERHEAD;
                     match map.get_mut(key) {
                         Some(old) => {
                             self.bytes = self.bytes + value.len() - old.len();
@@ -156,17 +163,17 @@ impl State {
                         }
                         None => {
                             map.insert(key.into(), value.into());
-                            self.bytes += size;
+                            self.bytes += entry_size(key, value);
                         }
                     }
                 }
                 Write::Delete { key, .. } => {
                     if let Some(old) = map.remove(key) {
-                        self.bytes -= key.len() + old.len() + ENTRY_OVERHEAD;
+                        self.bytes -= entry_size(key, &old);
                     }
                 }
                 Write::Clear { .. } => {
-                    let freed: usize = map.iter().map(|(k, v)| k.len() + v.len() + ENTRY_OVERHEAD).sum();
+                    let freed: usize = map.iter().map(|(k, v)| entry_size(k, v)).sum();
                     map.clear();
                     self.bytes -= freed;
                 }

@@ -293,6 +293,11 @@ fn payload(format: u32, seq: u64) -> String {
     format!("memledger-text-index format={format} seq={seq}")
 }
 
+/// The note for an index written in another format than this build's, which is rebuilt.
+fn other_format_note(stored: u32, writes: u32) -> String {
+    format!("text index is at format {stored} and this build writes format {writes}: reindexing…")
+}
+
 /// `(format, seq)` from a commit payload.
 fn parse_payload(p: &str) -> Option<(u32, u64)> {
     let rest = p.strip_prefix("memledger-text-index format=")?;
@@ -388,10 +393,7 @@ impl TextIndex {
                 Ok(Some((format, _))) if format == text.format() => (text, false),
                 found => {
                     notes.push(match found {
-                        Ok(Some((format, _))) => format!(
-                            "text index is at format {format} and this build writes format {}: reindexing…",
-                            text.format()
-                        ),
+                        Ok(Some((format, _))) => other_format_note(format, text.format()),
                         _ => "text index has no checkpoint: reindexing…".to_string(),
                     });
                     drop(text);
@@ -407,9 +409,7 @@ impl TextIndex {
                     .and_then(|metas| metas.payload.as_deref().and_then(parse_payload));
                 let format = format_of(terms_version);
                 if let Some((stored, _)) = stored.filter(|(stored, _)| *stored != format) {
-                    notes.push(format!(
-                        "text index is at format {stored} and this build writes format {format}: reindexing…"
-                    ));
+                    notes.push(other_format_note(stored, format));
                 } else if existed {
                     notes.push(format!("text index unreadable ({e}): reindexing…"));
                 } else if ledger.head().seq > 0 {
