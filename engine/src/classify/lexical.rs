@@ -8,7 +8,7 @@
 //! two facts that otherwise agree. Every decision names the gate that made it and carries every
 //! score it computed, so a classification event can explain it forever. Only `std` is used.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::OnceLock;
 
 /// Every threshold of the lexical classifier. Recorded in each classification event via
@@ -1260,20 +1260,37 @@ const ANTONYMS: &[(&str, &str)] = &[
     ("lot", "few"),
 ];
 
-fn antonym_stems() -> &'static Vec<(String, String)> {
-    static CELL: OnceLock<Vec<(String, String)>> = OnceLock::new();
-    CELL.get_or_init(|| ANTONYMS.iter().map(|(x, y)| (stem(x), stem(y))).collect())
+/// The antonym pairs by stem, in both directions: a stem → `(rank, its opposite)` for each pair
+/// it is one side of, where `rank` is the pair's place in [`ANTONYMS`] (twice, plus one for the
+/// reversed direction): the order the pairs are tried in.
+fn antonyms_by_stem() -> &'static FxHashMap<String, Vec<(usize, String)>> {
+    static CELL: OnceLock<FxHashMap<String, Vec<(usize, String)>>> = OnceLock::new();
+    CELL.get_or_init(|| {
+        let mut by_stem: FxHashMap<String, Vec<(usize, String)>> = FxHashMap::default();
+        for (i, (x, y)) in ANTONYMS.iter().enumerate() {
+            let (x, y) = (stem(x), stem(y));
+            by_stem.entry(x.clone()).or_default().push((2 * i, y.clone()));
+            by_stem.entry(y).or_default().push((2 * i + 1, x));
+        }
+        by_stem
+    })
 }
 
 /// Finds an antonym pair: a stem on one side whose opposite is on the other, and neither side
-/// has both. Also the general prefixes un-/non- (`available`/`unavailable`).
+/// has both. Also the general prefixes un-/non- (`available`/`unavailable`). Of several pairs,
+/// the first in [`ANTONYMS`] order wins; only the stems of `a` are looked up (a handful), not
+/// every pair.
 fn find_antonym(a: &Analysis, b: &Analysis) -> Option<(String, String)> {
-    for (x, y) in antonym_stems() {
-        for (p, q) in [(x, y), (y, x)] {
-            if a.stems.contains(p) && b.stems.contains(q) && !a.stems.contains(q) && !b.stems.contains(p) {
-                return Some((p.clone(), q.clone()));
-            }
-        }
+    let by_stem = antonyms_by_stem();
+    let found = a
+        .stems
+        .iter()
+        .filter_map(|p| by_stem.get(p).map(|opposites| (p, opposites)))
+        .flat_map(|(p, opposites)| opposites.iter().map(move |(rank, q)| (*rank, p, q)))
+        .filter(|(_, p, q)| b.stems.contains(*q) && !a.stems.contains(*q) && !b.stems.contains(*p))
+        .min_by_key(|(rank, _, _)| *rank);
+    if let Some((_, p, q)) = found {
+        return Some((p.clone(), q.clone()));
     }
     for (s, o) in [(a, b), (b, a)] {
         for w in &s.stems {
@@ -2186,5 +2203,30 @@ mod tests {
             rel("Refunds above 500 EUR need a second approver", "Refunds below 500 EUR need only one approver"),
             Relation::Contradictory
         );
+    }
+
+    /// The antonym lookup by stem finds what trying every pair in order finds: the same pair,
+    /// in the same direction, or none.
+    #[test]
+    fn antonym_lookup_agrees_with_trying_every_pair() {
+        use proptest::prelude::*;
+        let words: Vec<&str> =
+            ANTONYMS.iter().flat_map(|(x, y)| [*x, *y]).chain(["deploy", "staging", "the", "unusual"]).collect();
+        let pick = proptest::sample::subsequence(words.clone(), 0..8);
+        proptest!(ProptestConfig::with_cases(2_000), |(xs in pick.clone(), ys in pick)| {
+            let (a, b) = (analyse(&xs.join(" ")), analyse(&ys.join(" ")));
+            let every_pair = ANTONYMS.iter().map(|(x, y)| (stem(x), stem(y))).find_map(|(x, y)| {
+                [(x.clone(), y.clone()), (y, x)].into_iter().find(|(p, q)| {
+                    a.stems.contains(p) && b.stems.contains(q) && !a.stems.contains(q) && !b.stems.contains(p)
+                })
+            });
+            let found = find_antonym(&a, &b);
+            match every_pair {
+                Some(pair) => prop_assert_eq!(found, Some(pair)),
+                // Without a listed pair, only the un-/non- rule may answer.
+                None => prop_assert!(found.as_ref().is_none_or(|(p, q)| p.starts_with("un") || q.starts_with("un")
+                    || p.starts_with("non") || q.starts_with("non")), "{found:?}"),
+            }
+        });
     }
 }
