@@ -100,7 +100,7 @@ fn limit(n: usize) {
     // view tables present): separates what the configuration costs from what the ledger adds.
     let store_put = |sync: bool, per_write: usize| -> Duration {
         let dir = tempfile::tempdir().unwrap();
-        let views = ["beliefs", "edges", "conflicts", "audit", "embeddings"];
+        let views = ["beliefs", "edges", "conflicts", "audit", "embeddings"].map(Into::into);
         let store = memledger_ledger::store::Store::open(dir.path(), &views, true, Duration::from_secs(1)).unwrap();
         let started = Instant::now();
         let mut seq = 0u64;

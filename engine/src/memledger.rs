@@ -109,7 +109,7 @@ impl Memledger {
     pub fn open_with(dir: &Path, options: &OpenOptions, config: EngineConfig) -> Result<Memledger, EngineError> {
         let views = all_views();
         // The embedding cache is a table of its own, not a view: rebuilds never clear it.
-        let tables = [views.tables(), vec![crate::models::embed::EMBED_TABLE]].concat();
+        let tables = [views.tables(), vec![crate::models::embed::EMBED_TABLE.into()]].concat();
         let ledger = Ledger::open(dir, options, &tables)?;
         // Belief records are read several times per save (ledger/src/read_cache.rs).
         ledger.store().cache_point_reads(memledger_projector::beliefs::TABLE);

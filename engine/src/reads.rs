@@ -357,11 +357,10 @@ impl Memledger {
     fn inconsistent_views(&self) -> Result<Vec<String>, EngineError> {
         let scratch = std::env::temp_dir().join(format!("memledger-verify-{}", MemoryId::random().hex()));
         let result = (|| -> Result<Vec<String>, EngineError> {
-            let tables = self.views.tables();
-            let store = Store::open(&scratch, &tables, true, OpenOptions::default().wait)?;
+            let store = Store::open(&scratch, &self.views.tables(), true, OpenOptions::default().wait)?;
             self.views.replay_into(&self.ledger, &store)?;
             let mut bad = Vec::new();
-            for table in tables {
+            for table in self.views.names() {
                 if self.views.dump_store(self.ledger.store(), table)? != self.views.dump_store(&store, table)? {
                     bad.push(table.to_string());
                 }

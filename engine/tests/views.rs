@@ -258,3 +258,34 @@ fn a_term_cache_past_its_bound_starts_again_from_a_commit() {
     assert_eq!(ml.term_cache_disagreement().unwrap(), None);
     assert!(ml.verify().unwrap().views_consistent);
 }
+
+/// The audit index sits in an unsorted memtable (docs/adr/0011-unsorted-memtable-for-the-audit-index.md)
+/// while the tables the save path reads stay sorted; `why` in the process that just wrote the
+/// pairs reads them from that memtable, and a reopened store answers the same.
+#[test]
+fn the_audit_index_is_buffered_unsorted_and_still_answers_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    for text in ["The billing service runs on Postgres 16", "The billing service runs on Postgres 17"] {
+        save(&ml, text);
+    }
+    let one = ml.list(None, None, None, 10).unwrap()[0].memory_id;
+    let before = ml.why(one, None).unwrap();
+    assert!(!before.is_empty(), "the second save classified a pair, which names both memories");
+    drop(ml);
+    let options = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .max()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .unwrap();
+    let factory = |table: &str| {
+        let section = options.split("[CFOptions ").find(|s| s.starts_with(&format!("\"{table}\""))).unwrap();
+        section.lines().find(|l| l.trim_start().starts_with("memtable_factory=")).unwrap().to_string()
+    };
+    assert!(factory("audit").contains("VectorRepFactory"), "{}", factory("audit"));
+    assert!(factory("beliefs").contains("SkipListFactory"), "{}", factory("beliefs"));
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    assert_eq!(format!("{:?}", ml.why(one, None).unwrap()), format!("{before:?}"));
+}

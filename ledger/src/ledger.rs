@@ -8,7 +8,7 @@ use std::time::Duration;
 use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, Timestamp};
 
 use crate::error::{AppendError, LedgerError, OpenError};
-use crate::store::{Batch, CF_EVENTS, Store};
+use crate::store::{Batch, CF_EVENTS, Store, Table};
 use crate::tables::{EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
 pub use crate::tables::{Head, SeqRange};
 
@@ -83,7 +83,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// Open the ledger at `path`, with the view tables a projector will use.
-    pub fn open(path: &Path, options: &OpenOptions, view_tables: &[&str]) -> Result<Ledger, OpenError> {
+    pub fn open(path: &Path, options: &OpenOptions, view_tables: &[Table]) -> Result<Ledger, OpenError> {
         let store = Store::open(path, view_tables, options.create, options.wait)?;
         match MetaTable::store_format(&store)? {
             Some(STORE_FORMAT) => {}

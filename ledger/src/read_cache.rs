@@ -210,7 +210,7 @@ mod tests {
     const TABLE: &str = "records";
 
     fn open(dir: &std::path::Path) -> Store {
-        Store::open(dir, &[TABLE], true, Duration::from_secs(1)).unwrap()
+        Store::open(dir, &[TABLE.into()], true, Duration::from_secs(1)).unwrap()
     }
 
     #[derive(Clone, Debug)]

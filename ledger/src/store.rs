@@ -49,6 +49,9 @@ fn db_options() -> Options {
     // close write the buffer out, and RocksDB writes it before switching memtables, so a flushed
     // table never holds what the log lost. See docs/adr/0009-wal-buffer.md.
     opts.set_manual_wal_flush(true);
+    // One process writes, under one lock; an unsorted memtable (Reads::Rarely) cannot take
+    // concurrent inserts, and RocksDB refuses to open a table with one unless this is off.
+    opts.set_allow_concurrent_memtable_write(false);
     opts
 }
 
@@ -57,12 +60,42 @@ fn db_options() -> Options {
 /// written as deltas), but the files of such a store name the operator and may hold its operands
 /// until the view's rebuild has been compacted away, so it stays registered. The ledger's own
 /// tables never merge, so their files do not name an operator.
-fn table_options(name: &str) -> Options {
+fn table_options(name: &str, reads: Reads) -> Options {
     let mut opts = db_options();
     if !LEDGER_CFS.contains(&name) {
         opts.set_merge_operator_associative(COUNTER_MERGE, add_counters);
     }
+    if reads == Reads::Rarely {
+        opts.set_memtable_factory(rocksdb::MemtableFactory::Vector);
+    }
     opts
+}
+
+/// A view's table as the store opens it: its name and how it is read, which decides how RocksDB
+/// holds its recent writes in memory (docs/adr/0011-unsorted-memtable-for-the-audit-index.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Table {
+    pub name: &'static str,
+    pub reads: Reads,
+}
+
+impl From<&'static str> for Table {
+    /// A table read while commands run.
+    fn from(name: &'static str) -> Table {
+        Table { name, reads: Reads::Often }
+    }
+}
+
+/// How a table is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reads {
+    /// By point reads and prefix scans while commands run: RocksDB's sorted (skip list) memtable.
+    Often,
+    /// Only by scans outside the save path (`why`, `verify`): an unsorted (vector) memtable,
+    /// appended to on each write and sorted once when flushed (or copied and sorted for a read
+    /// before that). Inserting each save's keys at random places of a 64 MiB skip list was the
+    /// largest single cost of a bulk save.
+    Rarely,
 }
 
 /// The name RocksDB records for [`add_counters`]; it must never change meaning.
@@ -110,7 +143,7 @@ fn corrupt_file_from_info_log(path: &Path, reason: &str) -> Option<String> {
 impl Store {
     /// Open (creating when `create`) the store at `path` with the ledger's tables and `views`.
     /// A store locked by another process is retried until `wait` has passed.
-    pub fn open(path: &Path, views: &[&str], create: bool, wait: Duration) -> Result<Store, OpenError> {
+    pub fn open(path: &Path, views: &[Table], create: bool, wait: Duration) -> Result<Store, OpenError> {
         if path.exists() && !path.is_dir() {
             return Err(OpenError::Unusable { path: path.into(), reason: "it is a file, not a directory".into() });
         }
@@ -129,7 +162,9 @@ impl Store {
                 .map_err(|e| OpenError::Unusable { path: path.into(), reason: format!("cannot create it: {e}") })?;
         }
         let opts = db_options();
-        let mut names: Vec<String> = LEDGER_CFS.iter().chain(views).map(|s| s.to_string()).collect();
+        let mut names: Vec<String> =
+            LEDGER_CFS.iter().chain(views.iter().map(|t| &t.name)).map(|s| s.to_string()).collect();
+        let reads = |name: &str| views.iter().find(|t| t.name == name).map_or(Reads::Often, |t| t.reads);
         if is_store {
             // RocksDB must be told every existing family, including views this build no longer has.
             if let Ok(existing) = DB::list_cf(&opts, path) {
@@ -143,7 +178,7 @@ impl Store {
         let started = Instant::now();
         loop {
             let descriptors: Vec<ColumnFamilyDescriptor> =
-                names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n))).collect();
+                names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n, reads(n)))).collect();
             match DB::open_cf_descriptors(&opts, path, descriptors) {
                 Ok(db) => return Ok(Store { db: Arc::new(db), path: path.into(), cache: Default::default() }),
                 Err(e) if is_lock_error(&e) => {

@@ -4,7 +4,7 @@
 //! Table `audit`: `a ‖ memory_id ‖ seq` → (), for both memories of every classification; a
 //! pair's classifications are the seqs its two memories' lists share.
 
-use memledger_ledger::store::Store;
+use memledger_ledger::store::{Reads, Store};
 use memledger_schemas::*;
 
 use crate::error::ProjectError;
@@ -23,6 +23,11 @@ impl Projector for AuditProjector {
 
     fn version(&self) -> u32 {
         VERSION
+    }
+
+    /// Only `why` and `verify` read the index, by scans; every save writes a dozen keys to it.
+    fn reads(&self) -> Reads {
+        Reads::Rarely
     }
 
     fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError> {

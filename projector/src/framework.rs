@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use memledger_ledger::store::{Batch, Store};
+use memledger_ledger::store::{Batch, Reads, Store, Table};
 use memledger_ledger::{Ledger, LedgerError};
 use memledger_schemas::{Event, EventBody};
 
@@ -25,6 +25,10 @@ pub trait Projector: Send + Sync {
     /// alone is tested to equal the incremental view.
     fn ignores(&self, _event_type: &str) -> bool {
         false
+    }
+    /// How the view's table is read: [`Reads::Rarely`] when nothing on the save path reads it.
+    fn reads(&self) -> Reads {
+        Reads::Often
     }
 }
 
@@ -168,13 +172,14 @@ impl Views {
         self.applied.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The table names, for opening the store.
-    pub fn tables(&self) -> Vec<&'static str> {
-        self.projectors.iter().map(|p| p.name()).collect()
+    /// The tables, for opening the store.
+    pub fn tables(&self) -> Vec<Table> {
+        self.projectors.iter().map(|p| Table { name: p.name(), reads: p.reads() }).collect()
     }
 
+    /// The views' (and their tables') names.
     pub fn names(&self) -> Vec<&'static str> {
-        self.tables()
+        self.projectors.iter().map(|p| p.name()).collect()
     }
 
     /// Bring every view up to the ledger head: rebuild a view whose version differs (returning a
