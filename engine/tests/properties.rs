@@ -77,7 +77,9 @@ proptest! {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Save(usize, bool),
+    /// A text, whether typed, and a variant: 0–5 plain, 6 without dedup (so several active
+    /// memories can share a content hash), 7–9 with one of three fact keys.
+    Save(usize, bool, u8),
     Update(usize, usize),
     Forget(usize),
     Resolve(usize, usize),
@@ -100,7 +102,7 @@ const TEXTS: &[&str] = &[
 
 fn arb_op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => (0..TEXTS.len(), any::<bool>()).prop_map(|(t, typed)| Op::Save(t, typed)),
+        4 => (0..TEXTS.len(), any::<bool>(), 0..10u8).prop_map(|(t, typed, variant)| Op::Save(t, typed, variant)),
         1 => (0..8usize, 0..TEXTS.len()).prop_map(|(m, t)| Op::Update(m, t)),
         1 => (0..8usize).prop_map(Op::Forget),
         2 => (0..4usize, 0..4usize).prop_map(|(c, a)| Op::Resolve(c, a)),
@@ -118,10 +120,12 @@ proptest! {
         for op in &ops {
             // Commands may be refused (exit 3: state changed); that is part of the property.
             match *op {
-                Op::Save(t, typed) => {
+                Op::Save(t, typed, variant) => {
                     let req = SaveRequest {
                         text: TEXTS[t].into(),
                         memory_type: typed.then(|| "procedure".to_string()),
+                        no_dedup: variant == 6,
+                        fact_key: (variant >= 7).then(|| format!("fact.{variant}")),
                         ..SaveRequest::default()
                     };
                     let r = ml.save(req, "cli:prop").unwrap();

@@ -410,3 +410,23 @@ fn forget_retires_and_keeps_history() {
     assert_eq!(s.ml.history(a.memory_id).unwrap().versions[0].status, Status::Retired);
     s.assert_rebuild_equal_and_verified();
 }
+
+/// Several active memories with one text (saved without dedup): an exact duplicate merges into
+/// the lowest id among them; once that one is forgotten, into the next; once none is active, the
+/// text is a new belief again. (The content-hash index holds one list of ids per text.)
+#[test]
+fn an_exact_duplicate_merges_into_an_active_copy_while_one_is_left() {
+    let s = store();
+    let text = "Hana has a dog called Mochi";
+    let mut active: Vec<MemoryId> =
+        (0..3).map(|_| s.save(SaveRequest { no_dedup: true, ..req(text) }).memory_id).collect();
+    active.sort();
+    while let Some(&lowest) = active.first() {
+        let again = s.text(text);
+        assert_eq!((again.outcome, again.memory_id), (Outcome::Merged, lowest));
+        s.ml.forget(lowest, None, "cli:test").unwrap();
+        active.remove(0);
+    }
+    assert_eq!(s.text(text).outcome, Outcome::Added);
+    s.assert_rebuild_equal_and_verified();
+}

@@ -10,7 +10,9 @@
 //! delete removes it, a cleared table is emptied, and a failed write empties everything. A
 //! read that missed fills the cache only if no write to a cached table came in between. It
 //! checks this with a generation counter, so it never stores a value that a later write
-//! replaced. Only values are held; a key that is absent is read from RocksDB again each time.
+//! replaced. A key found absent is held as absent too (the save pipeline asks for index
+//! entries that mostly do not exist yet: a new text's content hash), and a delete leaves its key
+//! held as absent.
 //! The cache holds at most [`READ_CACHE_BYTES`]; when a fill would pass that, the cache is
 //! emptied and starts again. A batch of more than [`LARGE_BATCH`] writes to cached tables (a
 //! rebuild's) empties the cache instead of passing through it.
@@ -26,8 +28,8 @@ pub const READ_CACHE_BYTES: usize = 64 << 20;
 const ENTRY_OVERHEAD: usize = 48;
 
 /// What an entry counts against [`READ_CACHE_BYTES`].
-fn entry_size(key: &[u8], value: &[u8]) -> usize {
-    key.len() + value.len() + ENTRY_OVERHEAD
+fn entry_size(key: &[u8], value: Option<&[u8]>) -> usize {
+    key.len() + value.map_or(0, <[u8]>::len) + ENTRY_OVERHEAD
 }
 /// A batch with more writes to cached tables than this (a rebuild's chunk, thousands of records)
 /// empties them instead of being copied in: a command writes a few dozen keys, and copying a
@@ -40,6 +42,8 @@ pub(crate) enum Lookup {
     NotCached,
     /// The stored value.
     Hit(Vec<u8>),
+    /// The key is known to be absent.
+    Absent,
     /// Not in the cache: read the store, then offer the value to [`ReadCache::fill`] with this
     /// generation.
     Miss(u64),
@@ -55,8 +59,8 @@ impl Default for ReadCache {
     }
 }
 
-/// One cached table's values by key.
-type Values = FxHashMap<Box<[u8]>, Box<[u8]>>;
+/// One cached table's values by key; `None` for a key known to be absent.
+type Values = FxHashMap<Box<[u8]>, Option<Box<[u8]>>>;
 
 pub(crate) struct State {
     tables: Vec<(&'static str, Values)>,
@@ -89,15 +93,16 @@ impl ReadCache {
         match state.cached(table) {
             None => Lookup::NotCached,
             Some(index) => match state.tables[index].1.get(key) {
-                Some(value) => Lookup::Hit(value.to_vec()),
+                Some(Some(value)) => Lookup::Hit(value.to_vec()),
+                Some(None) => Lookup::Absent,
                 None => Lookup::Miss(state.generation),
             },
         }
     }
 
-    /// Keep `value`, read from the store for `key` after a [`Lookup::Miss`] of `generation`,
-    /// unless a write has come since.
-    pub(crate) fn fill(&self, table: &str, key: &[u8], value: &[u8], generation: u64) {
+    /// Keep `value` (`None`: absent), read from the store for `key` after a [`Lookup::Miss`] of
+    /// `generation`, unless a write has come since.
+    pub(crate) fn fill(&self, table: &str, key: &[u8], value: Option<&[u8]>, generation: u64) {
         let mut state = self.state();
         if state.generation != generation {
             return;
@@ -107,12 +112,12 @@ impl ReadCache {
         if state.bytes + size > state.max_bytes {
             state.empty();
         }
-        if state.tables[index].1.insert(key.into(), value.into()).is_none() {
+        if state.tables[index].1.insert(key.into(), value.map(Into::into)).is_none() {
             state.bytes += size;
         }
     }
 
-    /// Whether `key` of `table` is held (for tests).
+    /// Whether `key` of `table` is held, as a value or as absent (for tests).
     #[cfg(test)]
     pub(crate) fn holds(&self, table: &str, key: &[u8]) -> bool {
         let state = self.state();
@@ -154,26 +159,11 @@ impl State {
             let Some(index) = self.cached(write.table()) else { continue };
             let map = &mut self.tables[index].1;
             match write {
-                Write::Put { key, value, .. } => {
-                    // Replaced in place, or kept: a record just written is likely read soon.
-                    match map.get_mut(key) {
-                        Some(old) => {
-                            self.bytes = self.bytes + value.len() - old.len();
-                            *old = value.into();
-                        }
-                        None => {
-                            map.insert(key.into(), value.into());
-                            self.bytes += entry_size(key, value);
-                        }
-                    }
-                }
-                Write::Delete { key, .. } => {
-                    if let Some(old) = map.remove(key) {
-                        self.bytes -= entry_size(key, &old);
-                    }
-                }
+                // Replaced in place, or kept: a key just written is likely read soon.
+                Write::Put { key, value, .. } => self.bytes = set(map, self.bytes, key, Some(value)),
+                Write::Delete { key, .. } => self.bytes = set(map, self.bytes, key, None),
                 Write::Clear { .. } => {
-                    let freed: usize = map.iter().map(|(k, v)| entry_size(k, v)).sum();
+                    let freed: usize = map.iter().map(|(k, v)| entry_size(k, v.as_deref())).sum();
                     map.clear();
                     self.bytes -= freed;
                 }
@@ -195,6 +185,21 @@ impl State {
             *map = Values::default();
         }
         self.bytes = 0;
+    }
+}
+
+/// Hold `value` (`None`: absent) for `key` in `map`; returns the new byte count from `bytes`.
+fn set(map: &mut Values, bytes: usize, key: &[u8], value: Option<&[u8]>) -> usize {
+    match map.get_mut(key) {
+        Some(old) => {
+            let bytes = bytes + entry_size(key, value) - entry_size(key, old.as_deref());
+            *old = value.map(Into::into);
+            bytes
+        }
+        None => {
+            map.insert(key.into(), value.map(Into::into));
+            bytes + entry_size(key, value)
+        }
     }
 }
 
@@ -252,7 +257,8 @@ mod tests {
                     Op::Get(k) => {
                         let got = cached.get(TABLE, &[*k]).unwrap();
                         prop_assert_eq!(&got, &plain.get(TABLE, &[*k]).unwrap(), "key {}", k);
-                        prop_assert_eq!(cached.cache.holds(TABLE, &[*k]), got.is_some());
+                        // Held after the read, as its value or as absent.
+                        prop_assert!(cached.cache.holds(TABLE, &[*k]));
                         continue;
                     }
                     Op::Put(k, v) => batches.iter_mut().for_each(|b| b.put(TABLE, [*k], v)),
@@ -272,8 +278,8 @@ mod tests {
                 let [x, y] = batches;
                 cached.write(x, false).unwrap();
                 plain.write(y, false).unwrap();
-                if let Op::Put(k, _) = op {
-                    prop_assert!(cached.cache.holds(TABLE, &[k]), "a value just written is held");
+                if let Op::Put(k, _) | Op::Delete(k) = op {
+                    prop_assert!(cached.cache.holds(TABLE, &[k]), "a key just written is held");
                 }
             }
             for k in 0..6u8 {
@@ -283,19 +289,21 @@ mod tests {
     }
 
     /// A read that missed does not fill the cache with what it read when a write came between
-    /// the miss and the fill: the value it read may be the one that write replaced.
+    /// the miss and the fill: the value it read may be the one that write replaced. (The write
+    /// here is to another key, so that the cache does not hold `k` from the write itself.)
     #[test]
     fn a_fill_after_a_write_is_dropped() {
         let cache = ReadCache::default();
         cache.enable(TABLE);
         let Lookup::Miss(generation) = cache.lookup(TABLE, b"k") else { panic!("an empty cache misses") };
         let mut batch = Batch::default();
-        batch.delete(TABLE, b"k");
+        batch.delete(TABLE, b"j");
         cache.lock_for(&batch).expect("the batch writes a cached table").written(&batch, true);
-        cache.fill(TABLE, b"k", b"what the store held before the delete", generation);
+        cache.fill(TABLE, b"k", Some(b"what the store held before the write"), generation);
         assert!(!cache.holds(TABLE, b"k"));
+        assert!(matches!(cache.lookup(TABLE, b"j"), Lookup::Absent), "a deleted key is held as absent");
         let Lookup::Miss(now) = cache.lookup(TABLE, b"k") else { panic!("still a miss") };
-        cache.fill(TABLE, b"k", b"v", now);
+        cache.fill(TABLE, b"k", Some(b"v"), now);
         assert!(cache.holds(TABLE, b"k"));
     }
 
@@ -350,7 +358,7 @@ mod tests {
         for i in 0..100u16 {
             let key = i.to_be_bytes();
             if let Lookup::Miss(generation) = cache.lookup(TABLE, &key) {
-                cache.fill(TABLE, &key, &[7u8; 20], generation);
+                cache.fill(TABLE, &key, Some(&[7u8; 20]), generation);
             }
             assert!(cache.held_bytes() <= bound, "{} bytes held after {i} fills", cache.held_bytes());
             assert!(cache.holds(TABLE, &key), "the latest fill is held");

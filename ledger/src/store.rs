@@ -216,12 +216,11 @@ impl Store {
     pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>, LedgerError> {
         match self.cache.lookup(table, key) {
             Lookup::Hit(value) => Ok(Some(value)),
+            Lookup::Absent => Ok(None),
             Lookup::NotCached => Ok(self.db.get_cf(self.cf(table)?, key)?),
             Lookup::Miss(generation) => {
                 let value = self.db.get_cf(self.cf(table)?, key)?;
-                if let Some(value) = &value {
-                    self.cache.fill(table, key, value, generation);
-                }
+                self.cache.fill(table, key, value.as_deref(), generation);
                 Ok(value)
             }
         }

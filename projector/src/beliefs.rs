@@ -7,8 +7,11 @@
 //! - `m ‖ memory_id` → [`MemoryRecord`]
 //! - `o ‖ memory_id` → [`Observation`] (every observed memory; `merged_into` once merged)
 //! - `l ‖ root_id ‖ version (u32 BE)` → memory_id
-//! - `h ‖ digest8(scope) ‖ content_hash ‖ memory_id` → () for active memories
-//! - `k ‖ digest8(scope) ‖ digest8(fact_key) ‖ memory_id` → () for active memories
+//! - `h ‖ digest8(scope) ‖ content_hash` → the active memories' ids, ascending
+//! - `k ‖ digest8(scope) ‖ digest8(fact_key)` → the active memories' ids, ascending
+//!
+//! The two indexes are one key per (scope, hash) and (scope, fact key), read with one point read
+//! (which the store's read cache answers) instead of a prefix scan per save.
 //! - `c ‖ conflict_id` → the conflict's members (memory ids)
 
 use bincode::{Decode, Encode};
@@ -22,8 +25,9 @@ use crate::keys::{digest8, key};
 
 pub const TABLE: &str = "beliefs";
 /// 5: the term postings (`t`, `n`) left for the text index; a store of version 4 is rebuilt,
-/// which drops them.
-const VERSION: u32 = 5;
+/// which drops them. 6: the content-hash and fact-key indexes hold one list of ids per key
+/// instead of a key per memory.
+const VERSION: u32 = 6;
 
 /// A memory as the belief view holds it.
 #[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize)]
@@ -83,23 +87,40 @@ fn ckey(id: ConflictId) -> Vec<u8> {
 }
 /// Keys under a scope take its 8-byte digest, computed once per memory indexed.
 type ScopeDigest = [u8; 8];
-fn hkey(scope: &ScopeDigest, hash: &Hash, id: MemoryId) -> Vec<u8> {
-    key(b'h', &[scope, &hash.0, &id.to_bytes()])
+fn hkey(scope: &ScopeDigest, hash: &Hash) -> Vec<u8> {
+    key(b'h', &[scope, &hash.0])
 }
-fn kkey(scope: &ScopeDigest, fact_key: &str, id: MemoryId) -> Vec<u8> {
-    key(b'k', &[scope, &digest8(fact_key), &id.to_bytes()])
+fn kkey(scope: &ScopeDigest, fact_key: &str) -> Vec<u8> {
+    key(b'k', &[scope, &digest8(fact_key)])
+}
+
+/// The ids of an index entry's value: 16 bytes each, ascending.
+fn ids_of(value: &[u8]) -> Vec<MemoryId> {
+    value.chunks_exact(16).filter_map(|b| b.try_into().ok()).map(MemoryId::from_bytes).collect()
 }
 
 impl BeliefsProjector {
     /// Add an active memory to (or remove it from) the pipeline's indexes by content and fact key.
     fn set_indexed(&self, txn: &mut ViewTxn<'_>, r: &MemoryRecord, on: bool) -> Result<(), ProjectError> {
         let scope = digest8(&r.scope);
-        let mut keys = vec![hkey(&scope, &r.content_hash, r.memory_id)];
+        let mut keys = vec![hkey(&scope, &r.content_hash)];
         if let Some(fk) = &r.fact_key {
-            keys.push(kkey(&scope, fk, r.memory_id));
+            keys.push(kkey(&scope, fk));
         }
         for k in keys {
-            if on { txn.put(k, Vec::new()) } else { txn.delete(k) }
+            let mut ids = txn.get(&k)?.map(|v| ids_of(&v)).unwrap_or_default();
+            match (ids.binary_search(&r.memory_id), on) {
+                (Err(at), true) => ids.insert(at, r.memory_id),
+                (Ok(at), false) => {
+                    ids.remove(at);
+                }
+                _ => continue,
+            }
+            if ids.is_empty() {
+                txn.delete(k);
+            } else {
+                txn.put(k, ids.iter().flat_map(|id| id.to_bytes()).collect());
+            }
         }
         Ok(())
     }
@@ -419,22 +440,16 @@ impl<'a> BeliefReader<'a> {
 
     /// Active memories in `scope` with exactly this content.
     pub fn active_by_hash(&self, scope: &str, hash: &Hash) -> Result<Vec<MemoryId>, ProjectError> {
-        self.ids_under(key(b'h', &[&digest8(scope), &hash.0]))
+        self.ids_at(&hkey(&digest8(scope), hash))
     }
 
     /// Active memories in `scope` with this fact key.
     pub fn active_by_fact_key(&self, scope: &str, fact_key: &str) -> Result<Vec<MemoryId>, ProjectError> {
-        self.ids_under(key(b'k', &[&digest8(scope), &digest8(fact_key)]))
+        self.ids_at(&kkey(&digest8(scope), fact_key))
     }
 
-    fn ids_under(&self, prefix: Vec<u8>) -> Result<Vec<MemoryId>, ProjectError> {
-        let mut out = Vec::new();
-        for item in self.store.scan_prefix(TABLE, &prefix)? {
-            let (k, _) = item?;
-            if let Some(id) = id_at(&k, prefix.len()) {
-                out.push(id);
-            }
-        }
-        Ok(out)
+    /// An index entry's ids, in id order.
+    fn ids_at(&self, key: &[u8]) -> Result<Vec<MemoryId>, ProjectError> {
+        Ok(self.store.get(TABLE, key)?.map(|v| ids_of(&v)).unwrap_or_default())
     }
 }
