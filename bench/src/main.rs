@@ -17,7 +17,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::time::{Duration, Instant};
 
-use memledger_engine::{Durability, Memledger, OpenOptions, SaveRequest};
+use memledger_engine::{Durability, Memledger, OpenOptions, PreparedSave, SaveRequest};
 use memledger_ledger::{CommandMeta, Ledger, NewEvent};
 use memledger_schemas::samples::sample_bodies;
 
@@ -239,16 +239,24 @@ fn request(m: corpus::Memory) -> SaveRequest {
     }
 }
 
-/// Save the corpus's first `size` memories as `save --from` does (group commit, a sync every
-/// 1,024 saves) and return how long it took.
+/// Save the corpus's first `size` memories as `save --from` does (the next lines prepared on a
+/// thread of their own, group commit, a sync every 1,024 saves) and return how long it took.
 fn save_bulk(ml: &Memledger, corpus: &mut corpus::Corpus, size: usize) -> Duration {
     let started = Instant::now();
-    for i in 0..size {
-        ml.save_with(request(corpus.next_memory(i)), "bench", Durability::Deferred).unwrap();
-        if i % 1024 == 1023 {
-            ml.sync().unwrap();
+    std::thread::scope(|scope| {
+        let (send, prepared) = std::sync::mpsc::sync_channel(256);
+        scope.spawn(move || {
+            for i in 0..size {
+                send.send(PreparedSave::new(request(corpus.next_memory(i))).unwrap()).unwrap();
+            }
+        });
+        for (i, save) in prepared.into_iter().enumerate() {
+            ml.save_prepared(save, "bench", Durability::Deferred).unwrap();
+            if i % 1024 == 1023 {
+                ml.sync().unwrap();
+            }
         }
-    }
+    });
     ml.sync().unwrap();
     started.elapsed()
 }
@@ -355,6 +363,21 @@ fn rebuild(dir: &std::path::Path, view: Option<&str>) {
     }
 }
 
+/// Write the corpus's first `size` memories to `path` as `save --from` lines, to time the command
+/// itself: `memledger --dir DIR save --from FILE`.
+fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut corpus = corpus::Corpus::new(seed);
+    for i in 0..size {
+        let m = corpus.next_memory(i);
+        let line = serde_json::json!({"text": m.text, "type": m.memory_type, "scope": m.scope});
+        writeln!(out, "{line}").unwrap();
+    }
+    out.flush().unwrap();
+    println!("wrote {size} save requests to {}", path.display());
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).map(String::as_str).unwrap_or("store");
@@ -374,6 +397,13 @@ fn main() {
             fill(std::path::Path::new(&args[2]), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10_000), seed)
         }
         "rebuild" => rebuild(std::path::Path::new(&args[2]), args.get(3).map(String::as_str)),
-        other => eprintln!("unknown benchmark {other:?}: append, limit, store, fill DIR N or rebuild DIR [VIEW]"),
+        "corpus" => corpus_file(
+            std::path::Path::new(&args[2]),
+            args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10_000),
+            seed,
+        ),
+        other => eprintln!(
+            "unknown benchmark {other:?}: append, limit, store, fill DIR N, rebuild DIR [VIEW] or corpus FILE N"
+        ),
     }
 }

@@ -28,4 +28,5 @@ pub use memledger::{Durability, Memledger, Outcome, SaveResult};
 pub use memledger_ledger::OpenOptions;
 pub use memledger_ledger::{OpenError, Stream, read_stream};
 pub use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
+pub use pipeline::PreparedSave;
 pub use recall::{CONFLICT_NOTICE, RecallHit, RecallResult};

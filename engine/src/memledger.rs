@@ -18,6 +18,7 @@ use crate::classify::{INDEX_TERMS_VERSION, index_terms};
 use crate::config::EngineConfig;
 use crate::error::EngineError;
 use crate::input::{SaveRequest, validate_actor};
+use crate::pipeline::PreparedSave;
 
 /// When a write must be on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -304,8 +305,20 @@ impl Memledger {
         actor: &str,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
+        validate_actor(actor)?;
+        self.save_prepared(PreparedSave::validated(request)?, actor, durability)
+    }
+
+    /// Save a [`PreparedSave`] (validated and analysed ahead, off the write lock), as
+    /// [`Memledger::save_with`] saves a request.
+    pub fn save_prepared(
+        &self,
+        prepared: PreparedSave,
+        actor: &str,
+        durability: Durability,
+    ) -> Result<SaveResult, EngineError> {
         let actor = validate_actor(actor)?;
-        let save = request.validate()?;
+        let save = &prepared.save;
         let _guard = self.lock();
         if self.term_cache().needs_reset(self.config.term_cache_max_ids) {
             self.reset_term_cache()?;
@@ -316,7 +329,7 @@ impl Memledger {
             return self.replayed(range);
         }
         let head = self.ledger.head().seq;
-        let plan = self.plan_save(&save, head)?;
+        let plan = self.plan_save(&prepared, head)?;
         let mut meta = CommandMeta::new(actor);
         meta.idempotency_key = save.idempotency_key.clone();
         match self.commit_with(head, &meta, plan, durability)? {

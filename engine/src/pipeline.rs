@@ -11,8 +11,36 @@ use memledger_schemas::*;
 
 use crate::classify::{Classification, classify_lexical_analysed, lexical};
 use crate::error::EngineError;
-use crate::input::ValidSave;
+use crate::input::{SaveRequest, ValidSave};
 use crate::memledger::Memledger;
+
+/// A save validated, hashed and analysed: all of its work that reads nothing from the store.
+/// `save --from` prepares the next lines on a thread of its own while this one saves.
+pub struct PreparedSave {
+    pub(crate) save: ValidSave,
+    pub(crate) hash: Hash,
+    /// The text's analysis, when it was made ahead; otherwise made when first needed (a single
+    /// save that turns out to be an exact duplicate never needs it).
+    pub(crate) analysis: Option<Arc<lexical::Analysis>>,
+}
+
+impl PreparedSave {
+    /// Validate `request`, then hash and analyse its text.
+    pub fn new(request: SaveRequest) -> Result<PreparedSave, EngineError> {
+        let mut prepared = PreparedSave::validated(request)?;
+        if prepared.save.dedup {
+            prepared.analysis = Some(Arc::new(lexical::analyse(&prepared.save.text)));
+        }
+        Ok(prepared)
+    }
+
+    /// Validate `request` and hash its text; the analysis waits until it is needed.
+    pub(crate) fn validated(request: SaveRequest) -> Result<PreparedSave, EngineError> {
+        let save = request.validate()?;
+        let hash = content_hash(&save.text);
+        Ok(PreparedSave { save, hash, analysis: None })
+    }
+}
 
 /// How many candidate analyses the pipeline keeps in memory.
 const ANALYSIS_CACHE_ENTRIES: usize = 50_000;
@@ -150,9 +178,10 @@ impl Memledger {
     }
 
     /// Plan the events of one save, made against ledger head `head`.
-    pub(crate) fn plan_save(&self, save: &ValidSave, head: u64) -> Result<Vec<NewEvent>, EngineError> {
+    pub(crate) fn plan_save(&self, prepared: &PreparedSave, head: u64) -> Result<Vec<NewEvent>, EngineError> {
+        let save = &prepared.save;
         let memory_id = MemoryId::random();
-        let hash = content_hash(&save.text);
+        let hash = prepared.hash;
         let mut events: Vec<NewEvent> = vec![
             EventBody::MemoryObserved(MemoryObserved {
                 memory_id,
@@ -197,7 +226,7 @@ impl Memledger {
 
         // 4–6. Candidates (fact-key matches first, then by terms and, with an embedder, by
         // cosine), each classified lexically and, with a chat model, by the model (crate::models).
-        let incoming = Arc::new(lexical::analyse(&save.text));
+        let incoming = prepared.analysis.clone().unwrap_or_else(|| Arc::new(lexical::analyse(&save.text)));
         // The new memory's analysis serves the term cache after the commit and later saves that
         // meet it as a candidate.
         self.remember_analysis(memory_id, incoming.clone());

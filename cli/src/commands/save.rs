@@ -1,8 +1,9 @@
 //! `memledger save`: one memory through the belief pipeline, or many with `--from`.
 
 use std::io::{BufRead, BufReader, Read};
+use std::sync::mpsc::{SyncSender, TryRecvError};
 
-use memledger_engine::{Durability, Memledger, SaveRequest, SaveResult};
+use memledger_engine::{Durability, Memledger, PreparedSave, SaveRequest, SaveResult};
 use serde_json::json;
 
 use crate::app::Context;
@@ -97,12 +98,16 @@ const MAX_GROUP: usize = 1024;
 /// lines' events made durable by one fsync — and each answer printed only once it is durable. A
 /// bad line is answered with its error and the rest go on.
 fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError> {
-    let input: Box<dyn Read> = if from == "-" {
+    let input: Box<dyn Read + Send> = if from == "-" {
         Box::new(std::io::stdin())
     } else {
         Box::new(std::fs::File::open(from).map_err(|e| CliError::bad_input(format!("cannot read {from}: {e}")))?)
     };
-    let mut reader = BufReader::with_capacity(1 << 16, input);
+    // Reading, parsing, validating and analysing the next lines read nothing from the store, so
+    // a thread of its own does them while this one saves. It is not joined: on an early return it
+    // may be blocked reading a pipe, and it stops at its next line once nobody receives.
+    let (send, lines) = std::sync::mpsc::sync_channel(LOOKAHEAD);
+    std::thread::spawn(move || read_lines(input, send));
     // The store is opened (and created) at the first line that passes validation: a stream of
     // refused lines writes nothing, not even an empty store.
     let mut store: Option<Memledger> = None;
@@ -110,45 +115,41 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
     let bar = crate::style::progress(size, "saving");
     let mut refused = 0usize;
     let mut pending: Vec<Answer> = Vec::new();
-    let mut line = Vec::new();
-    let mut number = 0usize;
     loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
-        if read == 0 {
-            break;
-        }
-        bar.inc(if size.is_some() { read as u64 } else { 1 });
-        number += 1;
-        if !line.iter().all(|b| b.is_ascii_whitespace()) {
-            let request = std::str::from_utf8(&line)
-                .map_err(|_| "the line is not valid UTF-8".to_string())
-                .and_then(|l| serde_json::from_str::<SaveRequest>(l).map_err(|e| format!("not a save request: {e}")));
-            let saved = match request {
-                Ok(req) => match &store {
-                    Some(ml) => Ok(ml.save_with(req, &ctx.actor, Durability::Deferred)),
-                    None => match req.clone().validate() {
-                        Err(e) => Ok(Err(e)),
-                        Ok(_) => {
-                            let ml = store.insert(ctx.open(true)?);
-                            Ok(ml.save_with(req, &ctx.actor, Durability::Deferred))
-                        }
-                    },
-                },
-                Err(message) => Err(message),
-            };
-            match saved {
-                Ok(Ok(result)) => pending.push(Answer::Saved(result)),
-                Ok(Err(e)) if e.exit_code() == 2 => pending.push(Answer::Refused(number, e.to_string())),
-                Ok(Err(e)) => {
-                    // A storage failure: answer what is durable, then stop.
-                    flush(store.as_ref(), out, &mut pending, &mut refused)?;
-                    return Err(e.into());
+        let line = match lines.try_recv() {
+            Ok(line) => line,
+            Err(TryRecvError::Empty) => {
+                // The input paused: answer what is pending before waiting for more.
+                bar.suspend(|| flush(store.as_ref(), out, &mut pending, &mut refused))?;
+                match lines.recv() {
+                    Ok(line) => line,
+                    Err(_) => break,
                 }
-                Err(message) => pending.push(Answer::Refused(number, message)),
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
+        let line = line?;
+        bar.inc(if size.is_some() { line.bytes } else { 1 });
+        match line.save {
+            None => {}
+            Some(Err(message)) => pending.push(Answer::Refused(line.number, message)),
+            Some(Ok(prepared)) => {
+                let ml = match &store {
+                    Some(ml) => ml,
+                    None => store.insert(ctx.open(true)?),
+                };
+                match ml.save_prepared(prepared, &ctx.actor, Durability::Deferred) {
+                    Ok(result) => pending.push(Answer::Saved(result)),
+                    Err(e) if e.exit_code() == 2 => pending.push(Answer::Refused(line.number, e.to_string())),
+                    Err(e) => {
+                        // A storage failure: answer what is durable, then stop.
+                        flush(store.as_ref(), out, &mut pending, &mut refused)?;
+                        return Err(e.into());
+                    }
+                }
             }
         }
-        if pending.len() >= MAX_GROUP || reader.buffer().is_empty() {
+        if pending.len() >= MAX_GROUP {
             bar.suspend(|| flush(store.as_ref(), out, &mut pending, &mut refused))?;
         }
     }
@@ -159,6 +160,47 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
         return Err(CliError::new(2, format!("{refused} line(s) were refused; the rest were saved"), None));
     }
     Ok(())
+}
+
+/// Lines the reading thread may prepare ahead of the saving one.
+const LOOKAHEAD: usize = 256;
+
+/// One line of `save --from`, as the reading thread hands it over.
+struct Line {
+    number: usize,
+    /// The bytes it took, for the progress bar.
+    bytes: u64,
+    /// The save prepared from it, or why it is refused; `None` for a blank line.
+    save: Option<Result<PreparedSave, String>>,
+}
+
+/// Read `input` line by line and hand each over prepared, until the input ends, a read fails
+/// (handed over as the last item) or nobody receives.
+fn read_lines(input: Box<dyn Read + Send>, send: SyncSender<std::io::Result<Line>>) {
+    let mut reader = BufReader::with_capacity(1 << 16, input);
+    let mut text = Vec::new();
+    for number in 1.. {
+        text.clear();
+        let line = match reader.read_until(b'\n', &mut text) {
+            Ok(0) => return,
+            Ok(bytes) => {
+                let blank = text.iter().all(|b| b.is_ascii_whitespace());
+                Ok(Line { number, bytes: bytes as u64, save: (!blank).then(|| prepare(&text)) })
+            }
+            Err(e) => Err(e),
+        };
+        let failed = line.is_err();
+        if send.send(line).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// A line's save, validated and analysed, or the message that refuses it.
+fn prepare(line: &[u8]) -> Result<PreparedSave, String> {
+    let line = std::str::from_utf8(line).map_err(|_| "the line is not valid UTF-8".to_string())?;
+    let request = serde_json::from_str::<SaveRequest>(line).map_err(|e| format!("not a save request: {e}"))?;
+    PreparedSave::new(request).map_err(|e| e.to_string())
 }
 
 /// Make the group durable, then answer each of its lines in order. Without a store, every pending
