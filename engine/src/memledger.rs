@@ -305,7 +305,7 @@ impl Memledger {
         actor: &str,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
-        validate_actor(actor)?;
+        validate_actor(actor)?; // before the request, as its error comes first
         self.save_prepared(PreparedSave::validated(request)?, actor, durability)
     }
 

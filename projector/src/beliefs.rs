@@ -9,10 +9,10 @@
 //! - `l ‖ root_id ‖ version (u32 BE)` → memory_id
 //! - `h ‖ digest8(scope) ‖ content_hash` → the active memories' ids, ascending
 //! - `k ‖ digest8(scope) ‖ digest8(fact_key)` → the active memories' ids, ascending
+//! - `c ‖ conflict_id` → the conflict's members (memory ids)
 //!
 //! The two indexes are one key per (scope, hash) and (scope, fact key), read with one point read
 //! (which the store's read cache answers) instead of a prefix scan per save.
-//! - `c ‖ conflict_id` → the conflict's members (memory ids)
 
 use bincode::{Decode, Encode};
 use memledger_ledger::store::Store;
@@ -94,9 +94,16 @@ fn kkey(scope: &ScopeDigest, fact_key: &str) -> Vec<u8> {
     key(b'k', &[scope, &digest8(fact_key)])
 }
 
-/// The ids of an index entry's value: 16 bytes each, ascending.
-fn ids_of(value: &[u8]) -> Vec<MemoryId> {
-    value.chunks_exact(16).filter_map(|b| b.try_into().ok()).map(MemoryId::from_bytes).collect()
+/// The ids of an index entry's value: 16 bytes each, ascending. A value of another length is
+/// reported, never read in part.
+fn ids_of(value: &[u8]) -> Result<Vec<MemoryId>, ProjectError> {
+    if !value.len().is_multiple_of(16) {
+        return Err(ProjectError::Malformed {
+            view: TABLE,
+            reason: format!("an index entry of {} bytes is not a list of 16-byte ids", value.len()),
+        });
+    }
+    Ok(value.chunks_exact(16).filter_map(|b| b.try_into().ok()).map(MemoryId::from_bytes).collect())
 }
 
 impl BeliefsProjector {
@@ -108,7 +115,7 @@ impl BeliefsProjector {
             keys.push(kkey(&scope, fk));
         }
         for k in keys {
-            let mut ids = txn.get(&k)?.map(|v| ids_of(&v)).unwrap_or_default();
+            let mut ids = txn.get(&k)?.map(|v| ids_of(&v)).transpose()?.unwrap_or_default();
             match (ids.binary_search(&r.memory_id), on) {
                 (Err(at), true) => ids.insert(at, r.memory_id),
                 (Ok(at), false) => {
@@ -450,6 +457,25 @@ impl<'a> BeliefReader<'a> {
 
     /// An index entry's ids, in id order.
     fn ids_at(&self, key: &[u8]) -> Result<Vec<MemoryId>, ProjectError> {
-        Ok(self.store.get(TABLE, key)?.map(|v| ids_of(&v)).unwrap_or_default())
+        Ok(self.store.get(TABLE, key)?.map(|v| ids_of(&v)).transpose()?.unwrap_or_default())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index entry whose length is not a whole number of ids is reported, not read in part.
+    #[test]
+    fn a_malformed_index_entry_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &[TABLE.into()], true, std::time::Duration::from_secs(1)).unwrap();
+        let hash = Hash([7; 32]);
+        let mut batch = memledger_ledger::store::Batch::default();
+        batch.put(TABLE, hkey(&digest8("personal"), &hash), [1u8; 17]);
+        store.write(batch, false).unwrap();
+        let err = BeliefReader::new(&store).active_by_hash("personal", &hash).unwrap_err();
+        assert!(err.to_string().contains("not a list of 16-byte ids"), "{err}");
+        assert!(BeliefReader::new(&store).active_by_hash("other", &hash).unwrap().is_empty());
     }
 }

@@ -9,6 +9,9 @@ pub enum ProjectError {
     Storage(#[from] LedgerError),
     #[error("view {view}: undecodable record: {source}")]
     Codec { view: &'static str, source: CodecError },
+    /// A record whose bytes have the wrong shape for its key (a corrupt table).
+    #[error("view {view}: malformed record: {reason}")]
+    Malformed { view: &'static str, reason: String },
     /// An event that does not fit the view (a bug or a corrupt ledger): the seq and the reason.
     #[error("view {view} cannot apply seq {seq}: {reason}")]
     Inapplicable { view: &'static str, seq: u64, reason: String },
