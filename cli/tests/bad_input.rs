@@ -2,8 +2,9 @@
 //!
 //! Each row is one bad input: its exit code, a word the message on stderr must contain (so the
 //! message names the problem), and no write — on an existing store the head does not move, and a
-//! store that did not exist is not created. Rows the machine cannot stage (a read-only directory
-//! when running as root, a full disk without tmpfs) are skipped with a printed reason.
+//! store that did not exist is not created. Rows the machine cannot stage (a read-only `--dir`
+//! as root where no tmpfs can be mounted read-only, a full disk without tmpfs) are skipped with a
+//! printed reason.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -254,9 +255,8 @@ fn read_only_rows(t: &Path) -> usize {
     let mut tried = 0;
     if writable {
         let _ = std::fs::remove_file(&probe);
-        println!(
-            "SKIPPED read-only --dir: this user (root?) can write into a 0555 directory, so the row cannot be staged"
-        );
+        // Root writes into a 0555 directory; a file system mounted read-only stops it too.
+        tried += read_only_mount_rows(t);
     } else {
         let fresh = parent.join("store");
         check(&fresh, &row("--dir under a read-only parent", &["save", "x"], 1, "cannot create", false), "read-only");
@@ -272,6 +272,46 @@ fn read_only_rows(t: &Path) -> usize {
     tried
 }
 
+/// The read-only rows on a tmpfs remounted read-only, for a user who can write into any
+/// directory (root); skipped when tmpfs cannot be mounted here.
+fn read_only_mount_rows(t: &Path) -> usize {
+    let Some(mount) = small_tmpfs(t, "read-only-disk") else {
+        println!("SKIPPED read-only --dir: root writes into a 0555 directory and `mount -t tmpfs` is not permitted");
+        return 0;
+    };
+    let existing = mount.0.join("store");
+    json(&existing, &["save", "kept as it was"]);
+    let before = head(&existing);
+    let remount = |mode: &str| {
+        let status = Command::new("mount").args(["-o", &format!("remount,{mode}")]).arg(&mount.0).status();
+        assert!(status.is_ok_and(|s| s.success()), "remount {mode}");
+    };
+    remount("ro");
+    let fresh = mount.0.join("fresh");
+    check(&fresh, &row("--dir on a read-only file system", &["save", "x"], 1, "cannot create", false), "read-only");
+    assert!(!fresh.exists());
+    let out = run(&existing, &["save".into(), "y".into()], None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "a save into a store on a read-only file system: {err}");
+    assert!(err.to_lowercase().contains("read-only"), "the message names the read-only file system: {err}");
+    remount("rw");
+    assert_eq!(head(&existing), before, "nothing was written");
+    2
+}
+
+/// A tmpfs of 4 MiB at `t/name`, or `None` when this machine does not allow mounting one.
+fn small_tmpfs(t: &Path, name: &str) -> Option<Mount> {
+    let mnt = t.join(name);
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&mnt)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    mounted.then_some(Mount(mnt))
+}
+
 /// Unmounts the tmpfs when dropped, whatever the test does.
 struct Mount(PathBuf);
 impl Drop for Mount {
@@ -281,19 +321,11 @@ impl Drop for Mount {
 }
 
 fn full_disk_rows(t: &Path) -> usize {
-    let mnt = t.join("small-disk");
-    std::fs::create_dir(&mnt).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
-        .arg(&mnt)
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !mounted {
+    let Some(mount) = small_tmpfs(t, "small-disk") else {
         println!("SKIPPED full disk: `mount -t tmpfs` is not permitted here");
         return 0;
-    }
-    let _mount = Mount(mnt.clone());
+    };
+    let mnt = mount.0.clone();
     let dir = mnt.join("store");
     json(&dir, &["save", "written before the disk filled up"]);
     let before = head(&dir);
