@@ -305,8 +305,9 @@ impl Memledger {
         actor: &str,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
-        validate_actor(actor)?; // before the request, as its error comes first
-        self.save_prepared(PreparedSave::validated(request)?, actor, durability)
+        // The actor is checked before the request, as its error comes first.
+        let actor = validate_actor(actor)?;
+        self.save_checked(PreparedSave::validated(request)?, actor, durability)
     }
 
     /// Save a [`PreparedSave`] (validated and analysed ahead, off the write lock), as
@@ -317,7 +318,16 @@ impl Memledger {
         actor: &str,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
-        let actor = validate_actor(actor)?;
+        self.save_checked(prepared, validate_actor(actor)?, durability)
+    }
+
+    /// The save itself, once the actor and the request have been checked.
+    fn save_checked(
+        &self,
+        prepared: PreparedSave,
+        actor: String,
+        durability: Durability,
+    ) -> Result<SaveResult, EngineError> {
         let save = &prepared.save;
         let _guard = self.lock();
         if self.term_cache().needs_reset(self.config.term_cache_max_ids) {
