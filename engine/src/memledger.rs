@@ -114,6 +114,9 @@ impl Memledger {
         let ledger = Ledger::open(dir, options, &tables)?;
         // Belief records are read several times per save (ledger/src/read_cache.rs).
         ledger.store().cache_point_reads(memledger_projector::beliefs::TABLE);
+        // Unsynced writes (a bulk save's, every view's) go to a writer thread, so the next save
+        // is planned while RocksDB inserts this one's keys (ledger/src/write_behind.rs).
+        ledger.store().write_behind();
         let mut notes = views.catch_up(&ledger)?;
         let (text, text_notes) = memledger_projector::TextIndex::open(&ledger, index_terms, INDEX_TERMS_VERSION)?;
         notes.extend(text_notes);

@@ -13,6 +13,7 @@ mod read_cache;
 pub mod store;
 pub mod tables;
 pub mod verify;
+mod write_behind;
 
 pub use error::{AppendError, ImportError, LedgerError, OpenError};
 pub use exchange::{ImportReport, Stream, read_stream};

@@ -117,6 +117,13 @@ impl ReadCache {
         }
     }
 
+    /// Forget everything: what the store holds is no longer known here (a queued write failed).
+    pub(crate) fn forget_all(&self) {
+        let mut state = self.state();
+        state.generation += 1;
+        state.empty();
+    }
+
     /// Whether `key` of `table` is held, as a value or as absent (for tests).
     #[cfg(test)]
     pub(crate) fn holds(&self, table: &str, key: &[u8]) -> bool {

@@ -9,13 +9,14 @@
 //! (ADR 0009).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rocksdb::{ColumnFamilyDescriptor, DB, DBRecoveryMode, Direction, IteratorMode, Options, WriteBatch, WriteOptions};
 
 use crate::error::{LedgerError, OpenError};
 use crate::read_cache::{Lookup, ReadCache};
+use crate::write_behind::WriteBehind;
 
 /// The ledger's own column families.
 pub const CF_EVENTS: &str = "events";
@@ -33,6 +34,10 @@ pub struct Store {
     path: PathBuf,
     /// Point reads of the tables named by [`Store::cache_point_reads`] (crate::read_cache).
     pub(crate) cache: Arc<ReadCache>,
+    /// The writer thread of unsynced writes, once [`Store::write_behind`] started it
+    /// (crate::write_behind). Declared after `db`: the last handle's drop writes what is queued
+    /// and stops the thread, which holds the database open until then.
+    pub(crate) behind: Arc<OnceLock<WriteBehind>>,
 }
 
 fn db_options() -> Options {
@@ -180,7 +185,14 @@ impl Store {
             let descriptors: Vec<ColumnFamilyDescriptor> =
                 names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n, reads(n)))).collect();
             match DB::open_cf_descriptors(&opts, path, descriptors) {
-                Ok(db) => return Ok(Store { db: Arc::new(db), path: path.into(), cache: Default::default() }),
+                Ok(db) => {
+                    return Ok(Store {
+                        db: Arc::new(db),
+                        path: path.into(),
+                        cache: Default::default(),
+                        behind: Default::default(),
+                    });
+                }
                 Err(e) if is_lock_error(&e) => {
                     if started.elapsed() >= wait {
                         return Err(OpenError::Locked { path: path.into(), waited: started.elapsed() });
@@ -212,13 +224,54 @@ impl Store {
         self.cache.enable(table);
     }
 
+    /// Hand unsynced writes to a writer thread from now on, for this store and its clones
+    /// (crate::write_behind): [`Store::write`] without `sync` queues the batch and returns.
+    pub fn write_behind(&self) {
+        let (db, cache) = (self.db.clone(), self.cache.clone());
+        self.behind.get_or_init(|| {
+            WriteBehind::start(
+                move |batch| Ok(db.write_opt(rocks_batch(&db, batch)?, &WriteOptions::default())?),
+                move || cache.forget_all(),
+            )
+        });
+    }
+
+    /// Wait until every queued unsynced write is in RocksDB (crate::write_behind); fail if one
+    /// failed. Whatever reads or writes RocksDB other than by a point read calls this first.
+    fn settle(&self) -> Result<(), LedgerError> {
+        match self.behind.get() {
+            Some(behind) => behind.settle(),
+            None => Ok(()),
+        }
+    }
+
+    /// The value a queued write gives `key` of `table`, if one does.
+    fn pending(&self, table: &str, key: &[u8]) -> Result<Option<Option<Vec<u8>>>, LedgerError> {
+        match self.behind.get() {
+            Some(behind) => {
+                behind.check()?;
+                Ok(behind.pending_value(table, key))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// Read one value.
     pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>, LedgerError> {
+        if let Some(behind) = self.behind.get() {
+            behind.check()?;
+        }
         match self.cache.lookup(table, key) {
             Lookup::Hit(value) => Ok(Some(value)),
             Lookup::Absent => Ok(None),
-            Lookup::NotCached => Ok(self.db.get_cf(self.cf(table)?, key)?),
+            Lookup::NotCached => match self.pending(table, key)? {
+                Some(value) => Ok(value),
+                None => Ok(self.db.get_cf(self.cf(table)?, key)?),
+            },
             Lookup::Miss(generation) => {
+                if let Some(value) = self.pending(table, key)? {
+                    return Ok(value);
+                }
                 let value = self.db.get_cf(self.cf(table)?, key)?;
                 self.cache.fill(table, key, value.as_deref(), generation);
                 Ok(value)
@@ -232,6 +285,7 @@ impl Store {
         table: &str,
         prefix: &'a [u8],
     ) -> Result<impl Iterator<Item = Result<Row, LedgerError>> + use<'a>, LedgerError> {
+        self.settle()?;
         let iter = self.db.iterator_cf(self.cf(table)?, IteratorMode::From(prefix, Direction::Forward));
         Ok(iter.map(|item| item.map_err(LedgerError::from)).take_while(move |item| match item {
             Ok((k, _)) => k.starts_with(prefix),
@@ -245,6 +299,7 @@ impl Store {
         table: &str,
         start: &[u8],
     ) -> Result<impl Iterator<Item = Result<Row, LedgerError>> + use<'a>, LedgerError> {
+        self.settle()?;
         let iter = self.db.iterator_cf(self.cf(table)?, IteratorMode::From(start, Direction::Forward));
         Ok(iter.map(|item| item.map_err(LedgerError::from)))
     }
@@ -252,6 +307,7 @@ impl Store {
     /// Make every write so far durable (writes made with `sync = false` included): the WAL is
     /// sequential, so syncing it covers all earlier writes.
     pub fn sync_wal(&self) -> Result<(), LedgerError> {
+        self.settle()?;
         Ok(self.db.flush_wal(true)?)
     }
 
@@ -260,12 +316,14 @@ impl Store {
     /// outside RocksDB, such as the text index, which must not commit a checkpoint its events
     /// could lose to a killed process.
     pub fn write_log_buffer(&self) -> Result<(), LedgerError> {
+        self.settle()?;
         Ok(self.db.flush_wal(false)?)
     }
 
     /// Flush every table's memtable to SST files (and so retire the WAL they came from). Writes
     /// are durable without it; tests use it to put data in SST files.
     pub fn flush(&self) -> Result<(), LedgerError> {
+        self.settle()?;
         let mut names: Vec<String> = LEDGER_CFS.iter().map(|s| s.to_string()).collect();
         if let Ok(existing) = DB::list_cf(&Options::default(), &self.path) {
             for name in existing {
@@ -282,8 +340,33 @@ impl Store {
         Ok(())
     }
 
-    /// Apply a batch atomically. `sync` makes it durable before returning.
+    /// Apply a batch atomically. `sync` makes it durable before returning. Without `sync`, once
+    /// [`Store::write_behind`] has been called, the batch is queued for the writer thread and
+    /// visible to every read of this store at once; an error of that write is returned by a later
+    /// operation (crate::write_behind).
     pub fn write(&self, batch: Batch, sync: bool) -> Result<(), LedgerError> {
+        if !sync && let Some(behind) = self.behind.get() {
+            behind.wait_for_room()?;
+            // A batch naming a table the store lacks is refused here, not by the writer.
+            let mut checked: Vec<&str> = Vec::with_capacity(4);
+            for write in batch.writes() {
+                if !checked.contains(&write.table()) {
+                    self.cf(write.table())?;
+                    checked.push(write.table());
+                }
+            }
+            let batch = Arc::new(batch);
+            // The cache takes the batch and the queue gets it under the cache's lock, so that no
+            // read finds the key in neither.
+            let mut cache = self.cache.lock_for(&batch);
+            if let Some(cache) = cache.as_mut() {
+                cache.written(&batch, true);
+            }
+            let queued = behind.push(batch);
+            drop(cache);
+            return queued;
+        }
+        self.settle()?;
         let mut wo = WriteOptions::default();
         wo.set_sync(sync);
         self.write_with(batch, &wo)
@@ -293,6 +376,7 @@ impl Store {
     /// ([`Store::flush_tables`]), so the caller must flush them before anything else writes to
     /// them. For rebuilding derived tables, where a crash just restarts the rebuild.
     pub fn write_unlogged(&self, batch: Batch) -> Result<(), LedgerError> {
+        self.settle()?;
         let mut wo = WriteOptions::default();
         wo.disable_wal(true);
         self.write_with(batch, &wo)
@@ -300,6 +384,7 @@ impl Store {
 
     /// Flush these tables' memtables to files and wait (after [`Store::write_unlogged`]).
     pub fn flush_tables(&self, tables: &[&str]) -> Result<(), LedgerError> {
+        self.settle()?;
         for table in tables {
             self.db.flush_cf(self.cf(table)?)?;
         }
@@ -307,27 +392,7 @@ impl Store {
     }
 
     fn write_with(&self, batch: Batch, wo: &WriteOptions) -> Result<(), LedgerError> {
-        // RocksDB's batch holds each key and value with a few bytes of framing: size it once.
-        let mut wb = WriteBatch::with_capacity_bytes(batch.bytes.len() + 16 * batch.ops.len() + 12);
-        // A batch names a handful of tables; look each one's handle up once.
-        let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(4);
-        for write in batch.writes() {
-            let table = write.table();
-            let cf = match handles.iter().find(|(name, _)| *name == table) {
-                Some((_, cf)) => *cf,
-                None => {
-                    let cf = self.cf(table)?;
-                    handles.push((table, cf));
-                    cf
-                }
-            };
-            match write {
-                Write::Put { key, value, .. } => wb.put_cf(cf, key, value),
-                Write::Delete { key, .. } => wb.delete_cf(cf, key),
-                // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
-                Write::Clear { .. } => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),
-            }
-        }
+        let wb = rocks_batch(&self.db, &batch)?;
         // A batch that writes a cached table is written under the cache's lock, and the cache
         // follows what was written (or forgets everything when the write failed).
         let cache = self.cache.lock_for(&batch);
@@ -337,6 +402,33 @@ impl Store {
         }
         Ok(written?)
     }
+}
+
+/// `batch` as RocksDB's write batch.
+fn rocks_batch(db: &DB, batch: &Batch) -> Result<WriteBatch, LedgerError> {
+    // RocksDB's batch holds each key and value with a few bytes of framing: size it once.
+    let mut wb = WriteBatch::with_capacity_bytes(batch.bytes.len() + 16 * batch.ops.len() + 12);
+    // A batch names a handful of tables; look each one's handle up once.
+    let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(4);
+    for write in batch.writes() {
+        let table = write.table();
+        let cf = match handles.iter().find(|(name, _)| *name == table) {
+            Some((_, cf)) => *cf,
+            None => {
+                let cf =
+                    db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))?;
+                handles.push((table, cf));
+                cf
+            }
+        };
+        match write {
+            Write::Put { key, value, .. } => wb.put_cf(cf, key, value),
+            Write::Delete { key, .. } => wb.delete_cf(cf, key),
+            // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
+            Write::Clear { .. } => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),
+        }
+    }
+    Ok(wb)
 }
 
 /// One write of a [`Batch`], as the store applies it.
@@ -412,7 +504,7 @@ impl Batch {
         self.ops.len()
     }
     /// The batch's writes, in order.
-    pub(crate) fn writes(&self) -> impl Iterator<Item = Write<'_>> {
+    pub(crate) fn writes(&self) -> impl DoubleEndedIterator<Item = Write<'_>> {
         self.ops.iter().map(|op| {
             let key = &self.bytes[op.key.clone()];
             match op.kind {

@@ -1,0 +1,463 @@
+//! Unsynced writes handed to a thread of their own, so that the thread that made them goes on
+//! (planning the next save) while RocksDB inserts their keys into its memtables.
+//!
+//! A bulk save's RocksDB writes (the ledger's append and the views' batch, each unsynced until
+//! the group's one sync) were about a quarter of the saving thread's time. The store queues such a
+//! write here and returns; one writer thread applies the queue in order. Nothing is acknowledged
+//! by an unsynced write, so nothing acknowledged waits here: a sync, and every other operation
+//! that must see what RocksDB holds, first waits until the queue is empty ([`WriteBehind::settle`]).
+//!
+//! Reads see queued writes: the store's read cache takes each queued batch at once, as it takes a
+//! written one, and a point read that the cache cannot answer looks through the queue before it
+//! reads RocksDB ([`WriteBehind::pending_value`]); a scan settles first.
+//!
+//! A queued write that fails leaves the store's handle failed for good: later writes and reads
+//! return that error (the writes queued after it are dropped, the read cache is emptied), and the
+//! store must be opened again. What the process holds in memory (the ledger's head, a view's
+//! checkpoint) may be ahead of what was written, and a fresh open reads the truth from disk.
+//! See docs/adr/0012-write-behind.md.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+
+use crate::error::LedgerError;
+use crate::store::{Batch, Write};
+
+/// How many batches may wait before a new one waits for room: a few saves' worth, so that the
+/// writer runs beside the saving thread without the queue growing when RocksDB is slower.
+const MAX_PENDING: usize = 64;
+
+pub(crate) struct WriteBehind {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    /// The idle writer waits on this for work (or for closing).
+    work: Condvar,
+    /// Threads waiting for the queue to empty or to have room wait on this.
+    done: Condvar,
+    /// The first failed write's error; once set, every operation fails with it.
+    failed: OnceLock<String>,
+}
+
+#[derive(Default)]
+struct Queue {
+    /// Oldest first. The writer leaves a batch here until it has been written, so that readers
+    /// find it until RocksDB can answer for it.
+    pending: VecDeque<Arc<Batch>>,
+    closing: bool,
+    /// The writer is waiting on `work`.
+    writer_idle: bool,
+    /// How many threads wait on `done`.
+    waiting: usize,
+    /// Tests hold the writer to see reads answered from the queue.
+    #[cfg(test)]
+    held: bool,
+    #[cfg(test)]
+    fail_next: bool,
+}
+
+impl Shared {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Wait (not as the writer) until the writer has written or dropped a batch.
+    fn wait_done<'a>(&self, mut queue: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        if queue.writer_idle {
+            self.work.notify_one();
+        }
+        queue.waiting += 1;
+        let mut queue = self.done.wait(queue).unwrap_or_else(|p| p.into_inner());
+        queue.waiting -= 1;
+        queue
+    }
+
+    fn check(&self) -> Result<(), LedgerError> {
+        match self.failed.get() {
+            None => Ok(()),
+            Some(reason) => Err(LedgerError::Rocks(format!(
+                "an earlier write failed ({reason}); nothing after it was written: open the store again"
+            ))),
+        }
+    }
+}
+
+impl WriteBehind {
+    /// Start the writer thread. `write` applies one batch to RocksDB; `failed` runs once, after
+    /// the first failed write has been recorded and the queue dropped (the store empties its read
+    /// cache there).
+    pub(crate) fn start(
+        mut write: impl FnMut(&Batch) -> Result<(), LedgerError> + Send + 'static,
+        failed: impl FnOnce() + Send + 'static,
+    ) -> WriteBehind {
+        let shared = Arc::new(Shared {
+            queue: Default::default(),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            failed: OnceLock::new(),
+        });
+        let writer = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("memledger-write".into())
+            .spawn(move || {
+                let mut failed = Some(failed);
+                loop {
+                    let batch = {
+                        let mut queue = writer.queue();
+                        loop {
+                            #[cfg(test)]
+                            let held = queue.held && !queue.closing;
+                            #[cfg(not(test))]
+                            let held = false;
+                            match queue.pending.front() {
+                                Some(batch) if !held => break batch.clone(),
+                                None if queue.closing => return,
+                                _ => {
+                                    queue.writer_idle = true;
+                                    queue = writer.work.wait(queue).unwrap_or_else(|p| p.into_inner());
+                                    queue.writer_idle = false;
+                                }
+                            }
+                        }
+                    };
+                    #[cfg(test)]
+                    let result = if std::mem::take(&mut writer.queue().fail_next) {
+                        Err(LedgerError::Rocks("injected failure".into()))
+                    } else {
+                        write(&batch)
+                    };
+                    #[cfg(not(test))]
+                    let result = write(&batch);
+                    let mut queue = writer.queue();
+                    match result {
+                        Ok(()) => {
+                            queue.pending.pop_front();
+                        }
+                        Err(e) => {
+                            let _ = writer.failed.set(e.to_string());
+                            queue.pending.clear();
+                        }
+                    }
+                    let waiting = queue.waiting > 0;
+                    drop(queue);
+                    if waiting {
+                        writer.done.notify_all();
+                    }
+                    if writer.failed.get().is_some()
+                        && let Some(failed) = failed.take()
+                    {
+                        failed();
+                    }
+                }
+            })
+            .expect("the write-behind thread starts");
+        WriteBehind { shared, thread: Some(thread) }
+    }
+
+    /// Fail if an earlier queued write failed.
+    pub(crate) fn check(&self) -> Result<(), LedgerError> {
+        self.shared.check()
+    }
+
+    /// Wait while the queue is full; fail if an earlier write failed. Called before the store
+    /// takes its read cache's lock for a new batch, so the writer is never waited for under it.
+    pub(crate) fn wait_for_room(&self) -> Result<(), LedgerError> {
+        let mut queue = self.shared.queue();
+        while queue.pending.len() >= MAX_PENDING && self.shared.failed.get().is_none() {
+            queue = self.shared.wait_done(queue);
+        }
+        self.shared.check()
+    }
+
+    /// Queue `batch` behind every batch queued before it.
+    pub(crate) fn push(&self, batch: Arc<Batch>) -> Result<(), LedgerError> {
+        let mut queue = self.shared.queue();
+        self.shared.check()?;
+        queue.pending.push_back(batch);
+        // Waking a thread is a system call: only an idle writer is woken.
+        if queue.writer_idle {
+            self.shared.work.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Wait until every queued batch has been written; fail if one of them (or an earlier one)
+    /// failed.
+    pub(crate) fn settle(&self) -> Result<(), LedgerError> {
+        let mut queue = self.shared.queue();
+        while !queue.pending.is_empty() {
+            queue = self.shared.wait_done(queue);
+        }
+        drop(queue);
+        self.shared.check()
+    }
+
+    /// What the queue holds for `key` of `table`: the value of the latest queued write of it
+    /// (`Some(None)`: deleted or cleared), or `None` when no queued batch writes it.
+    pub(crate) fn pending_value(&self, table: &str, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        let queue = self.shared.queue();
+        for batch in queue.pending.iter().rev() {
+            for write in batch.writes().rev().filter(|w| w.table() == table) {
+                match write {
+                    Write::Put { key: k, value, .. } if k == key => return Some(Some(value.to_vec())),
+                    Write::Delete { key: k, .. } if k == key => return Some(None),
+                    Write::Clear { .. } => return Some(None),
+                    _ => {}
+                }
+            }
+        }
+        None
+    }
+
+    /// Hold the writer (tests): queued batches stay queued until released.
+    #[cfg(test)]
+    pub(crate) fn hold(&self, held: bool) {
+        self.shared.queue().held = held;
+        self.shared.work.notify_one();
+    }
+
+    /// How many batches are queued (tests).
+    #[cfg(test)]
+    pub(crate) fn pending_len(&self) -> usize {
+        self.shared.queue().pending.len()
+    }
+
+    /// Make the next write fail (tests).
+    #[cfg(test)]
+    pub(crate) fn fail_next(&self) {
+        self.shared.queue().fail_next = true;
+    }
+}
+
+impl Drop for WriteBehind {
+    /// Write what is queued, then stop the thread (the last handle on the store is going away).
+    fn drop(&mut self) {
+        self.shared.queue().closing = true;
+        self.shared.work.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::store::Store;
+
+    /// A table the read cache answers for, and one it does not.
+    const CACHED: &str = "cached";
+    const PLAIN: &str = "plain";
+
+    fn open(dir: &std::path::Path, behind: bool) -> Store {
+        let store = Store::open(dir, &[CACHED.into(), PLAIN.into()], true, Duration::from_secs(1)).unwrap();
+        store.cache_point_reads(CACHED);
+        if behind {
+            store.write_behind();
+        }
+        store
+    }
+
+    fn writer(store: &Store) -> &WriteBehind {
+        store.behind.get().expect("write-behind is on")
+    }
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        /// Unsynced writes, in one batch: (table, key, value or delete).
+        Write(Vec<(bool, u8, Option<Vec<u8>>)>),
+        Clear(bool),
+        Synced(bool, u8, Vec<u8>),
+        Get(bool, u8),
+        Scan(bool),
+        /// Hold the writer (queued batches stay queued) or let it go.
+        Hold(bool),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let key = 0u8..5;
+        let value = proptest::collection::vec(any::<u8>(), 0..24);
+        prop_oneof![
+            6 => proptest::collection::vec((any::<bool>(), key.clone(), proptest::option::of(value.clone())), 1..5)
+                .prop_map(Op::Write),
+            1 => any::<bool>().prop_map(Op::Clear),
+            1 => (any::<bool>(), key.clone(), value).prop_map(|(t, k, v)| Op::Synced(t, k, v)),
+            6 => (any::<bool>(), key).prop_map(|(t, k)| Op::Get(t, k)),
+            1 => any::<bool>().prop_map(Op::Scan),
+            2 => any::<bool>().prop_map(Op::Hold),
+        ]
+    }
+
+    fn table(cached: bool) -> &'static str {
+        if cached { CACHED } else { PLAIN }
+    }
+
+    fn scan(store: &Store, table: &str) -> Vec<Row> {
+        store.scan_prefix(table, &[]).unwrap().map(Result::unwrap).collect()
+    }
+
+    use crate::store::Row;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// (Fewer ops than `MAX_PENDING`: a held writer never fills the queue.)
+        /// A store whose unsynced writes go to the writer thread answers every point read and
+        /// scan as a store that writes them at once, whether the writer is held (the writes still
+        /// queued) or not; and a held writer really leaves them queued.
+        #[test]
+        fn queued_writes_read_as_written(ops in proptest::collection::vec(op(), 1..60)) {
+            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (behind, plain) = (open(a.path(), true), open(b.path(), false));
+            let mut held = false;
+            for op in ops {
+                match op {
+                    Op::Write(writes) => {
+                        let mut batches = [Batch::default(), Batch::default()];
+                        for (cached, k, v) in &writes {
+                            for batch in batches.iter_mut() {
+                                match v {
+                                    Some(v) => batch.put(table(*cached), [*k], v),
+                                    None => batch.delete(table(*cached), [*k]),
+                                }
+                            }
+                        }
+                        let [x, y] = batches;
+                        behind.write(x, false).unwrap();
+                        plain.write(y, false).unwrap();
+                        if held {
+                            let (cached, k, v) = writes.last().unwrap();
+                            prop_assert_eq!(writer(&behind).pending_value(table(*cached), &[*k]), Some(v.clone()));
+                        }
+                    }
+                    Op::Clear(cached) => {
+                        for store in [&behind, &plain] {
+                            let mut batch = Batch::default();
+                            batch.clear(table(cached));
+                            store.write(batch, false).unwrap();
+                        }
+                    }
+                    Op::Get(cached, k) => {
+                        prop_assert_eq!(behind.get(table(cached), &[k]).unwrap(), plain.get(table(cached), &[k]).unwrap());
+                    }
+                    // A scan or a synced write waits for the writer: let it go first.
+                    Op::Scan(cached) => {
+                        writer(&behind).hold(false);
+                        prop_assert_eq!(scan(&behind, table(cached)), scan(&plain, table(cached)));
+                        prop_assert_eq!(writer(&behind).pending_len(), 0);
+                        writer(&behind).hold(held);
+                    }
+                    Op::Synced(cached, k, v) => {
+                        writer(&behind).hold(false);
+                        for store in [&behind, &plain] {
+                            let mut batch = Batch::default();
+                            batch.put(table(cached), [k], &v);
+                            store.write(batch, true).unwrap();
+                        }
+                        writer(&behind).hold(held);
+                    }
+                    Op::Hold(hold) => {
+                        held = hold;
+                        writer(&behind).hold(hold);
+                    }
+                }
+            }
+            writer(&behind).hold(false);
+            for cached in [true, false] {
+                for k in 0..5u8 {
+                    prop_assert_eq!(behind.get(table(cached), &[k]).unwrap(), plain.get(table(cached), &[k]).unwrap());
+                }
+                prop_assert_eq!(scan(&behind, table(cached)), scan(&plain, table(cached)));
+            }
+        }
+    }
+
+    /// A queued write that fails fails every later operation of the store, drops what was queued
+    /// after it and empties the read cache; a fresh open finds what was written before it.
+    #[test]
+    fn a_failed_queued_write_fails_what_comes_after() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = open(dir.path(), true);
+            let mut batch = Batch::default();
+            batch.put(CACHED, b"k", b"before");
+            store.write(batch, false).unwrap();
+            store.sync_wal().unwrap();
+            writer(&store).hold(true);
+            writer(&store).fail_next();
+            for (key, value) in [(&b"k"[..], &b"failed"[..]), (b"j", b"after it")] {
+                let mut batch = Batch::default();
+                batch.put(CACHED, key, value);
+                store.write(batch, false).expect("queued: the failure is not known yet");
+            }
+            assert_eq!(store.get(CACHED, b"k").unwrap().as_deref(), Some(&b"failed"[..]), "read as queued");
+            writer(&store).hold(false);
+            let error = store.sync_wal().unwrap_err().to_string();
+            assert!(error.contains("injected failure") && error.contains("open the store again"), "{error}");
+            assert!(store.get(CACHED, b"k").is_err());
+            assert!(store.write(Batch::default(), false).is_err());
+            assert!(store.write(Batch::default(), true).is_err());
+            assert!(store.scan_prefix(CACHED, b"").is_err());
+            assert!(!store.cache.holds(CACHED, b"k") && !store.cache.holds(CACHED, b"j"));
+        }
+        let store = open(dir.path(), false);
+        assert_eq!(store.get(CACHED, b"k").unwrap().as_deref(), Some(&b"before"[..]));
+        assert_eq!(store.get(CACHED, b"j").unwrap(), None, "queued after the failure: dropped");
+    }
+
+    /// A batch naming a table the store lacks is refused when it is written, not later.
+    #[test]
+    fn a_batch_for_a_missing_table_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path(), true);
+        let mut batch = Batch::default();
+        batch.put("nowhere", b"k", b"v");
+        assert!(store.write(batch, false).unwrap_err().to_string().contains("missing table nowhere"));
+        store.sync_wal().expect("nothing failed");
+    }
+
+    /// The queue holds at most `MAX_PENDING` batches (a writer waits for room), and the last
+    /// handle's drop writes what is queued before the store closes.
+    #[test]
+    fn the_queue_is_bounded_and_written_on_close() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = MAX_PENDING as u32 + 40;
+        {
+            let store = open(dir.path(), true);
+            writer(&store).hold(true);
+            let clone = store.clone();
+            let filler = std::thread::spawn(move || {
+                for i in 0..count {
+                    let mut batch = Batch::default();
+                    batch.put(PLAIN, i.to_be_bytes(), b"v");
+                    clone.write(batch, false).unwrap();
+                }
+            });
+            while writer(&store).pending_len() < MAX_PENDING {
+                std::thread::yield_now();
+            }
+            // The filler has more to write, and the queue stays at its bound while held.
+            assert_eq!(writer(&store).pending_len(), MAX_PENDING);
+            writer(&store).hold(false);
+            filler.join().unwrap();
+            // Held again: only closing the store writes this one.
+            writer(&store).hold(true);
+            let mut batch = Batch::default();
+            batch.put(PLAIN, b"last", b"v");
+            store.write(batch, false).unwrap();
+        }
+        let store = open(dir.path(), false);
+        for i in 0..count {
+            assert!(store.get(PLAIN, &i.to_be_bytes()).unwrap().is_some(), "batch {i}");
+        }
+        assert!(store.get(PLAIN, b"last").unwrap().is_some(), "queued when the store closed");
+    }
+}
