@@ -283,8 +283,8 @@ impl Memledger {
             let Some(r) = beliefs.get(id)? else { continue };
             let now = r.status == Status::Active;
             if now != was {
-                let terms = crate::classify::lexical::index_terms_of(&self.analysis_of(&r));
-                self.term_cache().changed(&self.text, &r.scope, &terms, id, now)?;
+                let analysis = self.analysis_of(&r);
+                self.term_cache().changed(&self.text, &r.scope, analysis.index_terms(), id, now)?;
             }
         }
         Ok(())

@@ -29,7 +29,9 @@ impl PreparedSave {
     pub fn new(request: SaveRequest) -> Result<PreparedSave, EngineError> {
         let mut prepared = PreparedSave::validated(request)?;
         if prepared.save.dedup {
-            prepared.analysis = Some(Arc::new(lexical::analyse(&prepared.save.text)));
+            let analysis = lexical::analyse(&prepared.save.text);
+            analysis.index_terms();
+            prepared.analysis = Some(Arc::new(analysis));
         }
         Ok(prepared)
     }
@@ -93,13 +95,13 @@ impl Memledger {
         }
         // Rarest terms first: they say most about identity, and reading postings in that order
         // within a fixed budget keeps the cost flat as the store grows.
-        let mut terms = lexical::index_terms_of(analysis);
-        terms.sort();
+        let mut terms: Vec<&str> = analysis.index_terms().iter().map(String::as_str).collect();
+        terms.sort_unstable();
         terms.dedup();
         let mut cache = self.term_cache();
         let mut by_rarity = Vec::with_capacity(terms.len());
         for term in terms {
-            let count = cache.count(&self.text, &save.scope, &term)?;
+            let count = cache.count(&self.text, &save.scope, term)?;
             if count > 0 {
                 by_rarity.push((count, term));
             }
@@ -114,7 +116,7 @@ impl Memledger {
                     break;
                 }
                 let weight = 1.0 / (1.0 + (count as f64).ln());
-                for id in cache.holders(&self.text, &save.scope, &term, budget)? {
+                for id in cache.holders(&self.text, &save.scope, term, budget)? {
                     budget -= 1;
                     *weights.entry(id).or_default() += weight;
                 }

@@ -298,6 +298,17 @@ pub struct Analysis {
     raw: Vec<(String, bool)>,
     /// raw position of the token being analysed.
     cur: usize,
+    /// [`index_terms_of`] this analysis, made once ([`Analysis::index_terms`]).
+    terms: std::sync::OnceLock<Vec<String>>,
+}
+
+impl Analysis {
+    /// [`index_terms_of`] this analysis, made on first use and kept: a new memory's terms are
+    /// asked for by candidate search and again when the term cache learns of it, and `save
+    /// --from` makes them on its reading thread, ahead of both.
+    pub fn index_terms(&self) -> &[String] {
+        self.terms.get_or_init(|| index_terms_of(self))
+    }
 }
 
 struct RawTok {
