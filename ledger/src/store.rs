@@ -241,8 +241,8 @@ impl Store {
     /// Hand unsynced writes to a writer thread from now on, for this store and its clones
     /// (crate::write_behind): [`Store::write`] without `sync` queues the batch and returns.
     pub fn write_behind(&self) {
-        let (db, cache) = (self.db.clone(), self.cache.clone());
         self.behind.get_or_init(|| {
+            let (db, cache) = (self.db.clone(), self.cache.clone());
             WriteBehind::start(
                 move |batch| Ok(db.write_opt(rocks_batch(&db, batch)?, &WriteOptions::default())?),
                 move || cache.forget_all(),
@@ -260,17 +260,12 @@ impl Store {
     }
 
     /// The value a queued write gives `key` of `table`, if one does.
-    fn pending(&self, table: &str, key: &[u8]) -> Result<Option<Option<Vec<u8>>>, LedgerError> {
-        match self.behind.get() {
-            Some(behind) => {
-                behind.check()?;
-                Ok(behind.pending_value(table, key))
-            }
-            None => Ok(None),
-        }
+    fn pending(&self, table: &str, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        self.behind.get().and_then(|behind| behind.pending_value(table, key))
     }
 
-    /// Read one value.
+    /// Read one value: from the read cache, else from the queue of unsynced writes, else from
+    /// RocksDB.
     pub fn get(&self, table: &str, key: &[u8]) -> Result<Option<Vec<u8>>, LedgerError> {
         if let Some(behind) = self.behind.get() {
             behind.check()?;
@@ -278,12 +273,12 @@ impl Store {
         match self.cache.lookup(table, key) {
             Lookup::Hit(value) => Ok(Some(value)),
             Lookup::Absent => Ok(None),
-            Lookup::NotCached => match self.pending(table, key)? {
+            Lookup::NotCached => match self.pending(table, key) {
                 Some(value) => Ok(value),
                 None => Ok(self.db.get_cf(self.cf(table)?, key)?),
             },
             Lookup::Miss(generation) => {
-                if let Some(value) = self.pending(table, key)? {
+                if let Some(value) = self.pending(table, key) {
                     return Ok(value);
                 }
                 let value = self.db.get_cf(self.cf(table)?, key)?;
@@ -370,14 +365,13 @@ impl Store {
                 }
             }
             let batch = Arc::new(batch);
-            // The cache takes the batch and the queue gets it under the cache's lock, so that no
-            // read finds the key in neither.
-            let mut cache = self.cache.lock_for(&batch);
-            if let Some(cache) = cache.as_mut() {
-                cache.written(&batch, true);
+            // The queue gets the batch and the cache takes it under the cache's lock, so that no
+            // read finds a key in neither (a batch the queue refused empties the cache).
+            let cache = self.cache.lock_for(&batch);
+            let queued = behind.push(batch.clone());
+            if let Some(mut cache) = cache {
+                cache.written(&batch, queued.is_ok());
             }
-            let queued = behind.push(batch);
-            drop(cache);
             return queued;
         }
         self.settle()?;

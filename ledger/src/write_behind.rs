@@ -87,9 +87,9 @@ impl Shared {
 }
 
 impl WriteBehind {
-    /// Start the writer thread. `write` applies one batch to RocksDB; `failed` runs once, after
-    /// the first failed write has been recorded and the queue dropped (the store empties its read
-    /// cache there).
+    /// Start the writer thread. `write` applies one batch to RocksDB; `failed` runs once, when
+    /// the first write has failed, before the failure is recorded and the queue dropped (the store
+    /// empties its read cache there).
     pub(crate) fn start(
         mut write: impl FnMut(&Batch) -> Result<(), LedgerError> + Send + 'static,
         failed: impl FnOnce() + Send + 'static,
@@ -132,6 +132,13 @@ impl WriteBehind {
                     };
                     #[cfg(not(test))]
                     let result = write(&batch);
+                    if result.is_err()
+                        && let Some(failed) = failed.take()
+                    {
+                        // Before the failure is announced, so that whoever learns of it finds
+                        // nothing left in the cache of what was never written.
+                        failed();
+                    }
                     let mut queue = writer.queue();
                     match result {
                         Ok(()) => {
@@ -146,11 +153,6 @@ impl WriteBehind {
                     drop(queue);
                     if waiting {
                         writer.done.notify_all();
-                    }
-                    if writer.failed.get().is_some()
-                        && let Some(failed) = failed.take()
-                    {
-                        failed();
                     }
                 }
             })
