@@ -6,8 +6,9 @@
 //! `perf` that search was the largest cost of reading. A hash map answers in tens of nanoseconds.
 //!
 //! The cache is never a second source of truth. [`crate::store::Store`] has one write path, and it
-//! writes every batch through the cache under the cache's lock: a put replaces the value, a
-//! delete removes it, a cleared table is emptied, and a failed write empties everything. A
+//! writes every batch through the cache under the cache's lock (an unsynced batch when it is
+//! queued for the writer thread, crate::write_behind): a put replaces the value, a delete removes
+//! it, a cleared table is emptied, and a failed write empties everything. A
 //! read that missed fills the cache only if no write to a cached table came in between. It
 //! checks this with a generation counter, so it never stores a value that a later write
 //! replaced. A key found absent is held as absent too (the save pipeline asks for index

@@ -6,7 +6,9 @@
 //! acknowledged), so synced writes survive a crash and a torn tail does not block reopening.
 //! The write-ahead log is buffered in the process until a synced write, [`Store::sync_wal`],
 //! [`Store::write_log_buffer`] or close: nothing memledger acknowledges was written unsynced
-//! (ADR 0009).
+//! (ADR 0009). Once [`Store::write_behind`] is on (the engine turns it on at every open), an
+//! unsynced write is queued for a writer thread instead, and every read sees it at once
+//! (crate::write_behind, ADR 0012).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
