@@ -2,7 +2,7 @@
 //! (planning the next save) while RocksDB inserts their keys into its memtables.
 //!
 //! A bulk save's RocksDB writes (the ledger's append and the views' batch, each unsynced until
-//! the group's one sync) were about a quarter of the saving thread's time. The store queues such a
+//! the group's one sync) were about a fifth of the saving thread's time. The store queues such a
 //! write here and returns; one writer thread applies the queue in order. Nothing is acknowledged
 //! by an unsynced write, so nothing acknowledged waits here: a sync, and every other operation
 //! that must see what RocksDB holds, first waits until the queue is empty ([`WriteBehind::settle`]).
