@@ -30,6 +30,7 @@ impl PreparedSave {
         let mut prepared = PreparedSave::validated(request)?;
         if prepared.save.dedup {
             let analysis = lexical::analyse(&prepared.save.text);
+            // Its index terms too, here rather than on the saving thread (they are kept in it).
             analysis.index_terms();
             prepared.analysis = Some(Arc::new(analysis));
         }

@@ -253,7 +253,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::store::Store;
+    use crate::store::{Row, Store};
 
     /// A table the read cache answers for, and one it does not.
     const CACHED: &str = "cached";
@@ -305,8 +305,6 @@ mod tests {
     fn scan(store: &Store, table: &str) -> Vec<Row> {
         store.scan_prefix(table, &[]).unwrap().map(Result::unwrap).collect()
     }
-
-    use crate::store::Row;
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
