@@ -204,7 +204,9 @@ impl Memledger {
                 // The text index follows the belief view. Its (fsync-heavy) commit waits for the
                 // next recall or for close: the ledger is the record, and an index that missed a
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
-                let applied = self.text.apply(self.ledger.store(), &events);
+                // The memories this command analysed (a save's new memory) give the index their
+                // terms, so the indexing thread does not analyse their text again.
+                let applied = self.text.apply_known(self.ledger.store(), &events, &|id| self.known_index_terms(id));
                 if applied.is_err() || self.term_cache().needs_reset(self.config.term_cache_max_ids) {
                     let _ = self.reset_term_cache();
                 }

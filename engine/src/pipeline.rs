@@ -167,6 +167,13 @@ impl Memledger {
         a
     }
 
+    /// The index terms of a memory whose analysis is in the cache; `None` (never an analysis)
+    /// when it is not.
+    pub(crate) fn known_index_terms(&self, id: MemoryId) -> Option<Vec<String>> {
+        let cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
+        cache.get(&id).map(|a| a.index_terms().to_vec())
+    }
+
     fn remember_analysis(&self, id: MemoryId, analysis: Arc<lexical::Analysis>) {
         let mut cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
         if cache.len() >= ANALYSIS_CACHE_ENTRIES {

@@ -30,7 +30,8 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
+    Language, LowerCaser, PreTokenizedString, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
+    TokenStream, Tokenizer,
 };
 use tantivy::{
     DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TERMINATED, TantivyDocument,
@@ -230,7 +231,9 @@ struct Fields {
 const CANDIDATE_TERMS: &str = "memledger_candidate_terms";
 
 /// The tokenizer of the `terms` field: the text's candidate terms (the engine's term function).
-/// Running as a tokenizer puts the analysis on tantivy's indexing threads, off the caller's.
+/// Running as a tokenizer puts the analysis on tantivy's indexing threads, off the caller's; a
+/// caller that has analysed the text already hands the terms over instead
+/// ([`TextIndex::apply_known`]).
 #[derive(Clone)]
 struct CandidateTerms {
     terms: TermFn,
@@ -242,11 +245,21 @@ impl Tokenizer for CandidateTerms {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> MemoryTokenStream<'a> {
         self.tokens.clear();
-        for (position, term) in (self.terms)(text).into_iter().enumerate() {
-            self.tokens.push(Token { offset_from: 0, offset_to: 0, position, text: term, position_length: 1 });
-        }
+        self.tokens.extend((self.terms)(text).into_iter().enumerate().map(term_token));
         MemoryTokenStream { tokens: &mut self.tokens, next: 0 }
     }
+}
+
+/// The `terms` field's token for the candidate term at `position` (no offsets: the field keeps
+/// neither positions nor frequencies).
+fn term_token((position, text): (usize, String)) -> Token {
+    Token { offset_from: 0, offset_to: 0, position, text, position_length: 1 }
+}
+
+/// Terms the caller has already made, as a `terms` value: the tokens [`CandidateTerms`] would
+/// make of the text.
+fn pre_tokenized(terms: Vec<String>) -> PreTokenizedString {
+    PreTokenizedString { text: String::new(), tokens: terms.into_iter().enumerate().map(term_token).collect() }
 }
 
 /// A scope as a number: the belief view's 8-byte digest of it (`keys::digest8`), big-endian.
@@ -548,6 +561,19 @@ impl TextIndex {
     /// Bring the memories `events` touched in line with the belief view, which must already
     /// have applied them: active ones are (re)indexed, the others removed. Does not commit.
     pub fn apply(&self, store: &Store, events: &[Event]) -> Result<(), ProjectError> {
+        self.apply_known(store, events, &|_| None)
+    }
+
+    /// [`TextIndex::apply`], given the candidate terms of memories the caller has already
+    /// analysed: `known(id)` is the term function's answer for that memory's text, or `None`.
+    /// A known memory's terms go into the index as they are (a pre-tokenized value), so its text
+    /// is not analysed a second time on the indexing thread; the others are analysed there.
+    pub fn apply_known(
+        &self,
+        store: &Store,
+        events: &[Event],
+        known: &dyn Fn(MemoryId) -> Option<Vec<String>>,
+    ) -> Result<(), ProjectError> {
         let Some(last) = events.last() else { return Ok(()) };
         let ids: BTreeSet<MemoryId> =
             events.iter().filter(|e| touches_index(&e.body)).flat_map(|e| e.body.memory_ids()).collect();
@@ -561,7 +587,7 @@ impl TextIndex {
             for id in ids {
                 writer.delete_term(Term::from_field_text(self.fields.memory_id, &id.hex()));
                 if let Some(r) = beliefs.get(id)?.filter(|r| r.status == Status::Active) {
-                    writer.add_document(self.document(&r)).map_err(err)?;
+                    writer.add_document(self.document(&r, known(id))).map_err(err)?;
                 }
             }
             Ok(())
@@ -609,7 +635,9 @@ impl TextIndex {
         }
     }
 
-    fn document(&self, r: &MemoryRecord) -> TantivyDocument {
+    /// The document of an active memory; `terms` are its candidate terms when the caller knows
+    /// them (else the `terms` field's tokenizer makes them from the text).
+    fn document(&self, r: &MemoryRecord, terms: Option<Vec<String>>) -> TantivyDocument {
         let f = &self.fields;
         let id = r.memory_id.0;
         let mut doc = TantivyDocument::default();
@@ -621,7 +649,10 @@ impl TextIndex {
         doc.add_i64(f.asserted_at, r.asserted_at.micros());
         doc.add_u64(f.id_hi, (id >> 64) as u64);
         doc.add_u64(f.id_lo, id as u64);
-        doc.add_text(f.terms, &r.text);
+        match terms {
+            Some(terms) => doc.add_pre_tokenized_text(f.terms, pre_tokenized(terms)),
+            None => doc.add_text(f.terms, &r.text),
+        }
         doc.add_u64(f.scope_digest, scope_digest(&r.scope));
         doc
     }
@@ -689,7 +720,7 @@ impl TextIndex {
             BeliefReader::new(store).scan(
                 |r| {
                     if r.status == Status::Active && failed.is_none() {
-                        match writer.add_document(self.document(r)) {
+                        match writer.add_document(self.document(r, None)) {
                             Ok(_) => docs += 1,
                             Err(e) => failed = Some(e),
                         }
