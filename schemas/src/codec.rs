@@ -2,20 +2,33 @@
 //!
 //! bincode is unmaintained upstream, so everything that depends on its byte layout goes through
 //! this module and is pinned by golden fixtures (`schemas/tests/fixtures/`). A stored event is
-//! `format (u16, big-endian) ‖ bincode(Event)`: the prefix lets a future format be upcast on read.
+//! `format (u16, big-endian) ‖ bincode(Event)`: the prefix lets a later format be read beside an
+//! earlier one. Each event is written, hashed and read back in its own format, so a ledger may
+//! hold events of several formats and its chain still verifies.
+//!
+//! - **Format 1**: `bincode(Event)`, every field as derived.
+//! - **Format 2**: the same, except in a `pair_classified` body: the `gate` and the name of each
+//!   score and threshold are written as a one-byte code from [`NAMES_V2`] (0: the name follows as
+//!   a string). Those names were most of a classification's bytes, and a save records about five
+//!   classifications (docs/adr/0013-event-format-2.md).
 
 use bincode::config::{BigEndian, Configuration, Fixint, Limit};
 use bincode::{Decode, Encode};
 
+use bincode::de::Decoder;
+use bincode::enc::Encoder;
+use bincode::error::{DecodeError, EncodeError};
+
 use crate::chain::{Hash, chain_hash, chain_hash_parts};
-use crate::event::{Event, EventBody};
-use crate::ids::{CorrelationId, EventId};
+use crate::event::{Event, EventBody, ModelVerdict, PairClassified};
+use crate::ids::{CorrelationId, EventId, MemoryId};
+use crate::kinds::{Method, PairOutcome, Relation};
 use crate::time::Timestamp;
 
 /// The format new events are written in.
-pub const CURRENT_FORMAT: u16 = 1;
-/// Formats this build can read.
-pub const READABLE_FORMATS: &[u16] = &[1];
+pub const CURRENT_FORMAT: u16 = 2;
+/// Formats this build can read (and write, for an imported event that carries one).
+pub const READABLE_FORMATS: &[u16] = &[1, 2];
 /// No single record may claim more than this when decoding: bounds allocation on bad bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
@@ -56,11 +69,14 @@ pub fn decode<T: Decode<()>>(bytes: &[u8]) -> Result<T, CodecError> {
     Ok(value)
 }
 
-/// The stored form of an event: `format ‖ bincode(event)`.
+/// The stored form of an event, in the event's own format: `format ‖ fields before hash ‖ hash
+/// ‖ body` (bincode encodes a struct as its fields one after another).
 pub fn encode_event(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(&event.format.to_be_bytes());
-    out.extend_from_slice(&encode(event));
+    encode_into(&before_hash(event), &mut out);
+    out.extend_from_slice(&event.hash.0);
+    encode_body_into(event.format, &event.body, &mut out);
     out
 }
 
@@ -72,22 +88,66 @@ fn format_of(bytes: &[u8]) -> Result<u16, CodecError> {
     }
 }
 
-/// Decode a stored event, upcasting older formats to the current in-memory form.
+/// Decode a stored event of any readable format into the one in-memory form.
 pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
     let format = format_of(bytes)?;
-    match format {
-        1 => {
-            let event: Event = decode(&bytes[2..])?;
-            if event.format != format {
-                return Err(CodecError::Decode(format!(
-                    "format prefix {format} disagrees with the event's format {}",
-                    event.format
-                )));
-            }
-            Ok(event)
-        }
-        other => Err(CodecError::UnknownFormat(other)),
+    let event = match format {
+        1 => decode::<Event>(&bytes[2..])?,
+        2 => decode_v2(&bytes[2..])?,
+        other => return Err(CodecError::UnknownFormat(other)),
+    };
+    if event.format != format {
+        return Err(CodecError::Decode(format!(
+            "format prefix {format} disagrees with the event's format {}",
+            event.format
+        )));
     }
+    Ok(event)
+}
+
+/// The owned form of [`before_hash`]'s fields (same order, same encodings).
+type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u64>, Option<String>, Hash);
+
+/// A format-2 event after its prefix: the envelope as derived, then the body.
+fn decode_v2(bytes: &[u8]) -> Result<Event, CodecError> {
+    let ((seq, event_id, format, recorded_at, actor, correlation_id, causation, idempotency_key, prev_hash), hash, at) =
+        decode_envelope(bytes)?;
+    let body_bytes = &bytes[at..];
+    let body = if variant_index(body_bytes)? == PAIR_CLASSIFIED {
+        EventBody::PairClassified(decode::<StoredPairV2>(&body_bytes[4..])?.into())
+    } else {
+        decode::<EventBody>(body_bytes)?
+    };
+    Ok(Event {
+        seq,
+        event_id,
+        format,
+        recorded_at,
+        actor,
+        correlation_id,
+        causation,
+        idempotency_key,
+        prev_hash,
+        hash,
+        body,
+    })
+}
+
+/// The fields before `hash`, the hash, and where the body starts.
+fn decode_envelope(bytes: &[u8]) -> Result<(BeforeHash, Hash, usize), CodecError> {
+    let (header, used): (BeforeHash, usize) =
+        bincode::decode_from_slice(bytes, CONFIG).map_err(|e| CodecError::Decode(e.to_string()))?;
+    let hash = bytes
+        .get(used..used + 32)
+        .and_then(|b| b.try_into().ok())
+        .map(Hash)
+        .ok_or(CodecError::Truncated { len: bytes.len() + 2 })?;
+    Ok((header, hash, used + 32))
+}
+
+/// The variant index bincode writes before a body's fields (a fixed-width big-endian `u32`).
+fn variant_index(body: &[u8]) -> Result<u32, CodecError> {
+    body.get(..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])).ok_or(CodecError::Truncated { len: body.len() })
 }
 
 /// The seq and body type ([`EventBody::TYPE_NAMES`]) of a stored event, read without decoding
@@ -100,15 +160,9 @@ pub fn peek_event(bytes: &[u8]) -> Result<(u64, &'static str), CodecError> {
     if !READABLE_FORMATS.contains(&format) {
         return Err(CodecError::UnknownFormat(format));
     }
-    // The owned form of `before_hash`'s fields (same order, same encodings).
-    type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u64>, Option<String>, Hash);
-    let (header, used): (BeforeHash, usize) =
-        bincode::decode_from_slice(&bytes[2..], CONFIG).map_err(|e| CodecError::Decode(e.to_string()))?;
-    let at = 2 + used + 32;
-    let index = bytes
-        .get(at..at + 4)
-        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-        .ok_or(CodecError::Truncated { len: bytes.len() })?;
+    // Every readable format lays out the envelope and the variant index alike.
+    let (header, _, at) = decode_envelope(&bytes[2..])?;
+    let index = variant_index(&bytes[2 + at..])?;
     let name = EventBody::TYPE_NAMES
         .get(index as usize)
         .ok_or_else(|| CodecError::Decode(format!("unknown event type index {index}")))?;
@@ -134,7 +188,7 @@ pub fn seal_and_encode_into(event: &mut Event, out: &mut Vec<u8>) {
     encode_into(&before_hash(event), out);
     let gap = out.len();
     out.extend_from_slice(&[0u8; 32]);
-    encode_into(&event.body, out);
+    encode_body_into(event.format, &event.body, out);
     let hash = chain_hash_parts(&event.prev_hash, &[&out[start + 2..gap], &out[gap + 32..]]);
     out[gap..gap + 32].copy_from_slice(&hash.0);
     event.hash = hash;
@@ -180,13 +234,201 @@ impl bincode::enc::write::Writer for AppendTo<'_> {
 pub fn hashed_bytes(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 + event.actor.len());
     encode_into(&before_hash(event), &mut out);
-    encode_into(&event.body, &mut out);
+    encode_body_into(event.format, &event.body, &mut out);
     out
 }
 
 /// The hash this event should carry, given its `prev_hash` field.
 pub fn compute_hash(event: &Event) -> Hash {
     chain_hash(&event.prev_hash, &hashed_bytes(event))
+}
+
+/// Append a body's encoding in `format`.
+fn encode_body_into(format: u16, body: &EventBody, out: &mut Vec<u8>) {
+    match body {
+        EventBody::PairClassified(pair) if format >= 2 => {
+            encode_into(&PAIR_CLASSIFIED, out);
+            encode_into(&PairV2(pair), out);
+        }
+        _ => encode_into(body, out),
+    }
+}
+
+/// `pair_classified`'s variant index ([`EventBody::TYPE_NAMES`]).
+const PAIR_CLASSIFIED: u32 = 1;
+
+/// Format 2's name codes: the name at index `i` is written as the byte `i + 1`. Frozen with
+/// format 2, like the fixtures: a name added here would change how an event that already holds it
+/// (as a string) encodes, and so its hash. A name not listed is written as `0 ‖ string`.
+pub const NAMES_V2: &[&str] = &[
+    // Lexical scores.
+    "score",
+    "jaccard",
+    "containment",
+    "content_words_a",
+    "content_words_b",
+    "agreements",
+    "only_a",
+    "only_b",
+    "negations_a",
+    "negations_b",
+    "polarity_flips",
+    "evidence",
+    "rest_jaccard",
+    "rest_agreements",
+    "rest_substitutions",
+    "negation_scope_match",
+    "inserted",
+    "inversions",
+    // Other methods' scores.
+    "exact",
+    "cosine",
+    "llm_confidence",
+    // Thresholds.
+    "merge_threshold",
+    "related_threshold",
+    "min_conflict_words",
+    "min_agreements",
+    "min_conflict_jaccard",
+    "prefix_min_len",
+    "max_value_substitutions",
+    "max_negation_substitutions",
+    "min_negation_scope_match",
+    "min_containment_words",
+    "short_fact_words",
+    "short_link_score",
+    "top_k",
+    "cosine_min",
+    "cosine_identical_min",
+    // Gates.
+    "exact_text",
+    "merge_band",
+    "related_band",
+    "below_band",
+    "no_content",
+    "kind_mismatch",
+    "negation",
+    "value_mismatch",
+    "antonym",
+    "qualifier_differs",
+    "qualifier_added",
+    "rest_differs",
+    "too_few_words",
+    "narrower",
+    "order_differs",
+];
+
+/// The code of a listed name.
+fn name_code(name: &str) -> Option<u8> {
+    // Sorted once; a save encodes about 140 names.
+    static SORTED: std::sync::LazyLock<Vec<(&'static str, u8)>> = std::sync::LazyLock::new(|| {
+        let mut v: Vec<(&'static str, u8)> = NAMES_V2.iter().zip(1u8..).map(|(n, c)| (*n, c)).collect();
+        v.sort_unstable();
+        v
+    });
+    SORTED.binary_search_by(|(n, _)| (*n).cmp(name)).ok().map(|i| SORTED[i].1)
+}
+
+/// A name as format 2 writes it.
+struct NameRef<'a>(&'a str);
+
+impl Encode for NameRef<'_> {
+    fn encode<E: Encoder>(&self, encoder: &mut E) -> Result<(), EncodeError> {
+        match name_code(self.0) {
+            Some(code) => code.encode(encoder),
+            None => {
+                0u8.encode(encoder)?;
+                self.0.encode(encoder)
+            }
+        }
+    }
+}
+
+/// A name as format 2 reads it. A listed name written as a string is refused: each event has
+/// exactly one stored form, so a decoded event encodes back to the bytes it came from.
+struct Name(String);
+
+impl<Context> Decode<Context> for Name {
+    fn decode<D: Decoder<Context = Context>>(decoder: &mut D) -> Result<Self, DecodeError> {
+        match u8::decode(decoder)? {
+            0 => {
+                let name = String::decode(decoder)?;
+                if name_code(&name).is_some() {
+                    return Err(DecodeError::OtherString(format!("name {name:?} written out instead of as its code")));
+                }
+                Ok(Name(name))
+            }
+            code => NAMES_V2
+                .get(usize::from(code) - 1)
+                .map(|n| Name((*n).to_string()))
+                .ok_or_else(|| DecodeError::OtherString(format!("unknown name code {code}"))),
+        }
+    }
+}
+
+bincode::impl_borrow_decode!(Name);
+
+/// Named values as format 2 writes them: the count (as a `Vec`'s), then each name and value.
+fn encode_named<E: Encoder>(values: &[(String, f64)], encoder: &mut E) -> Result<(), EncodeError> {
+    (values.len() as u64).encode(encoder)?;
+    for (name, value) in values {
+        NameRef(name).encode(encoder)?;
+        value.encode(encoder)?;
+    }
+    Ok(())
+}
+
+/// A `pair_classified` body as format 2 writes it: [`PairClassified`]'s fields in order, the
+/// gate and the names of scores and thresholds as [`NameRef`]s.
+struct PairV2<'a>(&'a PairClassified);
+
+impl Encode for PairV2<'_> {
+    fn encode<E: Encoder>(&self, encoder: &mut E) -> Result<(), EncodeError> {
+        let p = self.0;
+        p.incoming.encode(encoder)?;
+        p.candidate.encode(encoder)?;
+        p.method.encode(encoder)?;
+        p.relation.encode(encoder)?;
+        NameRef(&p.gate).encode(encoder)?;
+        p.reason.encode(encoder)?;
+        encode_named(&p.scores, encoder)?;
+        encode_named(&p.thresholds, encoder)?;
+        p.model.encode(encoder)?;
+        p.outcome.encode(encoder)
+    }
+}
+
+/// A `pair_classified` body as format 2 reads it (the layout [`PairV2`] writes).
+#[derive(Decode)]
+struct StoredPairV2 {
+    incoming: MemoryId,
+    candidate: MemoryId,
+    method: Method,
+    relation: Relation,
+    gate: Name,
+    reason: String,
+    scores: Vec<(Name, f64)>,
+    thresholds: Vec<(Name, f64)>,
+    model: Option<ModelVerdict>,
+    outcome: PairOutcome,
+}
+
+impl From<StoredPairV2> for PairClassified {
+    fn from(p: StoredPairV2) -> PairClassified {
+        let named = |v: Vec<(Name, f64)>| v.into_iter().map(|(n, x)| (n.0, x)).collect();
+        PairClassified {
+            incoming: p.incoming,
+            candidate: p.candidate,
+            method: p.method,
+            relation: p.relation,
+            gate: p.gate.0,
+            reason: p.reason,
+            scores: named(p.scores),
+            thresholds: named(p.thresholds),
+            model: p.model,
+            outcome: p.outcome,
+        }
+    }
 }
 
 impl Event {

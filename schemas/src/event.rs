@@ -2,7 +2,8 @@
 //!
 //! Bodies are in the past tense and record results, not recipes: scores, verdicts, thresholds and
 //! effects are written down when they happen so that replay never calls a model or reads a clock.
-//! Format 1 is frozen: fields and variants are only ever appended in a new format version.
+//! Formats 1 and 2 are frozen: fields and variants are only ever appended in a new format version.
+//! The in-memory form is the same for both; only the stored bytes differ (`codec.rs`).
 
 use bincode::{Decode, Encode};
 use serde::{Deserialize, Serialize};

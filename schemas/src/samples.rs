@@ -86,13 +86,23 @@ pub fn sample_bodies() -> Vec<EventBody> {
     ]
 }
 
-/// The sample bodies sealed into a valid chain from seq 1.
+/// The sample bodies sealed into a valid chain from seq 1, in the current format.
 pub fn sample_chain() -> Vec<Event> {
     chain_of(sample_bodies())
 }
 
-/// Seal bodies into a valid chain from seq 1 with fixed ids and times.
+/// The sample bodies sealed into a valid chain from seq 1, every event in `format`.
+pub fn sample_chain_in(format: u16) -> Vec<Event> {
+    chain_in(sample_bodies(), format)
+}
+
+/// Seal bodies into a valid chain from seq 1 with fixed ids and times, in the current format.
 pub fn chain_of(bodies: Vec<EventBody>) -> Vec<Event> {
+    chain_in(bodies, crate::codec::CURRENT_FORMAT)
+}
+
+/// Seal bodies into a valid chain from seq 1 with fixed ids and times, in `format`.
+pub fn chain_in(bodies: Vec<EventBody>, format: u16) -> Vec<Event> {
     let mut prev = Hash::GENESIS;
     let mut out = Vec::new();
     for (i, body) in bodies.into_iter().enumerate() {
@@ -100,7 +110,7 @@ pub fn chain_of(bodies: Vec<EventBody>) -> Vec<Event> {
         let mut event = Event {
             seq,
             event_id: EventId(0xe000_0000_0000_0000_0000_0000_0000_0000 + seq as u128),
-            format: crate::codec::CURRENT_FORMAT,
+            format,
             recorded_at: Timestamp(T0 + seq as i64 * 1_000_001),
             actor: "cli:sample".into(),
             correlation_id: CorrelationId(0xc0),

@@ -1,10 +1,11 @@
-//! Golden fixtures: the bytes of format 1 are frozen. These files were written once by
-//! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test golden` and must load forever.
+//! Golden fixtures: the bytes of formats 1 and 2 are frozen. These files were written once by
+//! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test golden` (which writes only a fixture
+//! that is missing) and must load forever.
 
 use std::path::PathBuf;
 
 use memledger_schemas::codec::{decode_event, encode_event, peek_event};
-use memledger_schemas::samples::sample_chain;
+use memledger_schemas::samples::{sample_chain, sample_chain_in};
 use memledger_schemas::{Event, EventBody, Hash};
 
 /// This package's directory, read when the test runs (cargo sets it) rather than baked in at
@@ -17,7 +18,7 @@ fn fixture(name: &str) -> PathBuf {
     PathBuf::from(manifest_dir()).join("tests/fixtures").join(name)
 }
 
-/// The format-1 fixture: each event as `u32 length (BE) ‖ stored bytes`.
+/// A format's fixture: each event as `u32 length (BE) ‖ stored bytes`.
 fn encode_all(events: &[Event]) -> Vec<u8> {
     let mut out = Vec::new();
     for event in events {
@@ -32,26 +33,27 @@ fn decode_all(mut bytes: &[u8]) -> Vec<Event> {
     let mut out = Vec::new();
     while !bytes.is_empty() {
         let len = u32::from_be_bytes(bytes[..4].try_into().unwrap()) as usize;
-        out.push(decode_event(&bytes[4..4 + len]).expect("a format-1 event must always decode"));
+        out.push(decode_event(&bytes[4..4 + len]).expect("a fixture event must always decode"));
         bytes = &bytes[4 + len..];
     }
     out
 }
 
-#[test]
-fn format_1_events_decode_forever() {
-    let events = sample_chain();
-    let bin = fixture("format-1.events.bin");
-    let json = fixture("format-1.events.jsonl");
-    if std::env::var_os("MEMLEDGER_BLESS").is_some() {
+/// The fixture of `format` decodes to the sample chain in that format, encodes back to the same
+/// bytes, carries valid hashes, and its exported JSON is frozen too.
+fn events_decode_forever(format: u16) {
+    let events = sample_chain_in(format);
+    let bin = fixture(&format!("format-{format}.events.bin"));
+    let json = fixture(&format!("format-{format}.events.jsonl"));
+    if std::env::var_os("MEMLEDGER_BLESS").is_some() && !bin.exists() {
         std::fs::write(&bin, encode_all(&events)).unwrap();
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
         std::fs::write(&json, lines.join("\n") + "\n").unwrap();
     }
     let stored = std::fs::read(&bin).expect("golden fixture missing: bless it once");
     let decoded = decode_all(&stored);
-    assert_eq!(decoded, events, "format 1 decodes to the same events");
-    assert_eq!(encode_all(&decoded), stored, "format 1 encodes to the same bytes");
+    assert_eq!(decoded, events, "format {format} decodes to the same events");
+    assert_eq!(encode_all(&decoded), stored, "format {format} encodes to the same bytes");
 
     // The chain in the fixture is valid, and every hash is pinned.
     let mut prev = Hash::GENESIS;
@@ -71,6 +73,34 @@ fn format_1_events_decode_forever() {
 }
 
 #[test]
+fn format_1_events_decode_forever() {
+    events_decode_forever(1);
+}
+
+#[test]
+fn format_2_events_decode_forever() {
+    events_decode_forever(2);
+}
+
+/// Format 2 differs from format 1 only in how a classification names its gate, scores and
+/// thresholds: every other event is stored byte for byte alike (but for the format prefix and
+/// the format field, and so the hash), and the classification is smaller.
+#[test]
+fn format_2_codes_the_names_of_a_classification() {
+    for (one, two) in sample_chain_in(1).iter().zip(sample_chain_in(2)) {
+        let (a, b) = (encode_event(one), encode_event(&two));
+        if one.body.type_name() == "pair_classified" {
+            // gate, 2 scores, 2 thresholds: each name's 8-byte length and its text become one byte.
+            let names = ["value_mismatch", "jaccard", "containment", "merge_threshold", "related_threshold"];
+            let saved: usize = names.iter().map(|n| 8 + n.len() - 1).sum();
+            assert_eq!(a.len() - b.len(), saved);
+        } else {
+            assert_eq!(a.len(), b.len(), "{}", one.body.type_name());
+        }
+    }
+}
+
+#[test]
 fn every_body_variant_is_in_the_fixture() {
     let names: Vec<&str> = sample_chain().iter().map(|e| e.body.type_name()).collect();
     assert_eq!(names.len(), 11);
@@ -85,15 +115,15 @@ fn every_body_variant_is_in_the_fixture() {
 #[test]
 fn peeking_reads_the_seq_and_type_of_every_fixture_event() {
     let mut names: Vec<&str> = Vec::new();
-    for event in sample_chain() {
+    for event in sample_chain_in(1).into_iter().chain(sample_chain_in(2)) {
         let (seq, name) = peek_event(&encode_event(&event)).unwrap();
         assert_eq!((seq, name), (event.seq, event.body.type_name()));
         names.push(name);
     }
     names.sort();
-    let mut all = EventBody::TYPE_NAMES.to_vec();
+    let mut all = [EventBody::TYPE_NAMES, EventBody::TYPE_NAMES].concat();
     all.sort();
-    assert_eq!(names, all, "the fixture has every type once");
+    assert_eq!(names, all, "each format's fixture has every type once");
     assert!(peek_event(&[0, 1, 0]).is_err());
     assert!(peek_event(&[0, 9]).is_err());
 }
@@ -137,12 +167,19 @@ fn exported_lines_match_the_json_schema_top_level() {
 
 #[test]
 fn sealing_while_encoding_writes_the_fixture_bytes() {
-    // The ledger seals and encodes in one pass; it must write exactly what format 1 froze.
-    let stored = std::fs::read(fixture("format-1.events.bin")).expect("golden fixture missing: bless it once");
+    for format in [1, 2] {
+        sealing_while_encoding_writes(format);
+    }
+}
+
+fn sealing_while_encoding_writes(format: u16) {
+    // The ledger seals and encodes in one pass; it must write exactly what the format froze.
+    let stored =
+        std::fs::read(fixture(&format!("format-{format}.events.bin"))).expect("golden fixture missing: bless it once");
     let mut at = 0;
     // The ledger appends each event to a batch buffer that already holds other keys and values.
     let mut batch_buffer = b"bytes already in the batch".to_vec();
-    for event in sample_chain() {
+    for event in sample_chain_in(format) {
         let mut unsealed = event.clone();
         unsealed.hash = Hash::GENESIS;
         let bytes = memledger_schemas::codec::seal_and_encode(&mut unsealed);
@@ -159,4 +196,29 @@ fn sealing_while_encoding_writes_the_fixture_bytes() {
         at += 4 + len;
     }
     assert_eq!(at, stored.len());
+}
+
+/// A store written by a format-1 build goes on in format 2: each event is hashed over its own
+/// stored bytes, so the chain links across the change and every event decodes to itself.
+#[test]
+fn a_chain_links_across_a_change_of_format() {
+    let mut chain = sample_chain_in(1);
+    chain.truncate(3);
+    let mut prev = chain.last().unwrap().hash;
+    for mut event in sample_chain_in(2).into_iter().skip(1) {
+        event.seq += 2;
+        event.prev_hash = prev;
+        event.seal();
+        prev = event.hash;
+        chain.push(event);
+    }
+    assert!(chain.iter().any(|e| e.format == 2 && e.body.type_name() == "pair_classified"));
+    let mut prev = Hash::GENESIS;
+    for event in &chain {
+        let back = decode_event(&encode_event(event)).unwrap();
+        assert_eq!(&back, event);
+        assert_eq!(back.prev_hash, prev, "seq {}", event.seq);
+        assert!(back.hash_is_valid(), "seq {} (format {})", event.seq, event.format);
+        prev = back.hash;
+    }
 }

@@ -1,7 +1,8 @@
-//! Property tests of the codec: encode→decode is the identity; arbitrary bytes never panic.
+//! Property tests of the codec: encode→decode is the identity in every format; arbitrary bytes
+//! never panic.
 
 use memledger_schemas::codec::{decode, decode_event, encode_event, peek_event};
-use memledger_schemas::samples::{chain_of, sample_bodies};
+use memledger_schemas::samples::{chain_in, chain_of, sample_bodies};
 use memledger_schemas::*;
 use proptest::prelude::*;
 
@@ -47,8 +48,9 @@ fn arb_body() -> impl Strategy<Value = EventBody> {
 
 proptest! {
     #[test]
-    fn encode_decode_round_trip(bodies in proptest::collection::vec(arb_body(), 1..12)) {
-        for event in chain_of(bodies) {
+    fn encode_decode_round_trip(bodies in proptest::collection::vec(arb_body(), 1..12), format in 1u16..=2) {
+        // A classification's "extra" score has no format-2 code: it is written as a string.
+        for event in chain_in(bodies, format) {
             let bytes = encode_event(&event);
             let back = decode_event(&bytes).unwrap();
             prop_assert_eq!(peek_event(&bytes).unwrap(), (event.seq, event.body.type_name()));
@@ -64,10 +66,12 @@ proptest! {
     fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         let _ = decode_event(&bytes);
         let _ = decode::<Event>(&bytes);
-        let mut prefixed = vec![0u8, 1u8];
-        prefixed.extend_from_slice(&bytes);
-        let _ = decode_event(&prefixed);
-        let _ = peek_event(&prefixed);
+        for format in [1u8, 2] {
+            let mut prefixed = vec![0u8, format];
+            prefixed.extend_from_slice(&bytes);
+            let _ = decode_event(&prefixed);
+            let _ = peek_event(&prefixed);
+        }
     }
 
     #[test]
@@ -82,4 +86,42 @@ proptest! {
             prop_assert!(!back.hash_is_valid() || back.hash != event.hash);
         }
     }
+}
+
+/// Format 2 writes a listed name as its code and any other name as a string, and reads back only
+/// what it writes: a listed name spelled out, or a code past the list, is refused.
+#[test]
+fn format_2_names_have_one_stored_form() {
+    use memledger_schemas::codec::NAMES_V2;
+    let mut names = NAMES_V2.to_vec();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), NAMES_V2.len(), "no name is listed twice");
+    assert!(NAMES_V2.len() < 255, "codes are one byte, 0 meaning a string follows");
+
+    let mut event = chain_in(sample_bodies(), 2).remove(1);
+    let EventBody::PairClassified(pair) = &mut event.body else { panic!("the second sample is a classification") };
+    pair.scores.push(("not_listed".into(), 0.5));
+    event.seal();
+    let bytes = encode_event(&event);
+    assert_eq!(decode_event(&bytes).unwrap(), event);
+
+    // The same bytes with the listed gate's code replaced by the gate spelled out.
+    let gate = "value_mismatch";
+    let code = NAMES_V2.iter().position(|n| *n == gate).unwrap() as u8 + 1;
+    let reason = b"numbers differ";
+    let at = bytes.windows(reason.len()).position(|w| w == reason).unwrap() - 8 - 1;
+    assert_eq!(bytes[at], code, "the gate's code sits right before the reason's length");
+    let mut spelled = bytes[..at].to_vec();
+    spelled.push(0);
+    spelled.extend_from_slice(&(gate.len() as u64).to_be_bytes());
+    spelled.extend_from_slice(gate.as_bytes());
+    spelled.extend_from_slice(&bytes[at + 1..]);
+    let refused = decode_event(&spelled).unwrap_err().to_string();
+    assert!(refused.contains("written out instead of as its code"), "{refused}");
+
+    let mut unknown = bytes.clone();
+    unknown[at] = 255;
+    let refused = decode_event(&unknown).unwrap_err().to_string();
+    assert!(refused.contains("unknown name code 255"), "{refused}");
 }

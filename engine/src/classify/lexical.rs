@@ -2168,6 +2168,46 @@ mod tests {
         }
     }
 
+    /// Event format 2 writes a classification's gate and score and threshold names as one-byte
+    /// codes from a frozen list; a name missing from it still works (written as a string) but
+    /// costs its bytes in every event, so each name this classifier records must be listed.
+    #[test]
+    fn every_recorded_name_has_a_format_2_code() {
+        fn listed(name: &str) -> bool {
+            memledger_schemas::codec::NAMES_V2.contains(&name)
+        }
+        for gate in Gate::ALL {
+            assert!(listed(gate.as_str()), "gate {}", gate.as_str());
+        }
+        for (name, _) in crate::classify::recorded_thresholds(&crate::EngineConfig::default()) {
+            assert!(listed(&name), "threshold {name}");
+        }
+        let pairs = [
+            ("The billing team deploys to staging on Tuesdays", "The billing team deploys to staging on Thursdays"),
+            ("We deploy billing on Tuesday", "We don't deploy billing on Tuesday"),
+            ("Marco likes long status meetings", "Marco dislikes long status meetings"),
+            ("The refunds service calls the billing service", "The billing service calls the refunds service"),
+            ("The cache host is cache01.prod.example.com", "The cache host is cache02.prod.example.com"),
+            ("Priya prefers dark mode in every editor", "Priya prefers dark mode in all her editors"),
+            ("We never deploy the billing service on Fridays", "We deploy the billing service"),
+            ("The payments team has five engineers", "The payments team has six engineers"),
+            ("Deploy Tuesday", "Deploy Thursday"),
+            ("The API runs in production in eu-west-1", "The API runs in staging in eu-west-1"),
+            ("went swimming after the call", "finished a painting before the call"),
+            ("Postgres", "Postgres"),
+        ];
+        let mut seen = std::collections::BTreeSet::new();
+        for (a, b) in pairs {
+            for v in [c(a, b), c(b, a)] {
+                seen.insert(v.gate.as_str());
+                for (name, _) in &v.scores {
+                    assert!(listed(name), "score {name} ({a:?} vs {b:?})");
+                }
+            }
+        }
+        assert!(seen.len() >= 6, "the pairs reach several gates: {seen:?}");
+    }
+
     #[test]
     fn recorded_thresholds_and_gate_names() {
         let cfg = LexicalConfig::default();
