@@ -48,6 +48,35 @@ impl PreparedSave {
 /// How many candidate analyses the pipeline keeps in memory.
 const ANALYSIS_CACHE_ENTRIES: usize = 50_000;
 
+/// The best `k` of `weighed` that `keep` accepts, best first: highest weight, ties by id.
+///
+/// Only they are wanted, out of up to a budget's worth of weighed memories per save: they are
+/// kept in a short list, in order, while the weights are read, rather than every weighed memory
+/// collected and selected from.
+fn best_weighed(
+    weighed: impl Iterator<Item = (MemoryId, f64)>,
+    k: usize,
+    keep: impl Fn(MemoryId) -> bool,
+) -> Vec<(MemoryId, f64)> {
+    let best_first = |a: &(MemoryId, f64), b: &(MemoryId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    let mut best: Vec<(MemoryId, f64)> = Vec::with_capacity(k.min(64) + 1);
+    if k == 0 {
+        return best;
+    }
+    for candidate in weighed {
+        if best.len() == k && best_first(&candidate, &best[k - 1]).is_ge() {
+            continue;
+        }
+        if !keep(candidate.0) {
+            continue;
+        }
+        let at = best.partition_point(|b| best_first(b, &candidate).is_lt());
+        best.insert(at, candidate);
+        best.truncate(k);
+    }
+    best
+}
+
 thread_local! {
     /// Candidate search's weights per memory, kept between saves: it takes up to the whole
     /// budget of postings per save, and allocating it afresh each time showed in profiles. Ids
@@ -108,7 +137,7 @@ impl Memledger {
             }
         }
         by_rarity.sort();
-        let mut ranked: Vec<(MemoryId, f64)> = CANDIDATE_WEIGHTS.with_borrow_mut(|weights| {
+        let ranked: Vec<(MemoryId, f64)> = CANDIDATE_WEIGHTS.with_borrow_mut(|weights| {
             weights.clear();
             weights.reserve(self.config.candidate_budget);
             let mut budget = self.config.candidate_budget;
@@ -122,27 +151,10 @@ impl Memledger {
                     *weights.entry(id).or_default() += weight;
                 }
             }
-            Ok::<_, EngineError>(
-                weights
-                    .iter()
-                    .map(|(id, w)| (*id, *w))
-                    .filter(|(id, _)| Some(*id) != exclude && !out.iter().any(|(r, _)| r.memory_id == *id))
-                    .collect(),
-            )
+            let keep = |id: MemoryId| Some(id) != exclude && !out.iter().any(|(r, _)| r.memory_id == id);
+            Ok::<_, EngineError>(best_weighed(weights.iter().map(|(id, w)| (*id, *w)), self.config.top_k, keep))
         })?;
         drop(cache);
-        // Best first, ties by id: only the first `top_k` are wanted, so they are selected (linear)
-        // and only they are sorted.
-        let best_first = |a: &(MemoryId, f64), b: &(MemoryId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        match self.config.top_k {
-            0 => ranked.clear(),
-            k if ranked.len() > k => {
-                ranked.select_nth_unstable_by(k - 1, best_first);
-                ranked.truncate(k);
-            }
-            _ => {}
-        }
-        ranked.sort_unstable_by(best_first);
         for (id, _) in ranked {
             if let Some(r) = beliefs.get(id)? {
                 out.push((r, false));
@@ -434,5 +446,35 @@ impl Memledger {
             });
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// The short list gives what sorting every kept memory best first and taking `k` gives,
+        /// ties (equal weights, which sums of the same term weights often are) by id included.
+        #[test]
+        fn best_weighed_is_the_first_k_of_a_full_sort(
+            weighed in proptest::collection::vec((0u128..400, 0u8..12), 0..300),
+            k in 0usize..12,
+            dropped in 0u128..8,
+        ) {
+            let mut seen = std::collections::HashSet::new();
+            let weighed: Vec<(MemoryId, f64)> = weighed
+                .into_iter()
+                .filter(|(id, _)| seen.insert(*id))
+                .map(|(id, w)| (MemoryId(id), f64::from(w) / 4.0))
+                .collect();
+            let keep = |id: MemoryId| id.0 % 8 != dropped;
+            let mut sorted: Vec<(MemoryId, f64)> = weighed.iter().copied().filter(|(id, _)| keep(*id)).collect();
+            sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            sorted.truncate(k);
+            prop_assert_eq!(best_weighed(weighed.into_iter(), k, keep), sorted);
+        }
     }
 }
