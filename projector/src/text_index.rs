@@ -30,8 +30,7 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
 use tantivy::tokenizer::{
-    Language, LowerCaser, PreTokenizedString, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
-    TokenStream, Tokenizer,
+    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
 use tantivy::{
     DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TERMINATED, TantivyDocument,
@@ -233,7 +232,7 @@ const CANDIDATE_TERMS: &str = "memledger_candidate_terms";
 /// The tokenizer of the `terms` field: the text's candidate terms (the engine's term function).
 /// Running as a tokenizer puts the analysis on tantivy's indexing threads, off the caller's; a
 /// caller that has analysed the text already hands the terms over instead
-/// ([`TextIndex::apply_known`]).
+/// ([`TextIndex::apply_known`], [`terms_value`]), and they are only split here.
 #[derive(Clone)]
 struct CandidateTerms {
     terms: TermFn,
@@ -245,21 +244,47 @@ impl Tokenizer for CandidateTerms {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> MemoryTokenStream<'a> {
         self.tokens.clear();
-        self.tokens.extend((self.terms)(text).into_iter().enumerate().map(term_token));
+        let terms = match text.strip_prefix(TERMS_GIVEN) {
+            Some(given) => given.split(TERMS_GIVEN).filter(|t| !t.is_empty()).map(str::to_string).collect(),
+            None => (self.terms)(text.strip_prefix(TEXT_GIVEN).unwrap_or(text)),
+        };
+        self.tokens.extend(terms.into_iter().enumerate().map(|(position, text)| Token {
+            offset_from: 0,
+            offset_to: 0,
+            position,
+            text,
+            position_length: 1,
+        }));
         MemoryTokenStream { tokens: &mut self.tokens, next: 0 }
     }
 }
 
-/// The `terms` field's token for the candidate term at `position` (no offsets: the field keeps
-/// neither positions nor frequencies).
-fn term_token((position, text): (usize, String)) -> Token {
-    Token { offset_from: 0, offset_to: 0, position, text, position_length: 1 }
-}
+/// A `terms` value that starts with this character is the terms themselves, each after one: a
+/// memory's text never holds a NUL (input validation refuses it), and a term is made of letters,
+/// digits and joiners.
+const TERMS_GIVEN: char = '\0';
+/// A `terms` value that starts with this character is a text, after it: the escape for a text
+/// that itself starts with [`TERMS_GIVEN`] or with this character (only an imported ledger could
+/// hold one), so that no text is ever read as given terms.
+const TEXT_GIVEN: char = '\u{1}';
 
-/// Terms the caller has already made, as a `terms` value: the tokens [`CandidateTerms`] would
-/// make of the text.
-fn pre_tokenized(terms: Vec<String>) -> PreTokenizedString {
-    PreTokenizedString { text: String::new(), tokens: terms.into_iter().enumerate().map(term_token).collect() }
+/// The `terms` value of a memory: its candidate terms when the caller made them already (the
+/// tokenizer then only splits them; tantivy's pre-tokenized values cost a JSON encoding on the
+/// caller's thread), else its text, analysed on the indexing thread.
+fn terms_value(text: &str, terms: Option<Vec<String>>) -> String {
+    match terms {
+        Some(terms) => {
+            let mut value = String::with_capacity(terms.iter().map(|t| t.len() + 1).sum());
+            for term in terms {
+                value.push(TERMS_GIVEN);
+                value.push_str(&term);
+            }
+            value.push(TERMS_GIVEN);
+            value
+        }
+        None if text.starts_with([TERMS_GIVEN, TEXT_GIVEN]) => format!("{TEXT_GIVEN}{text}"),
+        None => text.to_string(),
+    }
 }
 
 /// A scope as a number: the belief view's 8-byte digest of it (`keys::digest8`), big-endian.
@@ -566,8 +591,8 @@ impl TextIndex {
 
     /// [`TextIndex::apply`], given the candidate terms of memories the caller has already
     /// analysed: `known(id)` is the term function's answer for that memory's text, or `None`.
-    /// A known memory's terms go into the index as they are (a pre-tokenized value), so its text
-    /// is not analysed a second time on the indexing thread; the others are analysed there.
+    /// A known memory's terms go into the index as they are ([`terms_value`]), so its text is not
+    /// analysed a second time on the indexing thread; the others are analysed there.
     pub fn apply_known(
         &self,
         store: &Store,
@@ -649,10 +674,7 @@ impl TextIndex {
         doc.add_i64(f.asserted_at, r.asserted_at.micros());
         doc.add_u64(f.id_hi, (id >> 64) as u64);
         doc.add_u64(f.id_lo, id as u64);
-        match terms {
-            Some(terms) => doc.add_pre_tokenized_text(f.terms, pre_tokenized(terms)),
-            None => doc.add_text(f.terms, &r.text),
-        }
+        doc.add_text(f.terms, terms_value(&r.text, terms));
         doc.add_u64(f.scope_digest, scope_digest(&r.scope));
         doc
     }
@@ -843,6 +865,35 @@ mod tests {
         assert_eq!(analyze("foo AND ( \"unbalanced"), ["foo", "unbalanc"]);
         assert_eq!(analyze("9:45 eu-west-1 1.29 A/B"), ["9:45", "eu-west-1", "eu", "west", "1.29", "a/b"]);
         assert!(analyze("?? -- ...").is_empty());
+    }
+
+    /// What the `terms` tokenizer makes of a memory's `terms` value: the given terms as they
+    /// are, else the term function's terms of the text, also for a text that starts with one of
+    /// the marker characters.
+    #[test]
+    fn the_terms_field_takes_given_terms_or_analyses_the_text() {
+        fn words(text: &str) -> Vec<String> {
+            text.split(' ').map(|w| format!("w:{w}")).collect()
+        }
+        let mut tokenizer = CandidateTerms { terms: words, tokens: Vec::new() };
+        let mut tokens_of = |value: &str| {
+            let mut stream = tokenizer.token_stream(value);
+            let mut out = Vec::new();
+            while stream.advance() {
+                out.push((stream.token().position, stream.token().text.clone()));
+            }
+            out
+        };
+        let given = vec!["billing".to_string(), "v1.2".into(), "deploy".into()];
+        assert_eq!(
+            tokens_of(&terms_value("ignored", Some(given.clone()))),
+            given.iter().cloned().enumerate().collect::<Vec<_>>()
+        );
+        assert_eq!(tokens_of(&terms_value("ignored", Some(Vec::new()))), Vec::new());
+        for text in ["plain text", "\0starts with nul", "\u{1}starts with the escape", "\u{1}\0both"] {
+            let expected: Vec<(usize, String)> = words(text).into_iter().enumerate().collect();
+            assert_eq!(tokens_of(&terms_value(text, None)), expected, "{text:?}");
+        }
     }
 
     #[test]
