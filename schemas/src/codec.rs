@@ -13,11 +13,10 @@
 //!   classifications (docs/adr/0013-event-format-2.md).
 
 use bincode::config::{BigEndian, Configuration, Fixint, Limit};
-use bincode::{Decode, Encode};
-
 use bincode::de::Decoder;
 use bincode::enc::Encoder;
 use bincode::error::{DecodeError, EncodeError};
+use bincode::{Decode, Encode};
 
 use crate::chain::{Hash, chain_hash, chain_hash_parts};
 use crate::event::{Event, EventBody, ModelVerdict, PairClassified};
