@@ -274,7 +274,7 @@ const TEXT_GIVEN: char = '\u{1}';
 fn terms_value(text: &str, terms: Option<Vec<String>>) -> String {
     match terms {
         Some(terms) => {
-            let mut value = String::with_capacity(terms.iter().map(|t| t.len() + 1).sum());
+            let mut value = String::with_capacity(terms.iter().map(|t| t.len() + 1).sum::<usize>() + 1);
             for term in terms {
                 value.push(TERMS_GIVEN);
                 value.push_str(&term);
