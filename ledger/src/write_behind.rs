@@ -448,6 +448,9 @@ mod tests {
             assert_eq!(writer(&store).pending_len(), MAX_PENDING);
             writer(&store).hold(false);
             filler.join().unwrap();
+            // The filler's last batches may still fill the queue: held with a full queue, the
+            // next write would wait for room forever (this test hung once in CI so).
+            writer(&store).settle().unwrap();
             // Held again: only closing the store writes this one.
             writer(&store).hold(true);
             let mut batch = Batch::default();
