@@ -231,7 +231,7 @@ impl Store {
     }
 
     fn cf(&self, table: &str) -> Result<&rocksdb::ColumnFamily, LedgerError> {
-        self.db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))
+        cf_of(&self.db, table)
     }
 
     /// Answer point reads of `table` from memory from now on, for this store and its clones
@@ -414,6 +414,11 @@ impl Store {
     }
 }
 
+/// The handle of `table` in `db`; a table the store was not opened with is an error.
+fn cf_of<'a>(db: &'a DB, table: &str) -> Result<&'a rocksdb::ColumnFamily, LedgerError> {
+    db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))
+}
+
 /// `batch` as RocksDB's write batch.
 fn rocks_batch(db: &DB, batch: &Batch) -> Result<WriteBatch, LedgerError> {
     // RocksDB's batch holds each key and value with a few bytes of framing: size it once.
@@ -425,8 +430,7 @@ fn rocks_batch(db: &DB, batch: &Batch) -> Result<WriteBatch, LedgerError> {
         let cf = match handles.iter().find(|(name, _)| *name == table) {
             Some((_, cf)) => *cf,
             None => {
-                let cf =
-                    db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))?;
+                let cf = cf_of(db, table)?;
                 handles.push((table, cf));
                 cf
             }
