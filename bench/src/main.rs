@@ -7,7 +7,10 @@
 //! (default 1000 10000 100000): bulk save throughput with dedup, single-save latency, rebuild
 //! speed and peak memory;
 //! `cargo run --release -p memledger-bench -- fill DIR [N]` then `-- rebuild DIR [VIEW]` — a store
-//! kept on disk, to rebuild (or profile) on a freshly opened store.
+//! kept on disk, to rebuild (or profile) on a freshly opened store; `fill` also prints the CPU
+//! seconds of each thread;
+//! `cargo run --release -p memledger-bench -- analyses [N]` — the time and memory of one text's
+//! analysis (the save pipeline caches one per active memory).
 
 mod corpus;
 
@@ -346,6 +349,59 @@ fn fill(dir: &std::path::Path, size: usize, seed: u64) {
     let ml = Memledger::open(dir, &OpenOptions::default()).unwrap();
     let took = save_bulk(&ml, &mut corpus::Corpus::new(seed), size);
     println!("filled {} with {size} memories: {}", dir.display(), per_sec(size, took));
+    print_thread_cpu(took);
+}
+
+/// CPU seconds of each live thread of this process and of the whole process (ended threads
+/// included), from /proc: which thread bounds a fill, and how much of both cores it used.
+fn print_thread_cpu(wall: Duration) {
+    let ticks = |stat: &str| -> Option<(String, f64)> {
+        let (name, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        let t: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+        Some((name.to_string(), t / 100.0))
+    };
+    let mut by_name: std::collections::BTreeMap<String, f64> = Default::default();
+    for task in std::fs::read_dir("/proc/self/task").into_iter().flatten().flatten() {
+        if let Some((name, secs)) = std::fs::read_to_string(task.path().join("stat")).ok().as_deref().and_then(ticks) {
+            *by_name.entry(name).or_default() += secs;
+        }
+    }
+    let total = std::fs::read_to_string("/proc/self/stat").ok().as_deref().and_then(ticks).map_or(0.0, |t| t.1);
+    let threads: Vec<String> = by_name.iter().map(|(n, s)| format!("{n} {s:.1}")).collect();
+    println!(
+        "cpu seconds: process {total:.1} in {:.1} s of wall ({:.2} cores); live threads: {}",
+        wall.as_secs_f64(),
+        total / wall.as_secs_f64(),
+        threads.join(", ")
+    );
+}
+
+/// Analyse the corpus's first `size` texts and keep every analysis, as the save pipeline's cache
+/// does: the time per analysis and the memory each takes.
+fn analyses(size: usize, seed: u64) {
+    let resident = || -> usize {
+        let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        statm.split_whitespace().nth(1).and_then(|p| p.parse::<usize>().ok()).unwrap_or(0) * 4096
+    };
+    let mut corpus = corpus::Corpus::new(seed);
+    let texts: Vec<String> = (0..size).map(|i| corpus.next_memory(i).text).collect();
+    let before = resident();
+    let started = Instant::now();
+    let kept: Vec<_> = texts
+        .iter()
+        .map(|text| {
+            let analysis = memledger_engine::classify::lexical::analyse(text);
+            analysis.index_terms();
+            std::sync::Arc::new(analysis)
+        })
+        .collect();
+    let took = started.elapsed();
+    println!(
+        "{size} analyses: {:.2} µs and {} bytes of memory each",
+        took.as_secs_f64() * 1e6 / size as f64,
+        resident().saturating_sub(before) / kept.len().max(1)
+    );
 }
 
 /// Rebuild one view (or every view) of the store at `dir`, three times.
@@ -389,6 +445,7 @@ fn main() {
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     println!("memledger-bench {what} (release build, seed {seed}; figures from this machine)");
     match what {
+        "analyses" => analyses(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000), seed),
         "append" => append(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
         "limit" => limit(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
         "store" => {
@@ -408,7 +465,7 @@ fn main() {
             seed,
         ),
         other => eprintln!(
-            "unknown benchmark {other:?}: append, limit, store, fill DIR N, rebuild DIR [VIEW] or corpus FILE N"
+            "unknown benchmark {other:?}: append, limit, store, fill DIR N, rebuild DIR [VIEW], analyses [N] or corpus FILE N"
         ),
     }
 }

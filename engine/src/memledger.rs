@@ -288,6 +288,9 @@ impl Memledger {
                 let analysis = self.analysis_of(&r);
                 self.term_cache().changed(&self.text, &r.scope, analysis.index_terms(), id, now)?;
             }
+            if !now {
+                self.forget_analysis(id);
+            }
         }
         Ok(())
     }

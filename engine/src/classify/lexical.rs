@@ -8,7 +8,7 @@
 //! two facts that otherwise agree. Every decision names the gate that made it and carries every
 //! score it computed, so a classification event can explain it forever. Only `std` is used.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::sync::OnceLock;
 
 /// Every threshold of the lexical classifier. Recorded in each classification event via
@@ -287,15 +287,16 @@ struct Item {
 pub struct Analysis {
     items: Vec<Item>,
     /// stems of every word, stop words included (antonyms live among them).
-    stems: FxHashSet<String>,
+    stems: Stems,
     /// number of negation cues.
     negs: usize,
     /// the first negation cue, for reasons.
     neg_cue: String,
     /// normalised text (lowercased tokens joined), for the exact-text gate.
     norm: String,
-    /// lowercased raw tokens and whether a clause boundary follows each.
-    raw: Vec<(String, bool)>,
+    /// Per raw token: whether a clause boundary follows it, and whether it is a connector
+    /// word (all that [`enrichment_shape`] asks of the raw tokens; kept instead of the tokens).
+    raw: Vec<RawFlags>,
     /// raw position of the token being analysed.
     cur: usize,
     /// [`index_terms_of`] this analysis, made once ([`Analysis::index_terms`]).
@@ -309,6 +310,50 @@ impl Analysis {
     pub fn index_terms(&self) -> &[String] {
         self.terms.get_or_init(|| index_terms_of(self))
     }
+}
+
+/// A text's stems, sorted and each once: a set that takes no more memory than its strings
+/// (analyses are cached per stored memory) and answers `contains` by binary search.
+#[derive(Debug, Default)]
+struct Stems(Vec<String>);
+
+impl Stems {
+    /// Add a stem while analysing; [`Stems::finish`] sorts them.
+    fn insert(&mut self, stem: String) {
+        self.0.push(stem);
+    }
+
+    fn finish(&mut self) {
+        self.0.sort_unstable();
+        self.0.dedup();
+        self.0.shrink_to_fit();
+    }
+
+    fn contains(&self, stem: &str) -> bool {
+        self.0.binary_search_by(|s| s.as_str().cmp(stem)).is_ok()
+    }
+
+    /// Every stem, in order.
+    fn iter(&self) -> std::slice::Iter<'_, String> {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Stems {
+    type Item = &'a String;
+    type IntoIter = std::slice::Iter<'a, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// What a classification asks of one raw token after its analysis.
+#[derive(Clone, Copy, Debug)]
+struct RawFlags {
+    /// a clause boundary (punctuation) follows the token.
+    boundary: bool,
+    /// the token is a [`connector`] word.
+    connector: bool,
 }
 
 struct RawTok {
@@ -328,7 +373,11 @@ fn is_clause_word(w: &str) -> bool {
 fn raw_tokens(text: &str) -> Vec<RawTok> {
     let mut out: Vec<RawTok> = Vec::new();
     for chunk in text.split_whitespace() {
-        let chunk: String = chunk.chars().map(|c| if c == '\u{2019}' || c == '\u{2018}' { '\'' } else { c }).collect();
+        let chunk: std::borrow::Cow<str> = if chunk.contains(['\u{2019}', '\u{2018}']) {
+            chunk.replace(['\u{2019}', '\u{2018}'], "'").into()
+        } else {
+            chunk.into()
+        };
         let lead: &[char] = &['"', '\'', '(', '[', '{', '<', '\u{201c}', '\u{ab}', '*', '`'];
         let trail: &[char] =
             &['"', '\'', ')', ']', '}', '>', '\u{201d}', '\u{bb}', '.', ',', ';', ':', '!', '?', '*', '`'];
@@ -363,7 +412,9 @@ fn raw_tokens(text: &str) -> Vec<RawTok> {
         } else {
             let mut c = core.to_string();
             for suf in ["'s", "'re", "'ll", "'ve", "'m", "'d", "'"] {
-                if c.len() > suf.len() && c.to_lowercase().ends_with(suf) {
+                // `c` is still `core` here (the loop ends at the first cut), so `lower` is its
+                // lowercase.
+                if c.len() > suf.len() && lower.ends_with(suf) {
                     c.truncate(c.len() - suf.len());
                     break;
                 }
@@ -991,23 +1042,21 @@ fn is_identifier(t: &str) -> bool {
 pub fn analyse(text: &str) -> Analysis {
     let raw = raw_tokens(text);
     let mut a = Analysis::default();
-    let mut seen: FxHashSet<String> = FxHashSet::default();
     let mut norm = String::with_capacity(text.len());
     let mut in_scope = false;
     let mut i = 0;
-    let push = |a: &mut Analysis, seen: &mut FxHashSet<String>, key: String, shown: &str, kind: Kind, negated: bool| {
-        let k = match kind {
-            Kind::Word => format!("w:{key}"),
-            Kind::Ident => format!("i:{key}"),
-            Kind::Value(c, u) => format!("v:{}:{u}:{key}", c.as_str()),
-            Kind::Qual(c) => format!("q:{}:{key}", c.as_str()),
-        };
-        if seen.insert(k) {
+    // An item once per kind and key (a short text has a handful: a scan beats hashing).
+    let push = |a: &mut Analysis, key: String, shown: &str, kind: Kind, negated: bool| match a
+        .items
+        .iter_mut()
+        .find(|it| it.key == key && it.kind == kind)
+    {
+        None => {
             let raw_pos = a.cur;
             a.items.push(Item { key, shown: shown.to_string(), kind, negated, raw_pos });
-        } else if negated && let Some(it) = a.items.iter_mut().find(|it| it.key == key && it.kind == kind) {
-            it.negated = true;
         }
+        Some(it) if negated => it.negated = true,
+        Some(_) => {}
     };
     while i < raw.len() {
         a.cur = i;
@@ -1036,33 +1085,33 @@ pub fn analyse(text: &str) -> Analysis {
             in_scope = true;
             a.stems.insert(w.to_string());
         } else if let Some(d) = weekday(w, t, first) {
-            push(&mut a, &mut seen, d.to_string(), t, Kind::Value(ValCat::Weekday, ""), in_scope);
+            push(&mut a, d.to_string(), t, Kind::Value(ValCat::Weekday, ""), in_scope);
         } else if let Some(m) = month(w, t, first) {
-            push(&mut a, &mut seen, m.to_string(), t, Kind::Value(ValCat::Month, ""), in_scope);
+            push(&mut a, m.to_string(), t, Kind::Value(ValCat::Month, ""), in_scope);
         } else if let Some(d) = relday(w) {
-            push(&mut a, &mut seen, d.to_string(), t, Kind::Value(ValCat::RelDay, ""), in_scope);
+            push(&mut a, d.to_string(), t, Kind::Value(ValCat::RelDay, ""), in_scope);
         } else if let Some(f) = frequency(w) {
-            push(&mut a, &mut seen, f.to_string(), t, Kind::Value(ValCat::Frequency, ""), in_scope);
+            push(&mut a, f.to_string(), t, Kind::Value(ValCat::Frequency, ""), in_scope);
         } else if w == "noon" || w == "midnight" {
             let v = if w == "noon" { "12:00" } else { "00:00" };
-            push(&mut a, &mut seen, v.to_string(), t, Kind::Value(ValCat::Time, ""), in_scope);
+            push(&mut a, v.to_string(), t, Kind::Value(ValCat::Time, ""), in_scope);
         } else if let Some(q) = env_qualifier(w) {
-            push(&mut a, &mut seen, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope);
+            push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope);
         } else if let Some(q) = weak_env_qualifier(w).filter(|_| {
             next.is_some_and(env_context) || prev.is_some_and(|p| matches!(p, "to" | "in" | "on" | "against"))
         }) {
-            push(&mut a, &mut seen, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope);
+            push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope);
         } else if let Some(q) = platform_qualifier(w, t) {
-            push(&mut a, &mut seen, q.to_string(), t, Kind::Qual(QualCat::Platform), in_scope);
+            push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Platform), in_scope);
         } else if let Some(q) = region_qualifier(t) {
-            push(&mut a, &mut seen, q, t, Kind::Qual(QualCat::Region), in_scope);
+            push(&mut a, q, t, Kind::Qual(QualCat::Region), in_scope);
         } else if w.chars().any(|c| c.is_ascii_digit()) {
             match parse_value(t) {
                 Some((cat, u, canon)) => {
                     let (cat, u, canon) = merge_following(cat, u, canon, &raw, i, &mut consumed);
-                    push(&mut a, &mut seen, canon, t, Kind::Value(cat, u), in_scope);
+                    push(&mut a, canon, t, Kind::Value(cat, u), in_scope);
                 }
-                None => push(&mut a, &mut seen, ident_key(t), t, Kind::Ident, in_scope),
+                None => push(&mut a, ident_key(t), t, Kind::Ident, in_scope),
             }
         } else if let Some(n) = number_word(w).filter(|_| {
             !(w == "one" && matches!(prev, Some("no" | "any" | "every" | "some" | "each" | "the" | "this" | "that")))
@@ -1086,15 +1135,15 @@ pub fn analyse(text: &str) -> Analysis {
             consumed = j - i;
             let value = (total + current).to_string();
             let (cat, u, canon) = merge_following(ValCat::Number, "", value, &raw, j - 1, &mut consumed);
-            push(&mut a, &mut seen, canon, t, Kind::Value(cat, u), in_scope);
+            push(&mut a, canon, t, Kind::Value(cat, u), in_scope);
         } else if w.chars().any(|c| c.is_alphanumeric()) {
             if is_identifier(t) {
-                push(&mut a, &mut seen, ident_key(t), t, Kind::Ident, in_scope);
+                push(&mut a, ident_key(t), t, Kind::Ident, in_scope);
             } else {
                 let s = stem(w);
                 a.stems.insert(s.clone());
                 if !stop_word(w) {
-                    push(&mut a, &mut seen, s, t, Kind::Word, in_scope);
+                    push(&mut a, s, t, Kind::Word, in_scope);
                 }
             }
         }
@@ -1113,7 +1162,12 @@ pub fn analyse(text: &str) -> Analysis {
         i += consumed;
     }
     a.norm = norm;
-    a.raw = raw.into_iter().map(|r| (r.lower, r.boundary)).collect();
+    a.raw = Vec::with_capacity(raw.len());
+    a.raw.extend(raw.iter().map(|r| RawFlags { boundary: r.boundary, connector: connector(&r.lower) }));
+    // Analyses are kept (the pipeline caches one per stored memory): no spare capacity.
+    a.items.shrink_to_fit();
+    a.stems.finish();
+    a.norm.shrink_to_fit();
     a
 }
 
@@ -1298,7 +1352,7 @@ fn find_antonym(a: &Analysis, b: &Analysis) -> Option<(String, String)> {
         .iter()
         .filter_map(|p| by_stem.get(p).map(|opposites| (p, opposites)))
         .flat_map(|(p, opposites)| opposites.iter().map(move |(rank, q)| (*rank, p, q)))
-        .filter(|(_, p, q)| b.stems.contains(*q) && !a.stems.contains(*q) && !b.stems.contains(*p))
+        .filter(|(_, p, q)| b.stems.contains(q) && !a.stems.contains(q) && !b.stems.contains(p))
         .min_by_key(|(rank, _, _)| *rank);
     if let Some((_, p, q)) = found {
         return Some((p.clone(), q.clone()));
@@ -1773,8 +1827,7 @@ fn enrichment_shape(longer: &Analysis, shared: &[bool]) -> bool {
         return true;
     };
     // something between the last shared token and the first extra one must open a new part
-    (last_raw..first)
-        .any(|r| longer.raw.get(r).is_some_and(|(w, boundary)| *boundary || (r > last_raw && connector(w))))
+    (last_raw..first).any(|r| longer.raw.get(r).is_some_and(|t| t.boundary || (r > last_raw && t.connector)))
 }
 
 fn clamp01(x: f64) -> f64 {
@@ -1817,9 +1870,9 @@ pub fn index_terms(text: &str) -> Vec<String> {
 /// [`index_terms`] of a text already analysed.
 pub fn index_terms_of(an: &Analysis) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut seen: FxHashSet<String> = FxHashSet::default();
-    let mut add = |s: String, out: &mut Vec<String>| {
-        if seen.insert(s.clone()) {
+    // A handful of terms: a scan beats hashing.
+    let add = |s: String, out: &mut Vec<String>| {
+        if !out.contains(&s) {
             out.push(s);
         }
     };
@@ -1844,6 +1897,7 @@ pub fn index_terms_of(an: &Analysis) -> Vec<String> {
             Kind::Qual(c) => add(format!("{}:{}", c.as_str(), it.key), &mut out),
         }
     }
+    out.shrink_to_fit();
     out
 }
 
