@@ -314,6 +314,58 @@ fn save_from_a_file_answers_each_line() {
     assert_eq!(lines[3]["outcome"], "added");
 }
 
+/// A writer feeding `save --from -` gets each line's answer before it sends the next line, even
+/// when it has already sent part of that line (the reading thread hands lines over in chunks,
+/// but never holds a whole line back to wait for more input).
+#[test]
+fn save_from_a_pipe_answers_a_line_before_the_next_is_complete() {
+    use std::io::{BufRead, BufReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let mut child = Command::new(bin())
+        .arg("--dir")
+        .arg(&dir)
+        .args(["--json", "save", "--from", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (send, answers) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if send.send(line.unwrap()).is_err() {
+                return;
+            }
+        }
+    });
+    // A guard against a hang, not a timing assertion: the answer comes at once or never.
+    let next = |what: &str| {
+        answers
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("no answer to {what} ({e}): a line was held back"))
+    };
+    let pairs = [
+        ("Hana has a dog called Mochi", "The warehouse keeps raw events for 13 months"),
+        ("Deploys to staging happen on Tuesdays", "Priya prefers tea over coffee in the morning"),
+    ];
+    for (whole, split) in pairs {
+        let (head, tail) = split.split_at(split.len() / 2);
+        stdin.write_all(format!("{{\"text\": \"{whole}\"}}\n{{\"text\": \"{head}").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let answer: Value = serde_json::from_str(&next(whole)).unwrap();
+        assert_eq!(answer["outcome"], "added", "{whole}: {answer}");
+        stdin.write_all(format!("{tail}\"}}\n").as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        let answer: Value = serde_json::from_str(&next(split)).unwrap();
+        assert_eq!(answer["outcome"], "added", "{split}: {answer}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 #[test]
 fn a_second_process_waits_for_the_lock_then_fails_clearly() {
     use std::io::{BufRead, BufReader};
