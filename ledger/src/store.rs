@@ -246,7 +246,7 @@ impl Store {
         self.behind.get_or_init(|| {
             let (db, cache) = (self.db.clone(), self.cache.clone());
             WriteBehind::start(
-                move |batch| Ok(db.write_opt(rocks_batch(&db, batch)?, &WriteOptions::default())?),
+                move |batches| Ok(db.write_opt(rocks_batch(&db, batches)?, &WriteOptions::default())?),
                 move || cache.forget_all(),
             )
         });
@@ -402,7 +402,7 @@ impl Store {
     }
 
     fn write_with(&self, batch: Batch, wo: &WriteOptions) -> Result<(), LedgerError> {
-        let wb = rocks_batch(&self.db, &batch)?;
+        let wb = rocks_batch(&self.db, std::slice::from_ref(&batch))?;
         // A batch that writes a cached table is written under the cache's lock, and the cache
         // follows what was written (or forgets everything when the write failed).
         let cache = self.cache.lock_for(&batch);
@@ -419,13 +419,14 @@ fn cf_of<'a>(db: &'a DB, table: &str) -> Result<&'a rocksdb::ColumnFamily, Ledge
     db.cf_handle(table).ok_or_else(|| LedgerError::Inconsistent(format!("missing table {table}")))
 }
 
-/// `batch` as RocksDB's write batch.
-fn rocks_batch(db: &DB, batch: &Batch) -> Result<WriteBatch, LedgerError> {
+/// `batches`, in order, as one RocksDB write batch (applied atomically).
+fn rocks_batch(db: &DB, batches: &[impl std::borrow::Borrow<Batch>]) -> Result<WriteBatch, LedgerError> {
     // RocksDB's batch holds each key and value with a few bytes of framing: size it once.
-    let mut wb = WriteBatch::with_capacity_bytes(batch.bytes.len() + 16 * batch.ops.len() + 12);
-    // A batch names a handful of tables; look each one's handle up once.
-    let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(4);
-    for write in batch.writes() {
+    let bytes: usize = batches.iter().map(|b| b.borrow().bytes.len() + 16 * b.borrow().ops.len()).sum();
+    let mut wb = WriteBatch::with_capacity_bytes(bytes + 12);
+    // Batches name a handful of tables; look each one's handle up once.
+    let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(8);
+    for write in batches.iter().flat_map(|b| b.borrow().writes()) {
         let table = write.table();
         let cf = match handles.iter().find(|(name, _)| *name == table) {
             Some((_, cf)) => *cf,
