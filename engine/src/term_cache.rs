@@ -16,7 +16,11 @@
 //! after a rebuild, an import, a failed commit, or when it grows past its bound. Only one process
 //! writes a store at a time (RocksDB's lock), so nothing else moves the index under it.
 
-use rustc_hash::FxHashMap;
+use hashbrown::hash_map::EntryRef;
+use rustc_hash::FxBuildHasher;
+
+/// A map by string whose lookups by `&str` hash once, and copy the key only to insert it.
+type ByName<V> = hashbrown::HashMap<String, V, FxBuildHasher>;
 
 use memledger_projector::TextIndex;
 use memledger_schemas::MemoryId;
@@ -26,7 +30,7 @@ use crate::error::EngineError;
 /// Per scope, per term: the active memories holding it, in id order.
 #[derive(Debug, Default)]
 pub(crate) struct TermCache {
-    scopes: FxHashMap<String, FxHashMap<String, Holders>>,
+    scopes: ByName<ByName<Holders>>,
     /// Ids held over all terms.
     ids: usize,
     /// A reset failed (or was due and has not happened): nothing may be read until one succeeds.
@@ -40,16 +44,15 @@ impl TermCache {
                 "the candidate index could not be brought up to date after an earlier error; reopen the store".into(),
             )));
         }
-        if !self.scopes.contains_key(scope) {
-            self.scopes.insert(scope.to_string(), FxHashMap::default());
+        let terms = self.scopes.entry_ref(scope).or_default();
+        match terms.entry_ref(term) {
+            EntryRef::Occupied(held) => Ok(held.into_mut()),
+            EntryRef::Vacant(missing) => {
+                let ids = Holders::from_ids(text.holders(scope, term)?);
+                self.ids += ids.len();
+                Ok(missing.insert(ids))
+            }
         }
-        let terms = self.scopes.get_mut(scope).expect("inserted above");
-        if !terms.contains_key(term) {
-            let ids = Holders::from_ids(text.holders(scope, term)?);
-            self.ids += ids.len();
-            terms.insert(term.to_string(), ids);
-        }
-        Ok(terms.get_mut(term).expect("inserted above"))
     }
 
     /// How many active memories in `scope` hold `term`.
