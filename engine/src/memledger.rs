@@ -201,6 +201,12 @@ impl Memledger {
                     // The command is committed; only the cache is unsure: start it again.
                     let _ = self.reset_term_cache();
                 }
+                // A merged save's memory never becomes active: no save will meet it again.
+                for event in &events {
+                    if let EventBody::BeliefMerged(b) = &event.body {
+                        self.forget_analysis(b.memory_id);
+                    }
+                }
                 // The text index follows the belief view. Its (fsync-heavy) commit waits for the
                 // next recall or for close: the ledger is the record, and an index that missed a
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).

@@ -184,8 +184,8 @@ impl Memledger {
         a
     }
 
-    /// Drop a memory's analysis: it stopped being active (or never became active, as a merged
-    /// save), so no save will meet it as a candidate.
+    /// Drop a memory's analysis: it stopped being active (or, a merged save, never became
+    /// active), so no save will meet it as a candidate.
     pub(crate) fn forget_analysis(&self, id: MemoryId) {
         self.analyses.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
     }
