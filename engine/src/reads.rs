@@ -102,8 +102,8 @@ pub struct VerifyView {
     pub inconsistent_views: Vec<String>,
 }
 
-fn to_map(pairs: &[(String, f64)]) -> serde_json::Map<String, serde_json::Value> {
-    pairs.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect()
+fn to_map(pairs: &[(Name, f64)]) -> serde_json::Map<String, serde_json::Value> {
+    pairs.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect()
 }
 
 impl Memledger {
@@ -261,7 +261,7 @@ impl Memledger {
                     method: b.method,
                     scores: to_map(&b.scores),
                     relation: b.relation,
-                    gate: b.gate,
+                    gate: b.gate.to_string(),
                     thresholds: to_map(&b.thresholds),
                     reason: b.reason,
                     outcome: b.outcome,

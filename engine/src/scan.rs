@@ -229,7 +229,7 @@ impl Memledger {
                 similarity: class.score,
                 method: class.method,
                 relation: class.relation,
-                gate: class.gate.clone(),
+                gate: class.gate.to_string(),
                 reason: class.reason.clone(),
                 confidence,
                 model: verdicts.remove(&i),

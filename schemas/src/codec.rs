@@ -22,6 +22,7 @@ use crate::chain::{Hash, chain_hash, chain_hash_parts};
 use crate::event::{Event, EventBody, ModelVerdict, PairClassified};
 use crate::ids::{CorrelationId, EventId, MemoryId};
 use crate::kinds::{Method, PairOutcome, Relation};
+use crate::name::Name;
 use crate::time::Timestamp;
 
 /// The format new events are written in.
@@ -340,6 +341,22 @@ fn name_code(name: &str) -> Option<u8> {
     })
 }
 
+/// A [`Name`] is encoded as the `String` it spells (in both formats; format 2 codes listed names
+/// in `pair_classified` bodies on top of this, below).
+impl Encode for Name {
+    fn encode<E: Encoder>(&self, encoder: &mut E) -> Result<(), EncodeError> {
+        self.as_str().encode(encoder)
+    }
+}
+
+impl<Context> Decode<Context> for Name {
+    fn decode<D: Decoder<Context = Context>>(decoder: &mut D) -> Result<Self, DecodeError> {
+        Ok(Name::from(String::decode(decoder)?))
+    }
+}
+
+bincode::impl_borrow_decode!(Name);
+
 /// A name as format 2 writes it.
 struct NameRef<'a>(&'a str);
 
@@ -357,9 +374,9 @@ impl Encode for NameRef<'_> {
 
 /// A name as format 2 reads it. A listed name written as a string is refused: each event has
 /// exactly one stored form, so a decoded event encodes back to the bytes it came from.
-struct Name(String);
+struct StoredName(Name);
 
-impl<Context> Decode<Context> for Name {
+impl<Context> Decode<Context> for StoredName {
     fn decode<D: Decoder<Context = Context>>(decoder: &mut D) -> Result<Self, DecodeError> {
         match u8::decode(decoder)? {
             0 => {
@@ -367,20 +384,20 @@ impl<Context> Decode<Context> for Name {
                 if name_code(&name).is_some() {
                     return Err(DecodeError::OtherString(format!("name {name:?} written out instead of as its code")));
                 }
-                Ok(Name(name))
+                Ok(StoredName(Name::from(name)))
             }
             code => NAMES_V2
                 .get(usize::from(code) - 1)
-                .map(|n| Name((*n).to_string()))
+                .map(|n| StoredName(Name::from(*n)))
                 .ok_or_else(|| DecodeError::OtherString(format!("unknown name code {code}"))),
         }
     }
 }
 
-bincode::impl_borrow_decode!(Name);
+bincode::impl_borrow_decode!(StoredName);
 
 /// Named values as format 2 writes them: the count (as a `Vec`'s), then each name and value.
-fn encode_named<E: Encoder>(values: &[(String, f64)], encoder: &mut E) -> Result<(), EncodeError> {
+fn encode_named<E: Encoder>(values: &[(Name, f64)], encoder: &mut E) -> Result<(), EncodeError> {
     (values.len() as u64).encode(encoder)?;
     for (name, value) in values {
         NameRef(name).encode(encoder)?;
@@ -400,7 +417,7 @@ impl Encode for PairV2<'_> {
         p.candidate.encode(encoder)?;
         p.method.encode(encoder)?;
         p.relation.encode(encoder)?;
-        NameRef(&p.gate).encode(encoder)?;
+        NameRef(p.gate.as_str()).encode(encoder)?;
         p.reason.encode(encoder)?;
         encode_named(&p.scores, encoder)?;
         encode_named(&p.thresholds, encoder)?;
@@ -416,17 +433,17 @@ struct StoredPairV2 {
     candidate: MemoryId,
     method: Method,
     relation: Relation,
-    gate: Name,
+    gate: StoredName,
     reason: String,
-    scores: Vec<(Name, f64)>,
-    thresholds: Vec<(Name, f64)>,
+    scores: Vec<(StoredName, f64)>,
+    thresholds: Vec<(StoredName, f64)>,
     model: Option<ModelVerdict>,
     outcome: PairOutcome,
 }
 
 impl From<StoredPairV2> for PairClassified {
     fn from(p: StoredPairV2) -> PairClassified {
-        let named = |v: Vec<(Name, f64)>| v.into_iter().map(|(n, x)| (n.0, x)).collect();
+        let named = |v: Vec<(StoredName, f64)>| v.into_iter().map(|(n, x)| (n.0, x)).collect();
         PairClassified {
             incoming: p.incoming,
             candidate: p.candidate,
@@ -459,6 +476,19 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// A name encodes to the bytes of the same `String`, borrowed or owned, and reads back equal.
+    #[test]
+    fn a_name_is_encoded_as_its_string() {
+        let config = bincode::config::standard();
+        for name in [Name::from("jaccard"), Name::from("only_a".to_string()), Name::from("")] {
+            let bytes = bincode::encode_to_vec(&name, config).unwrap();
+            assert_eq!(bytes, bincode::encode_to_vec(name.as_str().to_string(), config).unwrap());
+            let (back, read): (Name, usize) = bincode::decode_from_slice(&bytes, config).unwrap();
+            assert_eq!((back, read), (name, bytes.len()));
+        }
+        assert_eq!(serde_json::to_string(&Name::from("gate")).unwrap(), "\"gate\"");
+    }
 
     proptest! {
         /// A name's code is its place in the frozen list (from 1), whatever names came before it

@@ -12,6 +12,7 @@ use crate::chain::Hash;
 use crate::effects::Effect;
 use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
 use crate::kinds::*;
+use crate::name::Name;
 use crate::time::Timestamp;
 
 /// One ledger entry: envelope and body.
@@ -168,12 +169,12 @@ pub struct PairClassified {
     pub method: Method,
     pub relation: Relation,
     /// The rule that decided or dropped the pair.
-    pub gate: String,
+    pub gate: Name,
     pub reason: String,
     /// Every score computed, by name.
-    pub scores: Vec<(String, f64)>,
+    pub scores: Vec<(Name, f64)>,
     /// The thresholds in force, by name.
-    pub thresholds: Vec<(String, f64)>,
+    pub thresholds: Vec<(Name, f64)>,
     pub model: Option<ModelVerdict>,
     pub outcome: PairOutcome,
 }

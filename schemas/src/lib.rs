@@ -10,6 +10,7 @@ pub mod effects;
 pub mod event;
 pub mod ids;
 pub mod kinds;
+pub mod name;
 pub mod samples;
 pub mod time;
 
@@ -19,4 +20,5 @@ pub use effects::{Edge, EdgeKind, Effect};
 pub use event::*;
 pub use ids::{ConflictId, CorrelationId, EventId, IdParseError, MemoryId};
 pub use kinds::*;
+pub use name::Name;
 pub use time::{TimeParseError, Timestamp};

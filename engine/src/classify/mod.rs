@@ -6,7 +6,7 @@
 
 pub mod lexical;
 
-use memledger_schemas::{MemoryType, Method, Relation};
+use memledger_schemas::{MemoryType, Method, Name, Relation};
 use serde::Serialize;
 
 use crate::config::EngineConfig;
@@ -17,12 +17,12 @@ pub struct Classification {
     pub relation: Relation,
     pub method: Method,
     /// The rule that decided or dropped the pair.
-    pub gate: String,
+    pub gate: Name,
     pub reason: String,
     /// The similarity in [0, 1].
     pub score: f64,
-    pub scores: Vec<(String, f64)>,
-    pub thresholds: Vec<(String, f64)>,
+    pub scores: Vec<(Name, f64)>,
+    pub thresholds: Vec<(Name, f64)>,
     /// The incoming text has content the candidate lacks.
     pub incoming_adds: bool,
     /// The candidate has content the incoming text lacks.
@@ -76,10 +76,10 @@ pub fn classify_lexical_analysed(
     Classification {
         relation: relation_of(v.relation),
         method: Method::Lexical,
-        gate: v.gate.as_str().to_string(),
+        gate: v.gate.as_str().into(),
         reason: v.reason,
         score: sanitize(v.score),
-        scores: v.scores.into_iter().map(|(k, s)| (k.to_string(), sanitize(s))).collect(),
+        scores: v.scores.into_iter().map(|(k, s)| (Name::from(k), sanitize(s))).collect(),
         thresholds: recorded_thresholds(config),
         incoming_adds: v.incoming_adds,
         candidate_adds: v.candidate_adds,
@@ -88,8 +88,8 @@ pub fn classify_lexical_analysed(
 }
 
 /// The thresholds in force, as recorded in every classification event.
-pub fn recorded_thresholds(config: &EngineConfig) -> Vec<(String, f64)> {
-    let mut t: Vec<(String, f64)> = config.lexical.recorded().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+pub fn recorded_thresholds(config: &EngineConfig) -> Vec<(Name, f64)> {
+    let mut t: Vec<(Name, f64)> = config.lexical.recorded().into_iter().map(|(k, v)| (Name::from(k), v)).collect();
     t.push(("top_k".into(), config.top_k as f64));
     t
 }

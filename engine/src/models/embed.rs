@@ -320,7 +320,7 @@ mod tests {
         Classification {
             relation,
             method: Method::Lexical,
-            gate: gate.into(),
+            gate: gate.to_string().into(),
             reason: "r".into(),
             score: 0.9,
             scores: Vec::new(),
@@ -337,7 +337,7 @@ mod tests {
         gate_identical(&mut c, 0.95, 0.97, "e5");
         assert_eq!((c.relation, c.gate.as_str()), (Relation::Complementary, "cosine_below_identical"));
         assert!(c.reason.contains("cosine 0.950 < 0.97 by e5"), "{}", c.reason);
-        assert_eq!(c.thresholds, vec![("cosine_identical_min".to_string(), 0.97)]);
+        assert_eq!(c.thresholds, vec![("cosine_identical_min".into(), 0.97)]);
         let mut c = class(Relation::Identical, "merge_band");
         gate_identical(&mut c, 0.98, 0.97, "e5");
         assert_eq!(c.relation, Relation::Identical, "the embedder agrees");
