@@ -19,13 +19,13 @@
 use hashbrown::hash_map::EntryRef;
 use rustc_hash::FxBuildHasher;
 
-/// A map by string whose lookups by `&str` hash once, and copy the key only to insert it.
-type ByName<V> = hashbrown::HashMap<String, V, FxBuildHasher>;
-
 use memledger_projector::TextIndex;
 use memledger_schemas::MemoryId;
 
 use crate::error::EngineError;
+
+/// A map by string whose lookups by `&str` hash once, and copy the key only to insert it.
+type ByName<V> = hashbrown::HashMap<String, V, FxBuildHasher>;
 
 /// Per scope, per term: the active memories holding it, in id order.
 #[derive(Debug, Default)]

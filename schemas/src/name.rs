@@ -2,9 +2,9 @@
 //!
 //! A save records about 140 of them (five classifications, each with its gate and a score and a
 //! threshold per rule). The program names them with its own `&'static str`s, so a [`Name`]
-//! borrows those and recording one allocates nothing; a name read back from the ledger is owned.
-//! Encoded exactly as a `String` is (schemas/src/codec.rs), so the type changes no byte of any
-//! event.
+//! borrows those and recording one allocates nothing. Read back from the ledger, a name that
+//! format 2 stored as a code is the listed static name again; any other is owned. Encoded exactly
+//! as a `String` is (schemas/src/codec.rs), so the type changes no byte of any event.
 
 use std::borrow::Cow;
 use std::fmt;
