@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use serde_json::Value;
 
@@ -27,6 +27,19 @@ fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
         .unwrap();
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// `memledger --json save --from -` on `dir`, its standard streams piped, left running.
+fn save_from_stdin(dir: &Path) -> Child {
+    Command::new(bin())
+        .arg("--dir")
+        .arg(dir)
+        .args(["--json", "save", "--from", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 fn json(dir: &Path, args: &[&str]) -> Value {
@@ -322,15 +335,7 @@ fn save_from_a_pipe_answers_a_line_before_the_next_is_complete() {
     use std::io::{BufRead, BufReader};
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let mut child = Command::new(bin())
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--json", "save", "--from", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = save_from_stdin(&dir);
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let (send, answers) = std::sync::mpsc::channel();
@@ -373,15 +378,7 @@ fn a_second_process_waits_for_the_lock_then_fails_clearly() {
     let dir = tmp.path().join("store");
     json(&dir, &["save", "first"]);
     // A bulk save reading stdin holds the store while its input stays open.
-    let mut holder = Command::new(bin())
-        .arg("--dir")
-        .arg(&dir)
-        .args(["--json", "save", "--from", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut holder = save_from_stdin(&dir);
     let mut stdin = holder.stdin.take().unwrap();
     stdin.write_all(b"{\"text\": \"held\"}\n").unwrap();
     stdin.flush().unwrap();
