@@ -445,33 +445,43 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
     println!("wrote {size} save requests to {}", path.display());
 }
 
+const USAGE: &str =
+    "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N] or corpus FILE [N]";
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let what = args.get(1).map(String::as_str).unwrap_or("store");
+    let number = |at: usize, default: usize| args.get(at).and_then(|s| s.parse().ok()).unwrap_or(default);
+    // A benchmark that works on a directory or file is told which: a missing path is a usage error.
+    let path = |at: usize| match args.get(at) {
+        Some(p) => std::path::PathBuf::from(p),
+        None => {
+            eprintln!("memledger-bench {what}: a path is missing; usage: {USAGE}");
+            std::process::exit(2);
+        }
+    };
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
+    match what {
+        "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" => {}
+        other => {
+            eprintln!("unknown benchmark {other:?}: {USAGE}");
+            std::process::exit(2);
+        }
+    }
     println!("memledger-bench {what} (release build, seed {seed}; figures from this machine)");
     match what {
-        "analyses" => analyses(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100_000), seed),
-        "append" => append(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
-        "limit" => limit(args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000)),
+        "analyses" => analyses(number(2, 100_000), seed),
+        "append" => append(number(2, 2000)),
+        "limit" => limit(number(2, 2000)),
         "store" => {
-            let sizes: Vec<usize> = args[2..].iter().filter_map(|s| s.parse().ok()).collect();
+            let sizes: Vec<usize> = args.iter().skip(2).filter_map(|s| s.parse().ok()).collect();
             let sizes = if sizes.is_empty() { vec![1_000, 10_000, 100_000] } else { sizes };
             for size in sizes {
                 store(size, seed);
             }
         }
-        "fill" => {
-            fill(std::path::Path::new(&args[2]), args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10_000), seed)
-        }
-        "rebuild" => rebuild(std::path::Path::new(&args[2]), args.get(3).map(String::as_str)),
-        "corpus" => corpus_file(
-            std::path::Path::new(&args[2]),
-            args.get(3).and_then(|s| s.parse().ok()).unwrap_or(10_000),
-            seed,
-        ),
-        other => eprintln!(
-            "unknown benchmark {other:?}: append, limit, store, fill DIR N, rebuild DIR [VIEW], analyses [N] or corpus FILE N"
-        ),
+        "fill" => fill(&path(2), number(3, 10_000), seed),
+        "rebuild" => rebuild(&path(2), args.get(3).map(String::as_str)),
+        _ => corpus_file(&path(2), number(3, 10_000), seed),
     }
 }
