@@ -495,7 +495,7 @@ impl Batch {
     /// roughly how much its events take: growing the buffer as they are encoded costs more
     /// than encoding them).
     pub fn with_capacity(bytes: usize) -> Batch {
-        Batch { ops: Vec::new(), bytes: Vec::with_capacity(bytes) }
+        Batch { ops: Vec::with_capacity(bytes / 128), bytes: Vec::with_capacity(bytes) }
     }
     fn push(&mut self, kind: OpKind, table: &'static str, key: &[u8], value: impl FnOnce(&mut Vec<u8>)) {
         let key_start = self.bytes.len();

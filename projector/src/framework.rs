@@ -250,7 +250,9 @@ impl Views {
                 .map(|p| Checkpoint::read(store, p.name()).map(|c| c.map_or(0, |c| c.seq)))
                 .collect::<Result<Vec<_>, _>>()?,
         };
-        let mut batch = Batch::default();
+        // About what a save's events write to the four views: growing the batch as they were
+        // added was 2.5% of a bulk save.
+        let mut batch = Batch::with_capacity(events.len() * 128 + 256);
         for (p, &from) in self.projectors.iter().zip(&known) {
             if last.seq <= from {
                 continue;
