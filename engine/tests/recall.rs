@@ -288,6 +288,33 @@ fn a_crash_before_the_index_commit_is_caught_up_on_open() {
     assert_eq!(ml.text_index().num_docs(), 3);
 }
 
+/// Events the index was given before — a catch-up re-applying what the writer may already hold
+/// after a failed apply — are upserts: no memory is ever indexed twice, not even one those events
+/// observe first (a memory new to the index is added without a delete, so this needs care).
+#[test]
+fn events_applied_twice_index_each_memory_once() {
+    let d = tempfile::tempdir().unwrap();
+    let ml = open(d.path());
+    let (id, events) = observed("The webhook worker listens on port 8443.");
+    let appended = match ml.ledger().append(0, &CommandMeta::new("cli:test"), events).unwrap() {
+        memledger_ledger::Appended::Committed(e) => e,
+        other => panic!("{other:?}"),
+    };
+    ml.views().apply(ml.ledger(), &appended).unwrap();
+    let text = ml.text_index();
+    text.apply(ml.ledger().store(), &appended).unwrap();
+    text.apply(ml.ledger().store(), &appended).unwrap();
+    text.commit(ml.ledger().head().seq).unwrap();
+    assert_eq!(text.num_docs(), 1, "indexed once");
+    assert_eq!(ids(&recall(&ml, "webhook worker port", None)), vec![id]);
+
+    // The everyday path after it: new memories, one document each.
+    let other = save(&ml, req("The webhook worker retries three times.", "team:payments"));
+    assert_eq!(ids(&recall(&ml, "webhook worker retries", None))[0], other);
+    assert_eq!(ml.text_index().num_docs(), 2);
+    assert!(ml.verify().unwrap().views_consistent);
+}
+
 #[test]
 fn a_missing_or_corrupt_index_is_rebuilt_with_a_note() {
     let d = tempfile::tempdir().unwrap();
