@@ -17,7 +17,7 @@
 //!
 //! The index lives in `<store>/text-index/`. One long-lived `IndexWriter` (one thread, a small
 //! heap) is created on the first write, so read-only commands never start one. Applied changes
-//! reach it [`SEND_AT`] operations at a time (and all of them before a commit).
+//! reach it `SEND_AT` operations at a time (and all of them before a commit).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -64,7 +64,7 @@ const ANALYZER: &str = "memledger_en";
 /// Each `add_document` is a message to the indexing thread, which is idle between saves: a bulk
 /// save woke it once per memory, and those wake-ups were 3.5% of the saving thread. The queue is
 /// sent before every commit, so nothing committed ever misses an operation.
-pub const SEND_AT: usize = 64;
+const SEND_AT: usize = 64;
 /// The writer's memory budget (tantivy's minimum per thread is 15 MB).
 const WRITER_HEAP: usize = 50_000_000;
 /// How many events catch-up reads per step.
@@ -191,7 +191,7 @@ fn normalize_apostrophes(s: &str) -> String {
     s.replace('\'', "")
 }
 
-/// The analyzer, registered on the index under [`ANALYZER`]: [`MemoryTokenizer`], then lower
+/// The analyzer, registered on the index under `ANALYZER`: [`MemoryTokenizer`], then lower
 /// case, stop words removed, tokens over 64 bytes dropped, English (Snowball) stemming.
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(MemoryTokenizer::default())
@@ -624,7 +624,7 @@ impl TextIndex {
 
     /// [`TextIndex::apply`], given the candidate terms of memories the caller has already
     /// analysed: `known(id)` is the term function's answer for that memory's text, or `None`.
-    /// A known memory's terms go into the index as they are ([`terms_value`]), so its text is not
+    /// A known memory's terms go into the index as they are (`terms_value`), so its text is not
     /// analysed a second time on the indexing thread; the others are analysed there.
     pub fn apply_known(
         &self,
