@@ -1,7 +1,7 @@
 //! `memledger save`: one memory through the belief pipeline, or many with `--from`.
 
 use std::io::{BufRead, BufReader, Read};
-use std::sync::mpsc::{Receiver, RecvError, SyncSender, TryRecvError};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 
 use memledger_engine::{Durability, Memledger, PreparedSave, SaveRequest, SaveResult};
 use serde_json::json;
@@ -117,12 +117,12 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
     let mut refused = 0usize;
     let mut pending: Vec<Answer> = Vec::new();
     loop {
-        let line = match lines.try_recv() {
+        let line = match lines.next(Receiver::try_recv) {
             Ok(line) => line,
             Err(TryRecvError::Empty) => {
                 // The input paused: answer what is pending before waiting for more.
                 bar.suspend(|| flush(store.as_ref(), out, &mut pending, &mut refused))?;
-                match lines.recv() {
+                match lines.next(Receiver::recv) {
                     Ok(line) => line,
                     Err(_) => break,
                 }
@@ -177,23 +177,17 @@ struct Lines {
 }
 
 impl Lines {
-    /// The next line if one is ready, like [`Receiver::try_recv`].
-    fn try_recv(&mut self) -> Result<std::io::Result<Line>, TryRecvError> {
+    /// The next line, from the chunk in hand or else from the next one `receive` takes
+    /// (`Receiver::try_recv`: only if one is ready; `Receiver::recv`: waiting for one).
+    fn next<E>(
+        &mut self,
+        receive: impl Fn(&Receiver<Vec<std::io::Result<Line>>>) -> Result<Vec<std::io::Result<Line>>, E>,
+    ) -> Result<std::io::Result<Line>, E> {
         loop {
             if let Some(line) = self.chunk.next() {
                 return Ok(line);
             }
-            self.chunk = self.chunks.try_recv()?.into_iter();
-        }
-    }
-
-    /// The next line, waiting for one; `Err` once the reading thread has stopped.
-    fn recv(&mut self) -> Result<std::io::Result<Line>, RecvError> {
-        loop {
-            if let Some(line) = self.chunk.next() {
-                return Ok(line);
-            }
-            self.chunk = self.chunks.recv()?.into_iter();
+            self.chunk = receive(&self.chunks)?.into_iter();
         }
     }
 }
