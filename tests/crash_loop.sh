@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long crash loop (issue 6): the SIGKILL test of cli/tests/crash.rs with 1,000 kills (or
+# The long crash loop: the SIGKILL test of cli/tests/crash.rs with 1,000 kills (or
 # MEMLEDGER_CRASH_KILLS), seed printed (MEMLEDGER_CRASH_SEED replays one). Prints the result line
 # that docs/reliability.md records: kills survived, events checked, acknowledged saves present.
 set -euo pipefail

@@ -1,5 +1,5 @@
 //! The `memledger` command-line tool: one module per command (`commands/`), human and `--json`
-//! output (`output`), and the exit codes of the CLI contract (docs in CLI.md).
+//! output (`output`), and the exit codes of the CLI contract (docs/cli.md).
 
 pub mod app;
 pub mod commands;

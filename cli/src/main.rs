@@ -1,8 +1,8 @@
 //! The `memledger` binary: parse the command line, run the command, map errors to exit codes.
 
 /// mimalloc instead of the system allocator: a save and a rebuild make many small, short-lived
-/// allocations (events, keys, analysed words), and glibc's malloc spent a quarter of a rebuild in
-/// itself (docs/performance.md).
+/// allocations (events, keys, analysed words), the load mimalloc is made for (measured:
+/// bench/runs/2026-11-30-2core-a/README.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,4 +1,4 @@
-//! Bad input, table-driven (issue 6, item 4; the table is kept in docs/reliability.md).
+//! Bad input, table-driven (the table is kept in docs/reliability.md).
 //!
 //! Each row is one bad input: its exit code, a word the message on stderr must contain (so the
 //! message names the problem), and no write — on an existing store the head does not move, and a

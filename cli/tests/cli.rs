@@ -1,4 +1,4 @@
-//! End-to-end tests of the command-line contract (CLI.md): JSON fields, exit codes, refused
+//! End-to-end tests of the command-line contract (docs/cli.md): JSON fields, exit codes, refused
 //! input writing nothing, id prefixes.
 
 use std::io::Write;

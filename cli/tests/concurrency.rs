@@ -1,4 +1,4 @@
-//! Several `memledger` processes on one store at once (issue 6, item 2).
+//! Several `memledger` processes on one store at once.
 //!
 //! RocksDB lets one process hold a store; the others wait for it (`--wait`, ADR 0002). These
 //! tests check what that promises: parallel writers all succeed and lose nothing, two

@@ -1,4 +1,4 @@
-//! The crash loop, extended (issue 6, item 1): SIGKILL `rebuild`, `import` and
+//! The crash loop, extended: SIGKILL `rebuild`, `import` and
 //! `conflicts resolve` midway, then check that nothing is half-done. A killed rebuild leaves
 //! views equal to a fresh replay once reopened; a killed import leaves the store unchanged or
 //! fully imported, never partial; a killed resolve leaves the conflict resolved or pending, never

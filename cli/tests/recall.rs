@@ -1,4 +1,4 @@
-//! `memledger recall` end to end: the JSON fields of CLI.md, the notice, the human output.
+//! `memledger recall` end to end: the JSON fields of docs/cli.md, the notice, the human output.
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -39,7 +39,7 @@ impl From<AppendError> for EngineError {
 }
 
 impl EngineError {
-    /// The exit code of CLI.md.
+    /// The exit code of docs/cli.md.
     pub fn exit_code(&self) -> i32 {
         match self {
             EngineError::BadInput(_) => 2,

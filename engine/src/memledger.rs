@@ -52,7 +52,7 @@ impl Outcome {
     }
 }
 
-/// The result of `save`, as CLI.md names it.
+/// The result of `save`, as docs/cli.md names it.
 #[derive(Clone, Debug, Serialize)]
 pub struct SaveResult {
     pub outcome: Outcome,
@@ -88,8 +88,8 @@ pub struct Memledger {
     pub(crate) written: std::sync::atomic::AtomicU64,
 }
 
-/// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix; replaying
-/// that cost the next command about a second at 100,000 memories.
+/// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
+/// a longer log would make the next command's open slow to replay it.
 const FLUSH_ON_CLOSE_AFTER: u64 = 50_000;
 
 fn all_views() -> Views {
@@ -440,10 +440,9 @@ impl Drop for Memledger {
     /// effort: a failure here only costs that catch-up.
     fn drop(&mut self) {
         let flush_store = self.written.load(std::sync::atomic::Ordering::Relaxed) >= FLUSH_ON_CLOSE_AFTER;
-        // The index's commit and RocksDB's flush of its memtables are independent, and after a
-        // 100k `save --from` each took 2–3 s, one after the other: they run side by side. (The
-        // commit writes the log buffer out first, as always, so it never gets ahead of the
-        // ledger.)
+        // The index's commit and RocksDB's flush of its memtables are independent, and both are
+        // long after a bulk save: they run side by side. (The commit writes the log buffer out
+        // first, as always, so it never gets ahead of the ledger.)
         std::thread::scope(|scope| {
             if flush_store {
                 let store = self.ledger.store();
@@ -453,8 +452,8 @@ impl Drop for Memledger {
             }
             let _ = self.text.flush();
         });
-        // Freeing a large store's caches one allocation at a time took 0.7 s at 100k memories;
-        // a process about to exit need not wait for that, so a thread of its own frees them.
+        // Freeing a large store's caches is one deallocation per entry; a process about to exit
+        // need not wait for that, so a thread of its own frees them.
         let analyses = std::mem::take(self.analyses.get_mut().unwrap_or_else(|p| p.into_inner()));
         let terms = std::mem::take(self.terms.get_mut().unwrap_or_else(|p| p.into_inner()));
         if analyses.len() >= FREE_BEHIND_ANALYSES {

@@ -1,4 +1,4 @@
-//! The save pipeline (DESIGN.md §4): exact duplicate → fact-key identity → candidates →
+//! The save pipeline (docs/design.md §4): exact duplicate → fact-key identity → candidates →
 //! classification of every candidate → decision. It only plans events; `Memledger::save`
 //! appends them in one atomic write against the head the plan was made on.
 
@@ -48,8 +48,8 @@ impl PreparedSave {
 /// How many analyses of active memories the pipeline keeps in memory (about 2.3 KB each).
 ///
 /// A save's candidates are spread over the whole store, so a cache smaller than the active
-/// memories misses often: at 50,000 entries, re-analysing candidates was 7% of a 100k bulk save
-/// and emptying the full cache 4% more. A memory that stops being active leaves it
+/// memories misses often, and every miss analyses a candidate again (and a full cache is
+/// emptied, all at once). A memory that stops being active leaves it
 /// (`Memledger::forget_analysis`), so up to this many active memories are never analysed twice.
 const ANALYSIS_CACHE_ENTRIES: usize = 120_000;
 
@@ -84,7 +84,7 @@ fn best_weighed(
 
 thread_local! {
     /// Candidate search's weights per memory, kept between saves: it takes up to the whole
-    /// budget of postings per save, and allocating it afresh each time showed in profiles. Ids
+    /// budget of postings per save, so it is allocated once rather than for every save. Ids
     /// are random, so a fast non-keyed hash is enough.
     static CANDIDATE_WEIGHTS: std::cell::RefCell<rustc_hash::FxHashMap<MemoryId, f64>> = Default::default();
 }

@@ -20,7 +20,7 @@ use crate::memledger::Memledger;
 /// The shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 6;
 
-/// A memory as `show` and `list` print it (CLI.md).
+/// A memory as `show` and `list` print it (docs/cli.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct MemoryView {
     pub memory_id: MemoryId,
@@ -92,7 +92,7 @@ pub struct Stats {
     pub merged_observations: u64,
 }
 
-/// What `verify` reports (CLI.md).
+/// What `verify` reports (docs/cli.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct VerifyView {
     #[serde(flatten)]

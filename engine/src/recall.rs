@@ -1,5 +1,5 @@
 //! `recall`: BM25 over the active memories (the text index, `projector/src/text_index.rs`),
-//! filtered by type and scope, with the conflict notice of DESIGN §6. With an embedder and
+//! filtered by type and scope, with the conflict notice of docs/design.md §6. With an embedder and
 //! vectors of its model, BM25 is fused with a cosine ranking by reciprocal-rank fusion.
 
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ pub const RECALL_COSINE_MIN: f64 = 0.3;
 pub const CONFLICT_NOTICE: &str =
     "Some of these memories conflict with each other. Ask the user which is current instead of asserting either.";
 
-/// One memory `recall` returns (CLI.md).
+/// One memory `recall` returns (docs/cli.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct RecallHit {
     pub memory_id: MemoryId,

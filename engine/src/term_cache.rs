@@ -139,9 +139,8 @@ const CHUNK_MAX: usize = 512;
 /// One term's holders in id order, kept in sorted chunks of at most [`CHUNK_MAX`] ids.
 ///
 /// Candidate search reads up to a thousand holders of a common term in id order for every save.
-/// In a B-tree set, each step to the next node missed the processor's cache; that was the
-/// largest cost of candidate search. Chunks are read straight through, and an insert or a
-/// removal moves at most one chunk's ids.
+/// In a B-tree set, each step to the next node misses the processor's cache. Chunks are read
+/// straight through, and an insert or a removal moves at most one chunk's ids.
 ///
 /// Invariant: no chunk is empty, each is sorted, and every id of a chunk is below every id of
 /// the next.

@@ -1,4 +1,4 @@
-//! Models over HTTP against a scripted server on 127.0.0.1 (issue 5): LLM classification and its
+//! Models over HTTP against a scripted server on 127.0.0.1: LLM classification and its
 //! fallbacks, the conflict judge, the contradiction scan and embedding candidates.
 
 mod support {

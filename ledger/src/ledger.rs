@@ -76,8 +76,8 @@ pub struct Ledger {
     pub(crate) last_recorded_at: Mutex<Option<Timestamp>>,
     /// Whether unsynced appends moved the head past the stored head record. The record is
     /// written with every synced write, by [`Ledger::sync`] and on drop, not with each unsynced
-    /// append (a key per append was a sixth of its cost); on open, the events after the record
-    /// are followed link by link. Only changed under the `head` lock.
+    /// append (a second key for every append, where one per sync is enough); on open, the events
+    /// after the record are followed link by link. Only changed under the `head` lock.
     pub(crate) record_behind: AtomicBool,
 }
 

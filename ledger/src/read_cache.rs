@@ -2,8 +2,7 @@
 //!
 //! A belief-view record is read several times per save: as a candidate, when its status
 //! changes, by the projector that updates it, for the save's result. RocksDB answers each read by
-//! searching its memtable's skip list and then its files, a few microseconds apiece, and in
-//! `perf` that search was the largest cost of reading. A hash map answers in tens of nanoseconds.
+//! searching its memtable's skip list and then its files; a hash map answers without either.
 //!
 //! The cache is never a second source of truth. [`crate::store::Store`] has one write path, and it
 //! writes every batch through the cache under the cache's lock (an unsynced batch when it is
@@ -33,8 +32,8 @@ fn entry_size(key: &[u8], value: Option<&[u8]>) -> usize {
     key.len() + value.map_or(0, <[u8]>::len) + ENTRY_OVERHEAD
 }
 /// A batch with more writes to cached tables than this (a rebuild's chunk, thousands of records)
-/// empties them instead of being copied in: a command writes a few dozen keys, and copying a
-/// rebuild's every record into the cache cost a tenth of the belief view's rebuild.
+/// empties them instead of being copied in: a command writes a few dozen keys, while a rebuild
+/// writes every record once, and copying those would only slow it down.
 const LARGE_BATCH: usize = 1024;
 
 /// What a lookup found.

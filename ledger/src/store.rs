@@ -76,15 +76,12 @@ fn table_options(name: &str, reads: Reads) -> Options {
         Reads::Rarely => opts.set_memtable_factory(rocksdb::MemtableFactory::Vector),
         // Most point reads of a save ask a view for a key that does not exist (a new text's
         // content hash): bloom filters answer those without searching the memtable's skip list
-        // or a file's blocks. In `perf` of a 40k fill, that lookup fell from 7.2% of the saving
-        // thread to 3.8%. Not for the ledger's own tables (ADR 0006): a view found wrong is
+        // or a file's blocks. Not for the ledger's own tables (ADR 0006): a view found wrong is
         // rebuilt from the ledger, and `verify` compares every view with a replay.
         Reads::Often if !LEDGER_CFS.contains(&name) => {
-            // A view's keys arrive in random order (memory ids, content hashes): inserting one
-            // into a skip list walks it from the top, and in a 64 MiB memtable that walk was a
-            // third of the writer thread's time. In 8 MiB ones, the writer thread of a 100k
-            // fill took 3.4 s of CPU instead of 4.4 s, and peak RSS fell 50 MiB (medians of
-            // five alternated fills); a belief-view rebuild was as fast.
+            // A view's keys arrive in random order (memory ids, content hashes), and inserting
+            // one walks the memtable's skip list from the top: small memtables keep that walk
+            // short and the memory held low, for more (and smaller) files to flush and read.
             opts.set_write_buffer_size(8 << 20);
             opts.set_memtable_prefix_bloom_ratio(0.02);
             opts.set_memtable_whole_key_filtering(true);
@@ -120,8 +117,8 @@ pub enum Reads {
     Often,
     /// Only by scans outside the save path (`why`, `verify`): an unsorted (vector) memtable,
     /// appended to on each write and sorted once when flushed (or copied and sorted for a read
-    /// before that). Inserting each save's keys at random places of a 64 MiB skip list was the
-    /// largest single cost of a bulk save.
+    /// before that). A sorted memtable would insert each save's keys at random places of a skip
+    /// list, for a table nothing on the save path reads.
     Rarely,
 }
 

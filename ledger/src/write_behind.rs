@@ -2,7 +2,7 @@
 //! (planning the next save) while RocksDB inserts their keys into its memtables.
 //!
 //! A bulk save's RocksDB writes (the ledger's append and the views' batch, each unsynced until
-//! the group's one sync) were about a fifth of the saving thread's time. The store queues such a
+//! the group's one sync) are work that nobody waits for. The store queues such a
 //! write here and returns; one writer thread applies the queue in order. Nothing is acknowledged
 //! by an unsynced write, so nothing acknowledged waits here: a sync, and every other operation
 //! that must see what RocksDB holds, first waits until the queue is empty ([`WriteBehind::settle`]).
@@ -29,9 +29,9 @@ use crate::store::{Batch, Write};
 const MAX_PENDING: usize = 64;
 
 /// How many batches wait before an idle writer is woken for them (anyone who waits for the
-/// writer wakes it sooner). Woken for each save's two batches, the writer cost the saving thread
-/// a system call per batch and itself a sleep and a wake; woken for several, it writes them as
-/// one RocksDB write.
+/// writer wakes it sooner). Woken for each save's two batches, the writer would cost the saving
+/// thread a system call per batch and itself a sleep and a wake; woken for several, it writes
+/// them as one RocksDB write.
 const WAKE_AT: usize = 8;
 
 /// The most batches the writer joins into one RocksDB write.
@@ -460,7 +460,7 @@ mod tests {
             writer(&store).hold(false);
             filler.join().unwrap();
             // The filler's last batches may still fill the queue: held with a full queue, the
-            // next write would wait for room forever (this test hung once in CI so).
+            // next write would wait for room forever.
             writer(&store).settle().unwrap();
             // Held again: only closing the store writes this one.
             writer(&store).hold(true);

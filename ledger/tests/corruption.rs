@@ -1,4 +1,4 @@
-//! Corruption (issue 6, item 3): flip bytes in the store's files — the WAL, the SST files, the
+//! Corruption: flip bytes in the store's files — the WAL, the SST files, the
 //! MANIFEST — and in stored events, and check that opening or `verify` reports it, naming the
 //! file or the seq, and that no read ever returns wrong data silently.
 //!

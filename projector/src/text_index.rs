@@ -55,14 +55,14 @@ pub const DIR_NAME: &str = "text-index";
 /// Bumped whenever the schema or the analyzer changes: an index of another format is rebuilt.
 /// The stored format is `FORMAT * 1000 +` the term function's version ([`TextIndex::format`]).
 /// 2: the candidate terms field. 3: `root_id` stored, no longer indexed (nothing searches it, and
-/// its term dictionary of random ids took about a sixth of a rebuild).
+/// a term dictionary of random ids is costly to build).
 pub const FORMAT: u32 = 3;
 /// The analyzer's name as registered on the index.
 const ANALYZER: &str = "memledger_en";
 /// How many applied operations wait before they go to the writer together.
 ///
-/// Each `add_document` is a message to the indexing thread, which is idle between saves: a bulk
-/// save woke it once per memory, and those wake-ups were 3.5% of the saving thread. The queue is
+/// Each `add_document` is a message to the indexing thread, which is idle between saves: sent one
+/// by one, they would wake it once per memory, a system call on the saving thread. The queue is
 /// sent before every commit, so nothing committed ever misses an operation.
 const SEND_AT: usize = 64;
 /// The writer's memory budget (tantivy's minimum per thread is 15 MB).

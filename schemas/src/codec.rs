@@ -322,8 +322,8 @@ pub const NAMES_V2: &[&str] = &[
 fn name_code(name: &str) -> Option<u8> {
     // A save encodes about 140 names, mostly in the same order every time (a classification's
     // scores, then its thresholds): the name listed after the last one found is tried first, one
-    // comparison; otherwise one hash and one comparison (a binary search's half dozen
-    // comparisons were 4% of the saving thread, the hash alone still 2.7%).
+    // comparison; otherwise one hash and one comparison, where a binary search makes half a
+    // dozen.
     static CODES: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, u8>> =
         std::sync::LazyLock::new(|| NAMES_V2.iter().copied().zip(1u8..).collect());
     thread_local! {

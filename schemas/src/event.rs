@@ -150,7 +150,7 @@ pub struct MemoryObserved {
     pub dedup: bool,
 }
 
-/// A model's answer for one pair, recorded whatever it was (issue: models over HTTP).
+/// A model's answer for one pair, recorded whatever it was (docs/models.md).
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
 pub struct ModelVerdict {
     pub model: String,

@@ -163,8 +163,9 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
     Ok(())
 }
 
-/// Lines the reading thread hands over at once at most. One at a time, the saving thread woke
-/// the reading one (a system call) for every line it took from a full channel: 4% of its time.
+/// Lines the reading thread hands over at once at most. Handed over one at a time, every line
+/// the saving thread took from a full channel would wake the reading thread: a system call per
+/// line.
 const CHUNK_LINES: usize = 64;
 
 /// Chunks the reading thread may prepare ahead of the saving one.

@@ -1,4 +1,4 @@
-//! Models over HTTP (DESIGN.md §8, docs/models.md): an OpenAI-compatible chat model for pair
+//! Models over HTTP (docs/design.md §8, docs/models.md): an OpenAI-compatible chat model for pair
 //! classification, the conflict judge and the contradiction scan; an embedder for candidates.
 //!
 //! Everything here is optional and never makes a write fail: a call that fails, times out or
