@@ -164,6 +164,33 @@ fn corrupt_file_from_info_log(path: &Path, reason: &str) -> Option<String> {
     (file.ends_with(".log")).then(|| format!("the write-ahead log {file}"))
 }
 
+/// The file in a store directory that processes creating the store lock (never removed: a
+/// process may be waiting on it).
+pub const CREATION_LOCK: &str = "create.lock";
+
+/// Take the exclusive lock on the store directory's [`CREATION_LOCK`], waiting for a process
+/// that holds it. Creating a store is many files (RocksDB's `LOCK`, its log, `CURRENT` last):
+/// without the lock a second process starting at the same moment sees a directory that is not
+/// empty and holds no store yet. The lock is held until the store is open, so a process that
+/// waited finds `CURRENT` and opens the store as any other, waiting for RocksDB's lock.
+fn creation_lock(path: &Path) -> Result<std::fs::File, OpenError> {
+    let unusable =
+        |e: std::io::Error| OpenError::Unusable { path: path.into(), reason: format!("cannot lock it: {e}") };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path.join(CREATION_LOCK))
+        .map_err(unusable)?;
+    file.lock().map_err(unusable)?;
+    Ok(file)
+}
+
+/// Whether the directory holds anything but the creation lock.
+fn holds_other_files(path: &Path) -> bool {
+    std::fs::read_dir(path).map(|d| d.flatten().any(|entry| entry.file_name() != CREATION_LOCK)).unwrap_or(false)
+}
+
 impl Store {
     /// Open (creating when `create`) the store at `path` with the ledger's tables and `views`.
     /// A store locked by another process is retried until `wait` has passed.
@@ -171,19 +198,26 @@ impl Store {
         if path.exists() && !path.is_dir() {
             return Err(OpenError::Unusable { path: path.into(), reason: "it is a file, not a directory".into() });
         }
-        let is_store = path.join("CURRENT").exists();
+        let mut is_store = path.join("CURRENT").exists();
+        // Held while this process creates the store: see `creation_lock`.
+        let mut _creating = None;
         if !is_store {
             if !create {
                 return Err(OpenError::Missing { path: path.into() });
             }
-            if path.exists() && std::fs::read_dir(path).map(|mut d| d.next().is_some()).unwrap_or(false) {
+            std::fs::create_dir_all(path)
+                .map_err(|e| OpenError::Unusable { path: path.into(), reason: format!("cannot create it: {e}") })?;
+            _creating = Some(creation_lock(path)?);
+            // Another process may have created it while this one waited for the lock.
+            is_store = path.join("CURRENT").exists();
+            if is_store {
+                _creating = None;
+            } else if holds_other_files(path) {
                 return Err(OpenError::Unusable {
                     path: path.into(),
                     reason: "the directory is not empty and holds no store".into(),
                 });
             }
-            std::fs::create_dir_all(path)
-                .map_err(|e| OpenError::Unusable { path: path.into(), reason: format!("cannot create it: {e}") })?;
         }
         let opts = db_options();
         let mut names: Vec<String> =
@@ -200,6 +234,7 @@ impl Store {
             }
         }
         let started = Instant::now();
+        let mut backoff = Duration::from_millis(1);
         loop {
             let descriptors: Vec<ColumnFamilyDescriptor> =
                 names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n, reads(n)))).collect();
@@ -216,7 +251,9 @@ impl Store {
                     if started.elapsed() >= wait {
                         return Err(OpenError::Locked { path: path.into(), waited: started.elapsed() });
                     }
-                    std::thread::sleep(Duration::from_millis(25));
+                    // Short at first (a command holds the store for milliseconds), then 25 ms.
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_millis(25));
                 }
                 Err(e) => {
                     let mut reason = e.into_string();
