@@ -32,3 +32,10 @@ if command -v python3 >/dev/null && ! python3 -c "import mcp" >/dev/null 2>&1; t
   echo "setup: installing the MCP Python SDK (mcp==2.3.0) for the MCP client test…" >&2
   python3 -m pip install --quiet mcp==2.3.0
 fi
+
+# The API check (cli/tests/schemathesis.rs) runs schemathesis against `memledger serve`'s
+# /openapi.json; without it that test is skipped (and fails under CI=true). Pinned likewise.
+if command -v python3 >/dev/null && ! command -v schemathesis >/dev/null 2>&1; then
+  echo "setup: installing schemathesis==4.32.5 for the API check…" >&2
+  python3 -m pip install --quiet schemathesis==4.32.5
+fi

@@ -13,6 +13,7 @@
 //! analysis (the save pipeline caches one per active memory).
 
 mod corpus;
+mod serve;
 
 /// The allocator the `memledger` binary uses, so that the figures are the binary's.
 #[global_allocator]
@@ -462,7 +463,7 @@ fn main() {
     };
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     match what {
-        "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" => {}
+        "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
             std::process::exit(2);
@@ -482,6 +483,8 @@ fn main() {
         }
         "fill" => fill(&path(2), number(3, 10_000), seed),
         "rebuild" => rebuild(&path(2), args.get(3).map(String::as_str)),
+        "serve-cli" => serve::cli(&path(2), &path(3)),
+        "serve-http" => serve::http(&path(2), &path(3), number(4, 10) as u64),
         _ => corpus_file(&path(2), number(3, 10_000), seed),
     }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use memledger_engine::{EngineError, Memledger, OpenOptions};
 
+use memledger_server::api::Call;
+
 use crate::commands;
 use crate::output::{CliError, Output};
 
@@ -30,6 +32,13 @@ pub struct Cli {
     /// Seconds to wait for another memledger process that holds the store.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10.0)]
     pub wait: f64,
+    /// Open the store in this process even when a server runs for it (MEMLEDGER_NO_SERVER=1).
+    #[arg(long, global = true)]
+    pub no_server: bool,
+    /// Start a server for the store when none runs (it exits when idle); MEMLEDGER_AUTOSTART=1
+    /// or `[server] autostart = true` in the config file.
+    #[arg(long, global = true)]
+    pub autostart: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -55,34 +64,121 @@ pub enum Command {
     Verify(commands::verify::Args),
     Stats(commands::stats::Args),
     Mcp(commands::mcp::Args),
+    Serve(commands::serve::Args),
+    Status(commands::status::Args),
     Completions(commands::completions::CompletionsArgs),
     Man(commands::completions::ManArgs),
 }
 
-/// What every command gets: the global options and a way to open the store.
+/// What every command gets: the global options and a way to reach the store.
 pub struct Context {
     pub dir: PathBuf,
     pub json: bool,
     pub actor: String,
     pub wait: Duration,
+    /// Never use a server (`--no-server`, `MEMLEDGER_NO_SERVER=1`).
+    pub no_server: bool,
+    /// Start a server when none runs: after how long idle it exits.
+    pub autostart: Option<Duration>,
 }
 
 impl Context {
-    /// Open the store; `create` for commands that write.
-    pub fn open(&self, create: bool) -> Result<Memledger, CliError> {
+    /// Run a store command: through the store's server when one runs, else on the store opened
+    /// here. The output and the exit code are the same either way.
+    pub fn run(&self, call: Call, out: &mut Output) -> Result<(), CliError> {
+        if let Some(mut server) = self.server(call.writes())? {
+            let reply = server.call(self, call)?;
+            return crate::backend::print_reply(&reply, out, false);
+        }
+        let ml = self.open_for(&call, out)?;
+        commands::execute(&ml, &self.actor, &call, out).map(|_| ())
+    }
+
+    /// The store's server, if one answers (or `--autostart` starts one: only for a store that
+    /// exists, so that refused input never creates one).
+    pub fn server(&self, _writes: bool) -> Result<Option<crate::backend::Server>, CliError> {
+        if self.no_server {
+            return Ok(None);
+        }
+        if let Some(server) = crate::backend::Server::connect(&self.dir) {
+            return Ok(Some(server));
+        }
+        match self.autostart {
+            Some(idle) if crate::backend::store_exists(&self.dir) => {
+                Ok(crate::backend::autostart(&self.dir, idle, self.wait))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The store for a command run here: created for a command that creates it; for any other,
+    /// a store that does not exist yet answers as an empty one (with a note in human mode).
+    pub fn open_for(&self, call: &Call, out: &mut Output) -> Result<crate::backend::Opened, CliError> {
+        if call.creates() {
+            return self.open_direct(true).map(crate::backend::Opened::Store);
+        }
+        match self.open_existing() {
+            Ok(Some(ml)) => Ok(crate::backend::Opened::Store(ml)),
+            Ok(None) => {
+                if !self.json {
+                    out.note(format!(
+                        "memledger: no store at {} yet: answering as an empty store (the first `memledger save` creates it)",
+                        self.dir.display()
+                    ));
+                }
+                let dir = std::env::temp_dir()
+                    .join(format!("memledger-empty-{}", memledger_schemas::MemoryId::random().hex()));
+                let options = OpenOptions { create: true, wait: self.wait };
+                match Memledger::open_with(&dir, &options, self.engine_config()) {
+                    Ok(ml) => Ok(crate::backend::Opened::Empty { ml: Box::new(ml), dir }),
+                    Err(e) => {
+                        let _ = std::fs::remove_dir_all(&dir);
+                        Err(e.into())
+                    }
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open_existing(&self) -> Result<Option<Memledger>, CliError> {
+        match self.open_direct(false) {
+            Ok(ml) => Ok(Some(ml)),
+            Err(e) if e.message.starts_with("no memledger store at") => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn engine_config(&self) -> memledger_engine::EngineConfig {
+        memledger_engine::EngineConfig { models: self.model_config(), ..memledger_engine::EngineConfig::default() }
+    }
+
+    /// The models: the environment first, then the config file's [models] (cli/src/config.rs).
+    pub fn model_config(&self) -> memledger_engine::models::ModelConfig {
+        memledger_engine::models::ModelConfig::from_lookup(crate::config::model_setting)
+    }
+
+    /// Open the store in this process; `create` for commands that write.
+    pub fn open_direct(&self, create: bool) -> Result<Memledger, CliError> {
         let options = OpenOptions { create, wait: self.wait };
         // Models over HTTP come from the environment (docs/models.md); none: the offline path.
-        let config = memledger_engine::EngineConfig {
-            // The environment first, then the config file's [models] (cli/src/config.rs).
-            models: memledger_engine::models::ModelConfig::from_lookup(crate::config::model_setting),
-            ..memledger_engine::EngineConfig::default()
-        };
+        let config = self.engine_config();
         let ml = Memledger::open_with(&self.dir, &options, config).map_err(|e| match e {
             EngineError::Open(memledger_engine::OpenError::Missing { path }) => CliError::new(
                 1,
                 format!("no memledger store at {}", path.display()),
                 Some("it is created by the first `memledger save`; or pass --dir PATH".into()),
             ),
+            EngineError::Open(memledger_engine::OpenError::Locked { .. })
+                if memledger_server::files::socket(&self.dir).exists() && self.no_server =>
+            {
+                let mut e = CliError::from(e);
+                e.hint = Some(
+                    "a memledger server holds this store: drop --no-server (MEMLEDGER_NO_SERVER) to go through it"
+                        .into(),
+                );
+                e
+            }
             other => CliError::from(other),
         })?;
         for note in ml.notes() {
@@ -124,11 +220,23 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         eprintln!("memledger: error: --wait must be a number of seconds ≥ 0");
         return ExitCode::from(2);
     }
+    let no_server = cli.no_server || crate::config::env_flag("MEMLEDGER_NO_SERVER").unwrap_or(false);
+    let autostart = cli.autostart
+        || crate::config::env_flag("MEMLEDGER_AUTOSTART").or(crate::config::get().server.autostart).unwrap_or(false);
+    let idle = match crate::config::idle_exit() {
+        Ok(idle) => idle,
+        Err(e) => {
+            eprintln!("memledger: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let ctx = Context {
         dir: cli.dir.clone().or_else(|| crate::config::get().dir.clone()).unwrap_or_else(default_dir),
         json: cli.json,
         actor: cli.actor.clone().or_else(|| crate::config::get().actor.clone()).unwrap_or_else(default_actor),
         wait: Duration::from_secs_f64(cli.wait),
+        no_server,
+        autostart: autostart.then_some(idle),
     };
     let mut out = Output::stdout(ctx.json);
     let result = match cli.command {
@@ -150,6 +258,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Verify(a) => commands::verify::run(&ctx, a, &mut out),
         Command::Stats(a) => commands::stats::run(&ctx, a, &mut out),
         Command::Mcp(a) => commands::mcp::run(&ctx, a, &mut out),
+        Command::Serve(a) => commands::serve::run(&ctx, a, &mut out),
+        Command::Status(a) => commands::status::run(&ctx, a, &mut out),
         Command::Completions(a) => commands::completions::completions(&ctx, a, &mut out),
         Command::Man(a) => commands::completions::man(&ctx, a, &mut out),
     };

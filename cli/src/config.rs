@@ -33,6 +33,49 @@ pub struct Config {
     /// Model settings by the lower-case name of their variable without `MEMLEDGER_`.
     #[serde(default)]
     pub models: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub server: ServerDefaults,
+}
+
+/// `[server]`: how commands use `memledger serve`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerDefaults {
+    /// Start a server when a command finds none (MEMLEDGER_AUTOSTART, --autostart).
+    pub autostart: Option<bool>,
+    /// How long a started server waits idle before it exits, e.g. "10m" (MEMLEDGER_IDLE_EXIT).
+    pub idle_exit: Option<String>,
+}
+
+/// A yes/no environment variable (`1`, `true`, `yes`; `0`, `false`, `no`), if set.
+pub fn env_flag(name: &str) -> Option<bool> {
+    let v = env(name)?;
+    Some(!matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "false" | "no" | "off"))
+}
+
+/// How long an autostarted server stays idle: MEMLEDGER_IDLE_EXIT, else `[server] idle_exit`,
+/// else 10 minutes.
+pub fn idle_exit() -> Result<std::time::Duration, String> {
+    match env("MEMLEDGER_IDLE_EXIT").or_else(|| get().server.idle_exit.clone()) {
+        Some(text) => parse_duration(&text),
+        None => Ok(std::time::Duration::from_secs(600)),
+    }
+}
+
+/// A duration: a number with `ms`, `s`, `m` or `h` (a bare number is seconds).
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number.parse().map_err(|_| format!("not a duration: {text:?} (say 30s, 10m, 1h)"))?;
+    let seconds = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" | "min" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("not a duration: {text:?} (say 30s, 10m, 1h)")),
+    };
+    std::time::Duration::try_from_secs_f64(seconds).map_err(|_| format!("not a duration: {text:?}"))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -2,6 +2,7 @@
 //! output (`output`), and the exit codes of the CLI contract (docs/cli.md).
 
 pub mod app;
+pub mod backend;
 pub mod commands;
 pub mod config;
 pub mod output;

@@ -52,15 +52,60 @@ impl From<io::Error> for CliError {
     }
 }
 
-/// Where results go.
+/// Where results go: standard output and standard error, or buffers of both (a command the
+/// server runs for a client, which prints them).
 pub struct Output {
     pub json: bool,
     out: Box<dyn Write>,
+    /// Notes for standard error, when buffered.
+    notes: Option<String>,
+    buffer: Option<std::rc::Rc<std::cell::RefCell<Vec<u8>>>>,
+}
+
+/// A `Write` into a shared buffer.
+struct Shared(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Output {
     pub fn stdout(json: bool) -> Self {
-        Output { json, out: Box::new(BufWriter::new(io::stdout())) }
+        Output { json, out: Box::new(BufWriter::new(io::stdout())), notes: None, buffer: None }
+    }
+
+    /// Output into memory: [`Output::into_parts`] gives what was printed.
+    pub fn buffer(json: bool) -> Self {
+        let buffer = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        Output { json, out: Box::new(Shared(buffer.clone())), notes: Some(String::new()), buffer: Some(buffer) }
+    }
+
+    /// What a buffered output holds: standard output and the notes for standard error.
+    pub fn into_parts(self) -> (String, String) {
+        let Output { out, notes, buffer, .. } = self;
+        drop(out);
+        let stdout = buffer.map(|b| String::from_utf8_lossy(&b.borrow()).into_owned()).unwrap_or_default();
+        (stdout, notes.unwrap_or_default())
+    }
+
+    /// A note for standard error (`memledger: ...`), kept in order with a buffered output.
+    pub fn note(&mut self, text: impl AsRef<str>) {
+        match &mut self.notes {
+            Some(notes) => {
+                notes.push_str(text.as_ref());
+                notes.push('\n');
+            }
+            None => {
+                let _ = self.out.flush();
+                eprintln!("{}", text.as_ref());
+            }
+        }
     }
 
     /// One JSON value on its own line.

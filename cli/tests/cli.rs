@@ -1,5 +1,9 @@
 //! End-to-end tests of the command-line contract (docs/cli.md): JSON fields, exit codes, refused
 //! input writing nothing, id prefixes.
+//!
+//! They run twice: here on the direct path (each command opens the store), and in
+//! `cli_server.rs`, which includes this file, through a server (`--autostart`: a store's first
+//! command after its creation starts one, and the rest go through it).
 
 use std::io::Write;
 use std::path::Path;
@@ -11,12 +15,30 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_memledger")
 }
 
+/// Whether this is the run through a server (the test binary `cli_server`).
+fn through_server() -> bool {
+    let exe = std::env::current_exe().unwrap();
+    exe.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("cli_server"))
+}
+
+/// `memledger` on the path under test.
+fn memledger() -> Command {
+    let mut c = Command::new(bin());
+    c.env_remove("MEMLEDGER_DIR").env_remove("MEMLEDGER_NO_SERVER");
+    if through_server() {
+        c.env("MEMLEDGER_AUTOSTART", "1").env("MEMLEDGER_IDLE_EXIT", "5s");
+    } else {
+        c.env("MEMLEDGER_NO_SERVER", "1");
+    }
+    c
+}
+
 fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin()).arg("--dir").arg(dir).args(args).env_remove("MEMLEDGER_DIR").output().unwrap()
+    memledger().arg("--dir").arg(dir).args(args).output().unwrap()
 }
 
 fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(bin())
+    let mut child = memledger()
         .arg("--dir")
         .arg(dir)
         .args(args)
@@ -31,7 +53,7 @@ fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
 
 /// `memledger --json save --from -` on `dir`, its standard streams piped, left running.
 fn save_from_stdin(dir: &Path) -> Child {
-    Command::new(bin())
+    memledger()
         .arg("--dir")
         .arg(dir)
         .args(["--json", "save", "--from", "-"])
@@ -77,6 +99,8 @@ fn save_and_read_back_with_the_named_json_fields() {
     }
     assert_eq!(s["outcome"], "added");
     assert_eq!(s["replayed"], false);
+    let path = if through_server() { "server" } else { "direct" };
+    assert_eq!(json(&dir, &["status"])["path"], path, "the path under test");
     let id = s["memory_id"].as_str().unwrap().to_string();
     assert_eq!(id.len(), 32);
 
@@ -182,10 +206,23 @@ fn ids_prefixes_and_not_found() {
     assert_eq!(code(&run(&dir, &["show", "000000000000"])), 4, "no such id");
     assert_eq!(code(&run(&dir, &["show", &"0".repeat(32)])), 4);
     assert_eq!(code(&run(&dir, &["conflicts", "show", "abcdef"])), 4);
+    // A store that does not exist yet answers as an empty one, and is not created.
     let missing = tmp.path().join("missing");
-    let out = run(&missing, &["list"]);
-    assert_eq!(code(&out), 1);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no memledger store"));
+    for args in
+        [&["list"][..], &["recall", "anything"], &["log"], &["conflicts", "list"], &["stats"], &["export"], &["verify"]]
+    {
+        let out = run(&missing, args);
+        assert_eq!(code(&out), 0, "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no store at"), "{args:?} notes it");
+    }
+    assert_eq!(json(&missing, &["list"])["memories"], serde_json::json!([]));
+    assert_eq!(json(&missing, &["verify"])["ok"], true);
+    assert_eq!(code(&run(&missing, &["show", "000000000000"])), 4);
+    assert_eq!(code(&run(&missing, &["history", "000000000000"])), 4);
+    let auto = run(&missing, &["conflicts", "auto"]);
+    assert_eq!(code(&auto), 2, "no model: says so first");
+    assert!(String::from_utf8_lossy(&auto.stderr).contains("needs a model"));
+    assert!(!missing.exists(), "reads create no store");
 }
 
 #[test]
@@ -374,6 +411,10 @@ fn save_from_a_pipe_answers_a_line_before_the_next_is_complete() {
 #[test]
 fn a_second_process_waits_for_the_lock_then_fails_clearly() {
     use std::io::{BufRead, BufReader};
+    if through_server() {
+        // Through a server nobody waits for the store's lock: the server holds it.
+        return;
+    }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     json(&dir, &["save", "first"]);

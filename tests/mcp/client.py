@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Drive `memledger mcp` with the official MCP Python SDK (`pip install mcp`), as an agent would.
+"""Drive memledger's MCP server with the official MCP Python SDK (`pip install mcp`), as an agent would.
 
-Usage: client.py MEMLEDGER_BINARY STORE_DIR
+Usage: client.py MEMLEDGER_BINARY STORE_DIR      (`memledger mcp` over stdio)
+       client.py --http URL TOKEN                (`memledger serve`'s /mcp, streamable HTTP)
 
 initialize → list tools → save a contradiction (the second save is a conflict) → recall (the
 conflict notice) → list_conflicts → resolve_conflict keep_new → memory_history. Prints one line per
@@ -15,6 +16,7 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 from mcp.types import Implementation
 
 CLIENT_NAME = "memledger-test-client"
@@ -43,6 +45,19 @@ async def call(session, tool, **arguments):
 async def main(binary, store):
     server = StdioServerParameters(command=binary, args=["--dir", store, "mcp"])
     async with stdio_client(server) as (read, write):
+        await scenario(read, write)
+    print("ok", flush=True)
+
+
+async def main_http(url, token):
+    headers = {"Authorization": f"Bearer {token}"}
+    async with create_mcp_http_client(headers=headers) as http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            await scenario(streams[0], streams[1])
+    print("ok", flush=True)
+
+
+async def scenario(read, write):
         async with ClientSession(read, write, client_info=Implementation(name=CLIENT_NAME, version="1.0")) as session:
             init = await session.initialize()
             check(init.server_info.name == "memledger", f"server name {init.server_info.name!r}")
@@ -92,10 +107,12 @@ async def main(binary, store):
             check(len(why["decisions"]) >= 1, f"why: {why}")
             bad = await session.call_tool("resolve_conflict", {"id": conflict, "action": "merge"})
             check(bad.is_error, "merge without merged_text must be refused")
-    print("ok", flush=True)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit("usage: client.py MEMLEDGER_BINARY STORE_DIR")
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    if len(sys.argv) == 4 and sys.argv[1] == "--http":
+        asyncio.run(main_http(sys.argv[2], sys.argv[3]))
+    elif len(sys.argv) == 3:
+        asyncio.run(main(sys.argv[1], sys.argv[2]))
+    else:
+        sys.exit("usage: client.py MEMLEDGER_BINARY STORE_DIR | client.py --http URL TOKEN")

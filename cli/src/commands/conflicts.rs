@@ -5,6 +5,8 @@ use memledger_engine::{ConflictRecord, ConflictStatus};
 use memledger_schemas::ResolutionAction;
 use serde_json::{Value, json};
 
+use memledger_server::api::{Action, AutoBody, Call, ConflictsQuery, IdPath, ResolveBody, ScanBody};
+
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 
@@ -131,140 +133,187 @@ pub(crate) fn conflict_json(ml: &Memledger, c: &ConflictRecord) -> Result<Value,
 }
 
 pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliError> {
-    match command {
+    let call = match command {
         Command::List(args) => {
-            let status = match args.status.as_str() {
-                "pending" => Some(ConflictStatus::Pending),
-                "resolved" => Some(ConflictStatus::Resolved),
-                "all" => None,
-                other => {
-                    return Err(CliError::bad_input(format!("unknown status {other:?} (pending, resolved or all)")));
-                }
-            };
-            let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-            let live = ctx.open(false)?;
-            let ml = live.as_of(point)?;
-            let list = ml.conflicts(status)?;
-            if out.json {
-                let items: Vec<Value> = list.iter().map(|c| conflict_json(&ml, c)).collect::<Result<_, _>>()?;
-                return out.json_line(&json!({ "conflicts": items }));
-            }
-            if list.is_empty() {
-                out.line("no conflicts")?;
-            }
-            // An aligned table: the conflict, its state, when, the incoming memory and its text.
-            if !list.is_empty() {
-                let head =
-                    format!("{:<12}  {:<8}  {:<20}  {:<12}  {:<5}  NEW TEXT", "ID", "STATUS", "OPENED", "NEW", "VS");
-                out.line(crate::style::bold(&head))?;
-            }
-            for c in &list {
-                let text = ml.show(c.incoming).map(|m| m.text).unwrap_or_default();
-                let status = c.status.as_str();
-                let painted = if c.status == ConflictStatus::Pending {
-                    crate::style::yellow(status)
-                } else {
-                    crate::style::green(status)
-                };
-                let id = c.conflict_id.short();
-                out.line(format!(
-                    "{}  {}  {:<20}  {:<12}  {:<5}  {}",
-                    crate::style::pad(&crate::style::cyan(&id), id.chars().count(), 12),
-                    crate::style::pad(&painted, status.len(), 8),
-                    c.opened_at.to_human(),
-                    c.incoming.short(),
-                    c.candidates.len(),
-                    clip(&text, 60)
-                ))?;
-            }
-            Ok(())
+            let q = ConflictsQuery { status: args.status, as_of: args.as_of };
+            check_list(&q)?;
+            Call::ConflictsList(q)
         }
-        Command::Show(args) => {
-            let ml = ctx.open(false)?;
-            let id = ml.resolve_conflict_id(&args.id)?;
-            let c = ml.conflict_record(id)?;
-            if out.json {
-                let v = conflict_json(&ml, &c)?;
-                return out.json_line(&v);
-            }
-            out.line(format!("conflict {}  {}  opened {}", c.conflict_id, c.status.as_str(), c.opened_at.to_human()))?;
-            let incoming = ml.show(c.incoming)?;
-            out.line(format!("  new      {}  {}", c.incoming.short(), incoming.text))?;
-            for s in &c.candidates {
-                let m = ml.show(s.memory_id)?;
-                out.line(format!("  existing {}  {}", s.memory_id.short(), m.text))?;
-                out.line(format!("           reason: {}", s.reason))?;
-            }
-            if let Some(r) = &c.resolution {
-                out.line(format!("  resolved {} by {} at {}", r.action, r.by, r.resolved_at.to_human()))?;
-                out.line(format!("  undo: memledger conflicts revert {}", c.conflict_id.short()))?;
-            } else {
-                let s = c.conflict_id.short();
-                out.line("  resolve with one of:")?;
-                out.line(format!("    memledger conflicts resolve {s} --keep-new"))?;
-                out.line(format!("    memledger conflicts resolve {s} --keep-existing"))?;
-                out.line(format!("    memledger conflicts resolve {s} --keep-both"))?;
-                out.line(format!("    memledger conflicts resolve {s} --merge \"what is actually true\""))?;
-            }
-            Ok(())
-        }
+        Command::Show(args) => Call::ConflictsShow(IdPath { id: args.id }),
         Command::Resolve(args) => {
             let action = if args.keep_new {
-                ResolutionAction::KeepNew
+                Action::KeepNew
             } else if args.keep_existing {
-                ResolutionAction::KeepExisting
+                Action::KeepExisting
             } else if args.keep_both {
-                ResolutionAction::KeepBoth
+                Action::KeepBoth
             } else {
-                ResolutionAction::Merge
+                Action::Merge
             };
             if let Some(t) = &args.merge {
                 memledger_engine::input::validate_text(t)?;
             }
-            let ml = ctx.open(false)?;
-            let id = ml.resolve_conflict_id(&args.id)?;
-            let r = ml.resolve(id, action, args.merge.as_deref(), args.note, &ctx.actor)?;
-            if out.json {
-                return out.json_line(&r);
-            }
-            out.line(format!(
-                "resolved {} ({}); undo with `memledger conflicts revert {}`",
-                id.short(),
-                action,
-                id.short()
-            ))
+            Call::ConflictsResolve(ResolveBody { id: args.id, action, merged_text: args.merge, note: args.note })
         }
-        Command::Auto(args) => auto(ctx, args, out),
-        Command::Scan(args) => scan(ctx, args, out),
-        Command::Revert(args) => {
-            let ml = ctx.open(false)?;
-            let id = ml.resolve_conflict_id(&args.id)?;
-            let r = ml.revert(id, &ctx.actor)?;
-            if out.json {
-                return out.json_line(&r);
+        Command::Revert(args) => Call::ConflictsRevert(IdPath { id: args.id }),
+        Command::Auto(args) => {
+            // Without a model there is nothing to do: say so before anything else.
+            if ctx.server(false)?.is_none() {
+                needs_model(ctx.model_config().llm.is_some())?;
             }
-            out.line(format!(
-                "reverted {}: {} effect(s) undone; the conflict is pending again",
-                id.short(),
-                r.effects.len()
-            ))
+            Call::ConflictsAuto(AutoBody { dry_run: args.dry_run })
         }
-    }
+        Command::Scan(args) => {
+            let b = ScanBody {
+                max_pairs: args.max_pairs,
+                min_confidence: args.min_confidence,
+                scope: args.scope,
+                dry_run: args.dry_run,
+            };
+            check_scan(&b)?;
+            Call::ConflictsScan(b)
+        }
+    };
+    ctx.run(call, out)
 }
 
-fn auto(ctx: &Context, args: AutoArgs, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
-    if ml.models().llm().is_none() {
-        return Err(CliError::new(
-            2,
-            "conflicts auto needs a model, and none is configured; nothing was written",
-            Some(
-                "set MEMLEDGER_LLM_URL (an OpenAI-compatible base URL) and MEMLEDGER_LLM_MODEL; see docs/models.md"
-                    .into(),
-            ),
-        ));
+fn check_list(q: &ConflictsQuery) -> Result<(Option<ConflictStatus>, Option<memledger_engine::AsOf>), CliError> {
+    let status = match q.status.as_str() {
+        "pending" => Some(ConflictStatus::Pending),
+        "resolved" => Some(ConflictStatus::Resolved),
+        "all" => None,
+        other => {
+            return Err(CliError::bad_input(format!("unknown status {other:?} (pending, resolved or all)")));
+        }
+    };
+    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    Ok((status, point))
+}
+
+fn check_scan(b: &ScanBody) -> Result<(), CliError> {
+    if !(b.min_confidence.is_finite() && (0.0..=1.0).contains(&b.min_confidence)) {
+        return Err(CliError::bad_input("--min-confidence takes a number from 0 to 1"));
     }
-    let report = ml.judge_pending(args.dry_run, &ctx.actor)?;
+    Ok(())
+}
+
+fn needs_model(configured: bool) -> Result<(), CliError> {
+    if configured {
+        return Ok(());
+    }
+    Err(CliError::new(
+        2,
+        "conflicts auto needs a model, and none is configured; nothing was written",
+        Some(
+            "set MEMLEDGER_LLM_URL (an OpenAI-compatible base URL) and MEMLEDGER_LLM_MODEL; see docs/models.md".into(),
+        ),
+    ))
+}
+
+pub fn execute_list(live: &Memledger, q: &ConflictsQuery, out: &mut Output) -> Result<(), CliError> {
+    let (status, point) = check_list(q)?;
+    let ml = live.as_of(point)?;
+    let list = ml.conflicts(status)?;
+    if out.json {
+        let items: Vec<Value> = list.iter().map(|c| conflict_json(&ml, c)).collect::<Result<_, _>>()?;
+        return out.json_line(&json!({ "conflicts": items }));
+    }
+    if list.is_empty() {
+        out.line("no conflicts")?;
+    }
+    // An aligned table: the conflict, its state, when, the incoming memory and its text.
+    if !list.is_empty() {
+        let head = format!("{:<12}  {:<8}  {:<20}  {:<12}  {:<5}  NEW TEXT", "ID", "STATUS", "OPENED", "NEW", "VS");
+        out.line(crate::style::bold(&head))?;
+    }
+    for c in &list {
+        let text = ml.show(c.incoming).map(|m| m.text).unwrap_or_default();
+        let status = c.status.as_str();
+        let painted = if c.status == ConflictStatus::Pending {
+            crate::style::yellow(status)
+        } else {
+            crate::style::green(status)
+        };
+        let id = c.conflict_id.short();
+        out.line(format!(
+            "{}  {}  {:<20}  {:<12}  {:<5}  {}",
+            crate::style::pad(&crate::style::cyan(&id), id.chars().count(), 12),
+            crate::style::pad(&painted, status.len(), 8),
+            c.opened_at.to_human(),
+            c.incoming.short(),
+            c.candidates.len(),
+            clip(&text, 60)
+        ))?;
+    }
+    Ok(())
+}
+
+pub fn execute_show(ml: &Memledger, args: &IdPath, out: &mut Output) -> Result<(), CliError> {
+    let id = ml.resolve_conflict_id(&args.id)?;
+    let c = ml.conflict_record(id)?;
+    if out.json {
+        let v = conflict_json(ml, &c)?;
+        return out.json_line(&v);
+    }
+    out.line(format!("conflict {}  {}  opened {}", c.conflict_id, c.status.as_str(), c.opened_at.to_human()))?;
+    let incoming = ml.show(c.incoming)?;
+    out.line(format!("  new      {}  {}", c.incoming.short(), incoming.text))?;
+    for s in &c.candidates {
+        let m = ml.show(s.memory_id)?;
+        out.line(format!("  existing {}  {}", s.memory_id.short(), m.text))?;
+        out.line(format!("           reason: {}", s.reason))?;
+    }
+    if let Some(r) = &c.resolution {
+        out.line(format!("  resolved {} by {} at {}", r.action, r.by, r.resolved_at.to_human()))?;
+        out.line(format!("  undo: memledger conflicts revert {}", c.conflict_id.short()))?;
+    } else {
+        let s = c.conflict_id.short();
+        out.line("  resolve with one of:")?;
+        out.line(format!("    memledger conflicts resolve {s} --keep-new"))?;
+        out.line(format!("    memledger conflicts resolve {s} --keep-existing"))?;
+        out.line(format!("    memledger conflicts resolve {s} --keep-both"))?;
+        out.line(format!("    memledger conflicts resolve {s} --merge \"what is actually true\""))?;
+    }
+    Ok(())
+}
+
+pub fn execute_resolve(ml: &Memledger, actor: &str, b: &ResolveBody, out: &mut Output) -> Result<(), CliError> {
+    let action = match b.action {
+        Action::KeepNew => ResolutionAction::KeepNew,
+        Action::KeepExisting => ResolutionAction::KeepExisting,
+        Action::KeepBoth => ResolutionAction::KeepBoth,
+        Action::Merge => ResolutionAction::Merge,
+    };
+    match (action, &b.merged_text) {
+        (ResolutionAction::Merge, None) => {
+            return Err(CliError::bad_input("merge needs the merged text: what is true"));
+        }
+        (ResolutionAction::Merge, Some(t)) => {
+            memledger_engine::input::validate_text(t)?;
+        }
+        (_, Some(_)) => return Err(CliError::bad_input("a merged text goes only with the merge action")),
+        (_, None) => {}
+    }
+    let id = ml.resolve_conflict_id(&b.id)?;
+    let r = ml.resolve(id, action, b.merged_text.as_deref(), b.note.clone(), actor)?;
+    if out.json {
+        return out.json_line(&r);
+    }
+    out.line(format!("resolved {} ({}); undo with `memledger conflicts revert {}`", id.short(), action, id.short()))
+}
+
+pub fn execute_revert(ml: &Memledger, actor: &str, args: &IdPath, out: &mut Output) -> Result<(), CliError> {
+    let id = ml.resolve_conflict_id(&args.id)?;
+    let r = ml.revert(id, actor)?;
+    if out.json {
+        return out.json_line(&r);
+    }
+    out.line(format!("reverted {}: {} effect(s) undone; the conflict is pending again", id.short(), r.effects.len()))
+}
+
+pub fn execute_auto(ml: &Memledger, actor: &str, args: &AutoBody, out: &mut Output) -> Result<(), CliError> {
+    needs_model(ml.models().llm().is_some())?;
+    let report = ml.judge_pending(args.dry_run, actor)?;
     if out.json {
         out.json_line(&report)?;
     } else {
@@ -296,18 +345,15 @@ fn auto(ctx: &Context, args: AutoArgs, out: &mut Output) -> Result<(), CliError>
     Ok(())
 }
 
-fn scan(ctx: &Context, args: ScanArgs, out: &mut Output) -> Result<(), CliError> {
-    if !(args.min_confidence.is_finite() && (0.0..=1.0).contains(&args.min_confidence)) {
-        return Err(CliError::bad_input("--min-confidence takes a number from 0 to 1"));
-    }
-    let ml = ctx.open(false)?;
+pub fn execute_scan(ml: &Memledger, actor: &str, args: &ScanBody, out: &mut Output) -> Result<(), CliError> {
+    check_scan(args)?;
     let options = memledger_engine::scan::ScanOptions {
         max_pairs: args.max_pairs,
         min_confidence: args.min_confidence,
         dry_run: args.dry_run,
-        scope: args.scope,
+        scope: args.scope.clone(),
     };
-    let report = ml.scan_conflicts(&options, &ctx.actor)?;
+    let report = ml.scan_conflicts(&options, actor)?;
     if out.json {
         return out.json_line(&report);
     }

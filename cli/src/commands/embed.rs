@@ -1,5 +1,8 @@
 //! `memledger embed`: embed the active memories that have no vector of the configured model.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{AutoBody, Call};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -19,7 +22,10 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
+    ctx.run(Call::Embed(AutoBody { dry_run: args.dry_run }), out)
+}
+
+pub fn execute(ml: &Memledger, b: &AutoBody, out: &mut Output) -> Result<(), CliError> {
     if ml.models().embedder().is_none() {
         return Err(CliError::new(
             2,
@@ -30,7 +36,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             ),
         ));
     }
-    let report = ml.embed_missing_with(args.dry_run)?;
+    let report = ml.embed_missing_with(b.dry_run)?;
     if out.json {
         return out.json_line(&report);
     }

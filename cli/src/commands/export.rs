@@ -31,17 +31,40 @@ impl<W: std::io::Write + ?Sized> std::io::Write for Counting<'_, W> {
     }
 }
 
+/// Where the stream comes from: the store's server, or the store opened here.
+enum Source {
+    Server(crate::backend::Server),
+    Store(crate::backend::Opened),
+}
+
+impl Source {
+    fn export(&mut self, since: u64, out: &mut dyn std::io::Write) -> Result<(), CliError> {
+        match self {
+            Source::Server(s) => s.export(since, out),
+            Source::Store(ml) => ml.export(since, out).map(|_| ()).map_err(CliError::from),
+        }
+    }
+}
+
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
-    let total = (ml.ledger().head().seq + 1).saturating_sub(args.since.max(1));
-    let bar = crate::style::progress(Some(total), "exporting");
+    let (mut source, total) = match ctx.server(false)? {
+        Some(server) => (Source::Server(server), None),
+        None => {
+            let call = memledger_server::api::Call::Verify(memledger_server::api::Empty {});
+            let ml = ctx.open_for(&call, out)?;
+            let total = (ml.ledger().head().seq + 1).saturating_sub(args.since.max(1));
+            (Source::Store(ml), Some(total))
+        }
+    };
+    let bar = crate::style::progress(total, "exporting");
     match &args.output {
         Some(path) => {
             let tmp = path.with_extension("partial");
             let file = std::fs::File::create(&tmp)
                 .map_err(|e| CliError::new(1, format!("cannot write {}: {e}", tmp.display()), None))?;
             let mut w = std::io::BufWriter::new(file);
-            let n = ml.export(args.since, &mut Counting { inner: &mut w, bar: bar.clone() })?;
+            source.export(args.since, &mut Counting { inner: &mut w, bar: bar.clone() })?;
+            let n = bar.position();
             bar.finish_and_clear();
             w.into_inner().map_err(|e| CliError::from(e.into_error()))?.sync_all()?;
             std::fs::rename(&tmp, path)?;
@@ -51,7 +74,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Ok(())
         }
         None => {
-            ml.export(args.since, &mut Counting { inner: out.writer(), bar: bar.clone() })?;
+            source.export(args.since, &mut Counting { inner: out.writer(), bar: bar.clone() })?;
             bar.finish_and_clear();
             Ok(())
         }

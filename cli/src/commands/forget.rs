@@ -1,5 +1,8 @@
 //! `memledger forget`: retire a belief.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, ForgetBody};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -14,9 +17,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
-    let id = ml.resolve_memory_id(&args.id)?;
-    let r = ml.forget(id, args.reason, &ctx.actor)?;
+    ctx.run(Call::Forget(ForgetBody { id: args.id, reason: args.reason }), out)
+}
+
+pub fn execute(ml: &Memledger, actor: &str, b: &ForgetBody, out: &mut Output) -> Result<(), CliError> {
+    let id = ml.resolve_memory_id(&b.id)?;
+    let r = ml.forget(id, b.reason.clone(), actor)?;
     if out.json {
         return out.json_line(&r);
     }

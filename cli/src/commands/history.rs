@@ -1,5 +1,8 @@
 //! `memledger history`: every version of a belief, newest first.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, ShowQuery};
+
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 use crate::style;
@@ -16,10 +19,13 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    let live = ctx.open(false)?;
+    ctx.run(Call::History(ShowQuery { id: args.id, as_of: args.as_of }), out)
+}
+
+pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
+    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
     let ml = live.as_of(point)?;
-    let id = ml.resolve_memory_id(&args.id)?;
+    let id = ml.resolve_memory_id(&q.id)?;
     let h = ml.history(id)?;
     if out.json {
         return out.json_line(&h);

@@ -2,6 +2,8 @@
 
 use std::io::BufReader;
 
+use memledger_engine::Memledger;
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -16,17 +18,33 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let mut reader: Box<dyn std::io::BufRead> = if args.file == "-" {
-        Box::new(BufReader::new(std::io::stdin()))
+    let mut bytes = Vec::new();
+    if args.file == "-" {
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
     } else {
-        Box::new(BufReader::new(
-            std::fs::File::open(&args.file)
-                .map_err(|e| CliError::bad_input(format!("cannot read {}: {e}", args.file)))?,
-        ))
-    };
+        bytes =
+            std::fs::read(&args.file).map_err(|e| CliError::bad_input(format!("cannot read {}: {e}", args.file)))?;
+    }
     // Read and check the whole stream before the store is opened (or created).
-    let stream = memledger_engine::read_stream(&mut reader).map_err(memledger_engine::EngineError::from)?;
-    let ml = ctx.open(true)?;
+    let stream = memledger_engine::read_stream(&mut BufReader::new(bytes.as_slice()))
+        .map_err(memledger_engine::EngineError::from)?;
+    if let Some(mut server) = ctx.server(true)? {
+        drop(stream);
+        let reply = server.import(ctx, bytes)?;
+        return crate::backend::print_reply(&reply, out, false);
+    }
+    let ml = ctx.open_direct(true)?;
+    import(&ml, stream, out)
+}
+
+/// `import` of a stream a client sent, on an open store.
+pub fn execute(ml: &Memledger, bytes: &[u8], out: &mut Output) -> Result<(), CliError> {
+    let stream =
+        memledger_engine::read_stream(&mut BufReader::new(bytes)).map_err(memledger_engine::EngineError::from)?;
+    import(ml, stream, out)
+}
+
+fn import(ml: &Memledger, stream: memledger_engine::Stream, out: &mut Output) -> Result<(), CliError> {
     let bar = crate::style::progress(None, "importing");
     bar.set_position(stream.len() as u64);
     bar.set_message("importing events");

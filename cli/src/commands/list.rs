@@ -3,6 +3,9 @@
 use memledger_schemas::Status;
 use serde_json::json;
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, ListQuery};
+
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 use crate::style;
@@ -27,15 +30,33 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let memory_type = args.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
-    let status = match args.status.as_str() {
+    let q = ListQuery {
+        memory_type: args.memory_type,
+        scope: args.scope,
+        status: args.status,
+        limit: args.limit,
+        as_of: args.as_of,
+    };
+    check(&q)?;
+    ctx.run(Call::List(q), out)
+}
+
+fn check(
+    q: &ListQuery,
+) -> Result<(Option<memledger_schemas::MemoryType>, Option<Status>, Option<memledger_engine::AsOf>), CliError> {
+    let memory_type = q.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
+    let status = match q.status.as_str() {
         "all" => None,
         s => Some(s.parse::<Status>().map_err(CliError::bad_input)?),
     };
-    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    let live = ctx.open(false)?;
+    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    Ok((memory_type, status, point))
+}
+
+pub fn execute(live: &Memledger, q: &ListQuery, out: &mut Output) -> Result<(), CliError> {
+    let (memory_type, status, point) = check(q)?;
     let ml = live.as_of(point)?;
-    let memories = ml.list(memory_type, args.scope.as_deref(), status, args.limit)?;
+    let memories = ml.list(memory_type, q.scope.as_deref(), status, q.limit)?;
     if out.json {
         return out.json_line(&json!({ "memories": memories }));
     }

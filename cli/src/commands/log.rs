@@ -1,5 +1,8 @@
 //! `memledger log`: the ledger's events.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, LogQuery};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -18,9 +21,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
-    let memory = args.memory.as_deref().map(|m| ml.resolve_memory_id(m)).transpose()?;
-    for e in ml.log(args.since, args.limit, memory)? {
+    ctx.run(Call::Log(LogQuery { since: args.since, limit: args.limit, memory: args.memory }), out)
+}
+
+pub fn execute(ml: &Memledger, q: &LogQuery, out: &mut Output) -> Result<(), CliError> {
+    let memory = q.memory.as_deref().map(|m| ml.resolve_memory_id(m)).transpose()?;
+    for e in ml.log(q.since, q.limit, memory)? {
         if out.json {
             out.json_line(&e)?;
         } else {

@@ -14,15 +14,66 @@ pub mod mcp;
 pub mod rebuild;
 pub mod recall;
 pub mod save;
+pub mod serve;
 pub mod show;
 pub mod stats;
+pub mod status;
 pub mod update;
 pub mod verify;
 pub mod why;
 
 use std::io::Read;
 
-use crate::output::CliError;
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, Reply};
+
+use crate::output::{CliError, Output};
+
+/// Run a store command on an open store, printing to `out` as the command does; the lines
+/// refused (`save --from` through a server), else 0. The one place a [`Call`] becomes engine
+/// calls, whether this process opened the store or the server runs it for a client.
+pub fn execute(ml: &Memledger, actor: &str, call: &Call, out: &mut Output) -> Result<usize, CliError> {
+    match call {
+        Call::Save(b) => save::execute(ml, actor, b, out)?,
+        Call::SaveLines(b) => return save::execute_lines(ml, actor, b, out),
+        Call::Update(b) => update::execute(ml, actor, b, out)?,
+        Call::Forget(b) => forget::execute(ml, actor, b, out)?,
+        Call::Show(q) => show::execute(ml, q, out)?,
+        Call::List(q) => list::execute(ml, q, out)?,
+        Call::Recall(b) => recall::execute(ml, b, out)?,
+        Call::History(q) => history::execute(ml, q, out)?,
+        Call::Why(q) => why::execute(ml, q, out)?,
+        Call::ConflictsList(q) => conflicts::execute_list(ml, q, out)?,
+        Call::ConflictsShow(b) => conflicts::execute_show(ml, b, out)?,
+        Call::ConflictsResolve(b) => conflicts::execute_resolve(ml, actor, b, out)?,
+        Call::ConflictsRevert(b) => conflicts::execute_revert(ml, actor, b, out)?,
+        Call::ConflictsAuto(b) => conflicts::execute_auto(ml, actor, b, out)?,
+        Call::ConflictsScan(b) => conflicts::execute_scan(ml, actor, b, out)?,
+        Call::Log(q) => log::execute(ml, q, out)?,
+        Call::Rebuild(b) => rebuild::execute(ml, b, out)?,
+        Call::Verify(_) => verify::execute(ml, out)?,
+        Call::Stats(_) => stats::execute(ml, out)?,
+        Call::Embed(b) => embed::execute(ml, b, out)?,
+    }
+    Ok(0)
+}
+
+/// What a command run into a buffered output amounts to, for a client.
+pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
+    let (stdout, stderr) = out.into_parts();
+    match result {
+        Ok(0) => Reply { stdout, stderr, ..Reply::default() },
+        Ok(refused) => Reply {
+            stdout,
+            stderr,
+            exit_code: 2,
+            error: Some(format!("{refused} line(s) were refused; the rest were saved")),
+            hint: None,
+            refused,
+        },
+        Err(e) => Reply { stdout, stderr, exit_code: e.code, error: Some(e.message), hint: e.hint, refused: 0 },
+    }
+}
 
 /// Read a text argument, where `-` means standard input.
 pub fn text_arg(text: &str) -> Result<String, CliError> {

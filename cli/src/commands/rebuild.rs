@@ -4,6 +4,9 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, RebuildBody};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -18,8 +21,11 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
-    let only: Option<Vec<&str>> = args.view.as_deref().map(|v| vec![v]);
+    ctx.run(Call::Rebuild(RebuildBody { view: args.view }), out)
+}
+
+pub fn execute(ml: &Memledger, b: &RebuildBody, out: &mut Output) -> Result<(), CliError> {
+    let only: Option<Vec<&str>> = b.view.as_deref().map(|v| vec![v]);
     let views: Vec<String> = match &only {
         Some(v) => v.iter().map(|s| s.to_string()).collect(),
         None => ml.views().names().iter().chain(["text"].iter()).map(|s| s.to_string()).collect(),

@@ -1,5 +1,8 @@
 //! `memledger recall`: the active memories that answer a question.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, RecallBody};
+
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 
@@ -32,16 +35,27 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     let query = super::text_arg(&args.query)?;
-    let memory_type = args.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
-    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    let live = ctx.open(false)?;
+    let b =
+        RecallBody { query, memory_type: args.memory_type, scope: args.scope, limit: args.limit, as_of: args.as_of };
+    check(&b)?;
+    ctx.run(Call::Recall(b), out)
+}
+
+fn check(b: &RecallBody) -> Result<(Option<memledger_schemas::MemoryType>, Option<memledger_engine::AsOf>), CliError> {
+    let memory_type = b.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
+    let point = b.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    Ok((memory_type, point))
+}
+
+pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(), CliError> {
+    let (memory_type, point) = check(b)?;
     let ml = live.as_of(point)?;
-    let found = ml.recall(&query, memory_type, args.scope.as_deref(), args.limit)?;
+    let found = ml.recall(&b.query, memory_type, b.scope.as_deref(), b.limit)?;
     if out.json {
         return out.json_line(&found);
     }
     if let Some(e) = &found.embedding_error {
-        eprintln!("memledger: {e}");
+        out.note(format!("memledger: {e}"));
     }
     // A fused reciprocal-rank score is small (about 0.03 at best): print more digits.
     let digits = if found.ranking == memledger_engine::recall::RANKING_FUSED { 4 } else { 2 };

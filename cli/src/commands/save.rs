@@ -6,6 +6,8 @@ use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 use memledger_engine::{Durability, Memledger, PreparedSave, SaveRequest, SaveResult};
 use serde_json::json;
 
+use memledger_server::api::{self, Call};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -66,9 +68,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     if let Some(from) = &args.from {
         return run_from(ctx, from, out);
     }
-    let text = super::text_arg(args.text.as_deref().unwrap_or_default())?;
-    let request = SaveRequest {
-        text,
+    let body = api::SaveBody {
+        text: super::text_arg(args.text.as_deref().unwrap_or_default())?,
         memory_type: args.memory_type.or_else(crate::config::default_type),
         scope: args.scope.or_else(crate::config::default_scope),
         source: args.source,
@@ -78,10 +79,58 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         no_dedup: args.no_dedup,
     };
     // Refuse bad input before the store is created or opened.
-    request.clone().validate()?;
-    let ml = ctx.open(true)?;
-    let result = ml.save(request, &ctx.actor)?;
+    validate(&body)?;
+    ctx.run(Call::Save(body), out)
+}
+
+/// Refuse bad input before anything is opened.
+pub fn validate(body: &api::SaveBody) -> Result<(), CliError> {
+    request_of(body).validate()?;
+    Ok(())
+}
+
+fn request_of(body: &api::SaveBody) -> SaveRequest {
+    SaveRequest {
+        text: body.text.clone(),
+        memory_type: body.memory_type.clone(),
+        scope: body.scope.clone(),
+        source: body.source.clone(),
+        effective_at: body.effective_at.clone(),
+        fact_key: body.fact_key.clone(),
+        idempotency_key: body.idempotency_key.clone(),
+        no_dedup: body.no_dedup,
+    }
+}
+
+/// `save` on an open store.
+pub fn execute(ml: &Memledger, actor: &str, body: &api::SaveBody, out: &mut Output) -> Result<(), CliError> {
+    let result = ml.save(request_of(body), actor)?;
     print_result(out, &result)
+}
+
+/// `save --from` lines sent by a client, on an open store: each saved in order, the group made
+/// durable, then each answered (one line of output each); the lines refused.
+pub fn execute_lines(ml: &Memledger, actor: &str, lines: &api::SaveLines, out: &mut Output) -> Result<usize, CliError> {
+    let mut pending = Vec::with_capacity(lines.lines.len());
+    for line in &lines.lines {
+        let prepared =
+            if line.not_utf8 { Err("the line is not valid UTF-8".to_string()) } else { prepare(line.text.as_bytes()) };
+        match prepared {
+            Err(message) => pending.push(Answer::Refused(line.line, message)),
+            Ok(prepared) => match ml.save_prepared(prepared, actor, Durability::Deferred) {
+                Ok(result) => pending.push(Answer::Saved(result)),
+                Err(e) if e.exit_code() == 2 => pending.push(Answer::Refused(line.line, e.to_string())),
+                Err(e) => {
+                    let mut refused = 0;
+                    flush(Some(ml), out, &mut pending, &mut refused)?;
+                    return Err(e.into());
+                }
+            },
+        }
+    }
+    let mut refused = 0;
+    flush(Some(ml), out, &mut pending, &mut refused)?;
+    Ok(refused)
 }
 
 /// A line's answer, held until the group it belongs to is durable.
@@ -103,11 +152,14 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
     } else {
         Box::new(std::fs::File::open(from).map_err(|e| CliError::bad_input(format!("cannot read {from}: {e}")))?)
     };
+    if let Some(server) = ctx.server(true)? {
+        return run_from_server(ctx, server, input, out);
+    }
     // Reading, parsing, validating and analysing the next lines read nothing from the store, so
     // a thread of its own does them while this one saves. It is not joined: on an early return it
     // may be blocked reading a pipe, and it stops at its next line once nobody receives.
     let (send, chunks) = std::sync::mpsc::sync_channel(LOOKAHEAD_CHUNKS);
-    std::thread::spawn(move || read_lines(input, send));
+    std::thread::spawn(move || read_lines(input, send, prepare));
     let mut lines = Lines { chunks, chunk: Vec::new().into_iter() };
     // The store is opened (and created) at the first line that passes validation: a stream of
     // refused lines writes nothing, not even an empty store.
@@ -137,7 +189,7 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
             Some(Ok(prepared)) => {
                 let ml = match &store {
                     Some(ml) => ml,
-                    None => store.insert(ctx.open(true)?),
+                    None => store.insert(ctx.open_direct(true)?),
                 };
                 match ml.save_prepared(prepared, &ctx.actor, Durability::Deferred) {
                     Ok(result) => pending.push(Answer::Saved(result)),
@@ -156,11 +208,72 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
     }
     bar.finish_and_clear();
     flush(store.as_ref(), out, &mut pending, &mut refused)?;
+    refused_error(refused, out)
+}
+
+fn refused_error(refused: usize, out: &mut Output) -> Result<(), CliError> {
     if refused > 0 {
         out.flush()?;
         return Err(CliError::new(2, format!("{refused} line(s) were refused; the rest were saved"), None));
     }
     Ok(())
+}
+
+/// Bytes of lines sent to a server in one call at most (the server's body limit is larger).
+const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// `save --from` through a server: the lines go in batches, each answered once durable; a batch
+/// is sent when the input pauses, as the direct path answers a group.
+fn run_from_server(
+    ctx: &Context,
+    mut server: crate::backend::Server,
+    input: Box<dyn Read + Send>,
+    out: &mut Output,
+) -> Result<(), CliError> {
+    let text = |bytes: &[u8]| match std::str::from_utf8(bytes) {
+        Ok(t) => (t.to_string(), false),
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+    };
+    let (send, chunks) = std::sync::mpsc::sync_channel(LOOKAHEAD_CHUNKS);
+    std::thread::spawn(move || read_lines(input, send, text));
+    let mut lines = Lines { chunks, chunk: Vec::new().into_iter() };
+    let mut refused = 0usize;
+    let mut batch: Vec<api::NumberedLine> = Vec::new();
+    let mut bytes = 0usize;
+    let mut send_batch = |batch: &mut Vec<api::NumberedLine>, bytes: &mut usize, out: &mut Output| {
+        if batch.is_empty() {
+            return Ok::<(), CliError>(());
+        }
+        let call = Call::SaveLines(api::SaveLines { lines: std::mem::take(batch) });
+        *bytes = 0;
+        let reply = server.call(ctx, call)?;
+        refused += reply.refused;
+        crate::backend::print_reply(&reply, out, true)?;
+        out.flush()
+    };
+    loop {
+        let line = match lines.next(Receiver::try_recv) {
+            Ok(line) => line,
+            Err(TryRecvError::Empty) => {
+                send_batch(&mut batch, &mut bytes, out)?;
+                match lines.next(Receiver::recv) {
+                    Ok(line) => line,
+                    Err(_) => break,
+                }
+            }
+            Err(TryRecvError::Disconnected) => break,
+        };
+        let line = line?;
+        if let Some((text, not_utf8)) = line.save {
+            bytes += text.len();
+            batch.push(api::NumberedLine { line: line.number, text, not_utf8 });
+        }
+        if batch.len() >= MAX_GROUP || bytes >= MAX_BATCH_BYTES {
+            send_batch(&mut batch, &mut bytes, out)?;
+        }
+    }
+    send_batch(&mut batch, &mut bytes, out)?;
+    refused_error(refused, out)
 }
 
 /// Lines the reading thread hands over at once at most. Handed over one at a time, every line
@@ -172,18 +285,18 @@ const CHUNK_LINES: usize = 64;
 const LOOKAHEAD_CHUNKS: usize = 4;
 
 /// The saving thread's end of the reading thread's chunks, a line at a time.
-struct Lines {
-    chunks: Receiver<Vec<std::io::Result<Line>>>,
-    chunk: std::vec::IntoIter<std::io::Result<Line>>,
+struct Lines<T = Result<PreparedSave, String>> {
+    chunks: Receiver<Vec<std::io::Result<Line<T>>>>,
+    chunk: std::vec::IntoIter<std::io::Result<Line<T>>>,
 }
 
-impl Lines {
+impl<T> Lines<T> {
     /// The next line, from the chunk in hand or else from the next one `receive` takes
     /// (`Receiver::try_recv`: only if one is ready; `Receiver::recv`: waiting for one).
     fn next<E>(
         &mut self,
-        receive: impl Fn(&Receiver<Vec<std::io::Result<Line>>>) -> Result<Vec<std::io::Result<Line>>, E>,
-    ) -> Result<std::io::Result<Line>, E> {
+        receive: impl Fn(&Receiver<Vec<std::io::Result<Line<T>>>>) -> Result<Vec<std::io::Result<Line<T>>>, E>,
+    ) -> Result<std::io::Result<Line<T>>, E> {
         loop {
             if let Some(line) = self.chunk.next() {
                 return Ok(line);
@@ -194,12 +307,13 @@ impl Lines {
 }
 
 /// One line of `save --from`, as the reading thread hands it over.
-struct Line {
+struct Line<T> {
     number: usize,
     /// The bytes it took, for the progress bar.
     bytes: u64,
-    /// The save prepared from it, or why it is refused; `None` for a blank line.
-    save: Option<Result<PreparedSave, String>>,
+    /// What the line became (the save prepared from it, or why it is refused); `None` for a
+    /// blank line.
+    save: Option<T>,
 }
 
 /// Read `input` line by line and hand the lines over prepared, in chunks, until the input ends,
@@ -208,7 +322,11 @@ struct Line {
 /// A chunk goes as soon as the next line needs another read of the input, which may wait: so a
 /// writer feeding lines one at a time (or a line and part of the next) still gets each answer
 /// at once.
-fn read_lines(input: Box<dyn Read + Send>, send: SyncSender<Vec<std::io::Result<Line>>>) {
+fn read_lines<T>(
+    input: Box<dyn Read + Send>,
+    send: SyncSender<Vec<std::io::Result<Line<T>>>>,
+    prepare: impl Fn(&[u8]) -> T,
+) {
     let mut reader = BufReader::with_capacity(1 << 16, input);
     let mut text = Vec::new();
     let mut chunk = Vec::with_capacity(CHUNK_LINES);

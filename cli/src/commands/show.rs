@@ -2,6 +2,9 @@
 
 use memledger_engine::reads::MemoryView;
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, ShowQuery};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -35,10 +38,13 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let point = args.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    let live = ctx.open(false)?;
+    ctx.run(Call::Show(ShowQuery { id: args.id, as_of: args.as_of }), out)
+}
+
+pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
+    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
     let ml = live.as_of(point)?;
-    let id = ml.resolve_memory_id(&args.id)?;
+    let id = ml.resolve_memory_id(&q.id)?;
     let m = ml.show(id)?;
     if out.json {
         return out.json_line(&m);

@@ -1,5 +1,8 @@
 //! `memledger stats`: counts.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, Empty};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -8,7 +11,10 @@ use crate::output::{CliError, Output};
 pub struct Args {}
 
 pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
+    ctx.run(Call::Stats(Empty {}), out)
+}
+
+pub fn execute(ml: &Memledger, out: &mut Output) -> Result<(), CliError> {
     let s = ml.stats()?;
     if out.json {
         return out.json_line(&s);

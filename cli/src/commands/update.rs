@@ -1,5 +1,8 @@
 //! `memledger update`: an explicit edit, a new version unconditionally.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, UpdateBody};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -20,9 +23,13 @@ pub struct Args {
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     let text = super::text_arg(&args.text)?;
     memledger_engine::input::validate_text(&text)?;
-    let ml = ctx.open(false)?;
-    let id = ml.resolve_memory_id(&args.id)?;
-    let r = ml.update(id, &text, args.expect_version, &ctx.actor)?;
+    ctx.run(Call::Update(UpdateBody { id: args.id, text, expect_version: args.expect_version }), out)
+}
+
+pub fn execute(ml: &Memledger, actor: &str, b: &UpdateBody, out: &mut Output) -> Result<(), CliError> {
+    memledger_engine::input::validate_text(&b.text)?;
+    let id = ml.resolve_memory_id(&b.id)?;
+    let r = ml.update(id, &b.text, b.expect_version, actor)?;
     if out.json {
         return out.json_line(&r);
     }

@@ -1,5 +1,8 @@
 //! `memledger verify`: the hash chain, the views and the text index.
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, Empty};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -12,7 +15,10 @@ use crate::output::{CliError, Output};
 pub struct Args {}
 
 pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
+    ctx.run(Call::Verify(Empty {}), out)
+}
+
+pub fn execute(ml: &Memledger, out: &mut Output) -> Result<(), CliError> {
     let v = ml.verify()?;
     if out.json {
         out.json_line(&v)?;

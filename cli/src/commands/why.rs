@@ -2,6 +2,9 @@
 
 use serde_json::json;
 
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, WhyQuery};
+
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -17,9 +20,12 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let ml = ctx.open(false)?;
-    let id = ml.resolve_memory_id(&args.id)?;
-    let other = args.other.as_deref().map(|o| ml.resolve_memory_id(o)).transpose()?;
+    ctx.run(Call::Why(WhyQuery { id: args.id, other: args.other }), out)
+}
+
+pub fn execute(ml: &Memledger, q: &WhyQuery, out: &mut Output) -> Result<(), CliError> {
+    let id = ml.resolve_memory_id(&q.id)?;
+    let other = q.other.as_deref().map(|o| ml.resolve_memory_id(o)).transpose()?;
     let decisions = ml.why(id, other)?;
     if out.json {
         return out.json_line(&json!({ "decisions": decisions }));

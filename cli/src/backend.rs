@@ -1,0 +1,140 @@
+//! Where a command runs: through the store's server when one answers on its socket (or one
+//! `--autostart` starts), else on the store opened by this process. Either way the command is
+//! an [`api::Call`] run by [`crate::commands::execute`], so the output and the exit code are
+//! the same (docs/adr/0014-one-server-per-store.md).
+
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use memledger_engine::Memledger;
+use memledger_server::api::{Call, CallRequest, Reply};
+use memledger_server::client::{Client, ClientError};
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// A connection to the store's server.
+pub struct Server {
+    runtime: tokio::runtime::Runtime,
+    client: Client,
+}
+
+impl Server {
+    /// Connect to the server of `dir`, if one answers.
+    pub fn connect(dir: &Path) -> Option<Server> {
+        let socket = memledger_server::files::socket(dir);
+        if !socket.exists() {
+            return None;
+        }
+        let runtime = memledger_server::client::runtime().ok()?;
+        let client = runtime.block_on(Client::connect(&socket)).ok()?;
+        Some(Server { runtime, client })
+    }
+
+    /// Run a call on the server as this process would run it.
+    pub fn call(&mut self, ctx: &Context, call: Call) -> Result<Reply, CliError> {
+        let request =
+            CallRequest { call, json: ctx.json, color: crate::style::terminal_color(), actor: Some(ctx.actor.clone()) };
+        self.runtime.block_on(self.client.call(&request)).map_err(unreachable)
+    }
+
+    pub fn import(&mut self, ctx: &Context, stream: Vec<u8>) -> Result<Reply, CliError> {
+        let color = crate::style::terminal_color();
+        self.runtime.block_on(self.client.import(stream, ctx.json, color, &ctx.actor)).map_err(unreachable)
+    }
+
+    pub fn export(&mut self, since: u64, out: &mut dyn std::io::Write) -> Result<(), CliError> {
+        self.runtime.block_on(self.client.export(since, out)).map_err(unreachable)
+    }
+
+    pub fn status(&mut self) -> Result<memledger_server::ServerStatus, CliError> {
+        self.runtime.block_on(self.client.status()).map_err(unreachable)
+    }
+}
+
+fn unreachable(e: ClientError) -> CliError {
+    CliError::new(
+        1,
+        e.to_string(),
+        Some("the server may have stopped; MEMLEDGER_NO_SERVER=1 opens the store directly".into()),
+    )
+}
+
+/// Print what the server's command printed; its error, unless `batch` (a `save --from` batch,
+/// whose refusals the caller counts).
+pub fn print_reply(reply: &Reply, out: &mut Output, batch: bool) -> Result<(), CliError> {
+    for note in reply.stderr.lines() {
+        out.note(note);
+    }
+    out.writer().write_all(reply.stdout.as_bytes())?;
+    if reply.exit_code == 0 || (batch && reply.exit_code == 2 && reply.refused > 0) {
+        return Ok(());
+    }
+    out.flush()?;
+    Err(CliError::new(
+        reply.exit_code,
+        reply.error.clone().unwrap_or_else(|| "the command failed".into()),
+        reply.hint.clone(),
+    ))
+}
+
+/// Whether a directory holds a store.
+pub fn store_exists(dir: &Path) -> bool {
+    dir.join("CURRENT").exists()
+}
+
+/// Start a server for `dir` in the background (it exits after `idle`) and wait until it
+/// answers, at most a few seconds. Its messages go to `<dir>/serve.log`.
+pub fn autostart(dir: &Path, idle: Duration, wait: Duration) -> Option<Server> {
+    let exe = std::env::current_exe().ok()?;
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("serve.log")).ok()?;
+    let idle = format!("{}ms", idle.as_millis());
+    let spawned = std::process::Command::new(exe)
+        .arg("--dir")
+        .arg(dir)
+        .args(["--no-server", "serve", "--idle-exit", &idle])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn();
+    let mut child = spawned.ok()?;
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    while started.elapsed() < wait.max(Duration::from_secs(5)) {
+        if let Some(server) = Server::connect(dir) {
+            // The child runs on by itself; reap it if it already exited (another server won).
+            let _ = child.try_wait();
+            return Some(server);
+        }
+        // A server that could not start (another one is starting) exits: keep waiting for that one.
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+    None
+}
+
+/// A store opened by this process for one command: the store, or an empty one standing in for
+/// a store that does not exist yet (removed when dropped).
+pub enum Opened {
+    Store(Memledger),
+    Empty { ml: Box<Memledger>, dir: PathBuf },
+}
+
+impl Deref for Opened {
+    type Target = Memledger;
+    fn deref(&self) -> &Memledger {
+        match self {
+            Opened::Store(ml) => ml,
+            Opened::Empty { ml, .. } => ml,
+        }
+    }
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        if let Opened::Empty { dir, .. } = self {
+            let _ = std::fs::remove_dir_all(&*dir);
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! The CLI contract tests of `cli.rs`, each store's commands through a server: the first command
+//! after a store is created starts one (`MEMLEDGER_AUTOSTART=1`), and the rest go through it.
+//! Same output, same exit codes (docs/adr/0014-one-server-per-store.md).
+
+#[path = "cli.rs"]
+mod cli;

@@ -1,0 +1,46 @@
+//! schemathesis (PyPI) against the running server's `/openapi.json`: a bounded number of
+//! generated requests per operation, over TCP with the bearer token, on a store with a few
+//! memories and a conflict. No answer may be a 5xx, and every answer must match the schema.
+//! scripts/setup.sh installs schemathesis; under `CI=true` a missing one is a failure.
+
+#[path = "support/serve.rs"]
+mod serve;
+
+use std::process::{Command, Stdio};
+
+use serve::{Served, memledger};
+
+/// Examples generated per operation: enough to find a crash, bounded to keep the run short.
+const MAX_EXAMPLES: &str = "25";
+
+#[test]
+fn schemathesis_finds_no_server_error_and_no_answer_off_the_schema() {
+    let probe = Command::new("schemathesis").arg("--version").output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        assert!(std::env::var_os("CI").is_none(), "CI must run schemathesis (scripts/setup.sh installs it)");
+        println!("SKIPPED: schemathesis is not installed (python3 -m pip install schemathesis, see scripts/setup.sh)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    for text in ["the staging db runs on Postgres 16", "the staging db runs on Postgres 17", "prefers pnpm over npm"] {
+        assert!(memledger(&dir).args(["save", text]).output().unwrap().status.success());
+    }
+    let served = Served::start(&dir, true);
+    let url = format!("http://127.0.0.1:{}/openapi.json", served.port.unwrap());
+    let auth = format!("Authorization: Bearer {}", served.token.as_deref().unwrap());
+    let out = Command::new("schemathesis")
+        .args(["run", &url, "--header", &auth, "--max-examples", MAX_EXAMPLES, "--checks"])
+        .args(["not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"])
+        .args(["--no-color", "--suppress-health-check", "all", "--request-timeout", "30", "--seed", "1"])
+        .env("SCHEMATHESIS_HOOKS", "")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(out.status.success(), "schemathesis found problems:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let verify = memledger(&dir).args(["--json", "verify"]).output().unwrap();
+    assert!(verify.status.success(), "the store is sound after the run: {}", String::from_utf8_lossy(&verify.stdout));
+    drop(served);
+}

@@ -1,0 +1,391 @@
+//! The calls a client makes and the reply it gets: one [`Call`] per store command of the CLI
+//! (docs/cli.md), with the command's own arguments after the CLI has read them (a text from
+//! standard input, the config file's defaults), and a [`Reply`] holding exactly what the command
+//! printed and its exit code. Every transport carries these: the CLI over the Unix socket, the
+//! HTTP routes (each builds a `Call`), the MCP tools.
+
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+/// A store command, as the CLI parsed it.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(tag = "command", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Call {
+    Save(SaveBody),
+    /// Many saves (`save --from`): raw JSON Lines, numbered from `first_line`, each answered in
+    /// order once the batch is durable.
+    SaveLines(SaveLines),
+    Update(UpdateBody),
+    Forget(ForgetBody),
+    Show(ShowQuery),
+    List(ListQuery),
+    Recall(RecallBody),
+    History(ShowQuery),
+    Why(WhyQuery),
+    ConflictsList(ConflictsQuery),
+    ConflictsShow(IdPath),
+    ConflictsResolve(ResolveBody),
+    ConflictsRevert(IdPath),
+    ConflictsAuto(AutoBody),
+    ConflictsScan(ScanBody),
+    Log(LogQuery),
+    Rebuild(RebuildBody),
+    Verify(Empty),
+    Stats(Empty),
+    Embed(AutoBody),
+}
+
+impl Call {
+    /// Whether the call may append to the ledger (writes are serialised by the server).
+    pub fn writes(&self) -> bool {
+        match self {
+            Call::Save(_)
+            | Call::SaveLines(_)
+            | Call::Update(_)
+            | Call::Forget(_)
+            | Call::ConflictsResolve(_)
+            | Call::ConflictsRevert(_)
+            | Call::ConflictsScan(_)
+            | Call::ConflictsAuto(_)
+            | Call::Embed(_)
+            | Call::Rebuild(_) => true,
+            Call::Show(_)
+            | Call::List(_)
+            | Call::Recall(_)
+            | Call::History(_)
+            | Call::Why(_)
+            | Call::ConflictsList(_)
+            | Call::ConflictsShow(_)
+            | Call::Log(_)
+            | Call::Verify(_)
+            | Call::Stats(_) => false,
+        }
+    }
+
+    /// Whether the call needs the store alone: no read may run beside it (views are replaced).
+    pub fn exclusive(&self) -> bool {
+        matches!(self, Call::Rebuild(_))
+    }
+
+    /// Whether the call creates the store when there is none.
+    pub fn creates(&self) -> bool {
+        matches!(self, Call::Save(_) | Call::SaveLines(_))
+    }
+}
+
+/// No arguments.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Empty {}
+
+/// `save`: one memory (docs/cli.md). Only `text` is required.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveBody {
+    /// The memory, one claim in plain words (at most 64 KiB).
+    pub text: String,
+    /// fact (default), preference, episode or procedure.
+    #[serde(rename = "type", default)]
+    pub memory_type: Option<String>,
+    /// The scope memories are compared within (default personal).
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub source: Option<String>,
+    /// When the claim became true in the world (RFC 3339).
+    #[serde(default)]
+    pub effective_at: Option<String>,
+    #[serde(default)]
+    pub fact_key: Option<String>,
+    /// A repeated key returns the committed result and writes nothing.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+    /// Store it as a new belief without comparing.
+    #[serde(default)]
+    pub no_dedup: bool,
+}
+
+/// `save --from`: lines of JSON save requests with their line numbers, answered in order.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveLines {
+    pub lines: Vec<NumberedLine>,
+}
+
+/// One line of `save --from`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NumberedLine {
+    pub line: usize,
+    /// The line (a JSON save request).
+    pub text: String,
+    /// The line was not valid UTF-8 (`text` is then a lossy copy): it is refused as such.
+    #[serde(default)]
+    pub not_utf8: bool,
+}
+
+/// Many saves in one request, answered in order.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SaveBatch {
+    pub memories: Vec<SaveBody>,
+}
+
+/// `update ID TEXT [--expect-version N]`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateBody {
+    /// A memory id or a unique prefix of 6+ hex digits.
+    #[serde(default)]
+    pub id: String,
+    pub text: String,
+    #[serde(default)]
+    pub expect_version: Option<u32>,
+}
+
+/// `forget ID [--reason R]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetBody {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// `show ID` and `history ID`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ShowQuery {
+    #[serde(default)]
+    #[param(ignore)]
+    pub id: String,
+    /// A ledger seq or an RFC 3339 time.
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+/// An id in the path.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IdPath {
+    pub id: String,
+}
+
+/// `list`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    #[serde(rename = "type", default)]
+    #[param(rename = "type")]
+    pub memory_type: Option<String>,
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// active (default), stale, retired or all.
+    #[serde(default = "active")]
+    pub status: String,
+    #[serde(default = "hundred")]
+    pub limit: usize,
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+fn active() -> String {
+    "active".into()
+}
+
+fn hundred() -> usize {
+    100
+}
+
+/// `recall QUERY`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecallBody {
+    /// Any text: there is no query syntax.
+    pub query: String,
+    #[serde(rename = "type", default)]
+    pub memory_type: Option<String>,
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default = "ten")]
+    pub limit: usize,
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+fn ten() -> usize {
+    10
+}
+
+/// `why ID [ID2]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct WhyQuery {
+    #[serde(default)]
+    #[param(ignore)]
+    pub id: String,
+    #[serde(default)]
+    pub other: Option<String>,
+}
+
+/// `conflicts list`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ConflictsQuery {
+    /// pending (default), resolved or all.
+    #[serde(default = "pending")]
+    pub status: String,
+    #[serde(default)]
+    pub as_of: Option<String>,
+}
+
+fn pending() -> String {
+    "pending".into()
+}
+
+/// A person's decision on a conflict.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, ToSchema, schemars::JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    KeepNew,
+    KeepExisting,
+    KeepBoth,
+    Merge,
+}
+
+/// `conflicts resolve CID --keep-new|--keep-existing|--keep-both|--merge TEXT [--note N]`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolveBody {
+    #[serde(default)]
+    pub id: String,
+    pub action: Action,
+    /// With `merge`: what is true.
+    #[serde(default)]
+    pub merged_text: Option<String>,
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// `conflicts auto [--dry-run]` and `embed [--dry-run]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AutoBody {
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+/// `conflicts scan`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScanBody {
+    #[serde(default = "fifty")]
+    pub max_pairs: usize,
+    #[serde(default = "half")]
+    pub min_confidence: f64,
+    #[serde(default)]
+    pub scope: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+fn fifty() -> usize {
+    50
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+/// `log`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LogQuery {
+    #[serde(default = "one_u64")]
+    pub since: u64,
+    #[serde(default = "thousand")]
+    pub limit: usize,
+    /// Only the events of this memory (an id or a prefix).
+    #[serde(default)]
+    pub memory: Option<String>,
+}
+
+fn one_u64() -> u64 {
+    1
+}
+
+fn thousand() -> usize {
+    1000
+}
+
+/// `export [--since SEQ]`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ExportQuery {
+    #[serde(default = "one_u64")]
+    pub since: u64,
+}
+
+/// `rebuild [--view NAME]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RebuildBody {
+    #[serde(default)]
+    pub view: Option<String>,
+}
+
+/// A call as the CLI sends it: the call, how to print, and who acts.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallRequest {
+    pub call: Call,
+    /// `--json` output; else the human text.
+    #[serde(default)]
+    pub json: bool,
+    /// Colours in the human text.
+    #[serde(default)]
+    pub color: bool,
+    /// Who is acting (`--actor`); else the server's default for the connection.
+    #[serde(default)]
+    pub actor: Option<String>,
+}
+
+/// What a command printed and how it ended: identical to the same command run in the CLI.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+pub struct Reply {
+    /// Standard output: the `--json` document(s), or the human text.
+    pub stdout: String,
+    /// Notes for standard error (not errors: `error` is the error).
+    pub stderr: String,
+    /// The exit code of docs/cli.md.
+    pub exit_code: i32,
+    /// The error, when `exit_code` is not 0.
+    pub error: Option<String>,
+    pub hint: Option<String>,
+    /// `save --from` lines refused in this call.
+    #[serde(default)]
+    pub refused: usize,
+}
+
+/// Who serves a store (`GET /v1/status`).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+pub struct ServerStatus {
+    pub server: String,
+    pub version: String,
+    pub pid: u32,
+    pub dir: String,
+    pub socket: String,
+    /// The loopback (or, with --allow-remote, other) address HTTP listens on, if any.
+    pub http: Option<String>,
+    /// Seconds without a request after which it exits, if set.
+    pub idle_exit_secs: Option<u64>,
+    pub uptime_secs: u64,
+    pub head_seq: u64,
+}

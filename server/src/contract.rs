@@ -1,0 +1,235 @@
+//! The JSON documents the API answers with, as docs/cli.md names their fields: the schemas of
+//! the OpenAPI document. The documents themselves are what the commands print with `--json`;
+//! these types describe them (and the schemathesis check holds every answer to them), so a
+//! field named here is a promise, and more fields are welcome (`additionalProperties` stays open).
+
+#![allow(dead_code)]
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Any JSON object (a report whose fields docs/cli.md lists).
+#[derive(Serialize, ToSchema)]
+pub struct Document {}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Added,
+    Merged,
+    Versioned,
+    Conflict,
+    Historical,
+}
+
+/// `save`.
+#[derive(Serialize, ToSchema)]
+pub struct SaveDoc {
+    outcome: Outcome,
+    memory_id: String,
+    root_id: String,
+    version: u32,
+    conflict_id: Option<String>,
+    /// The idempotency key was already committed: nothing new was written.
+    replayed: bool,
+    seqs: Vec<u64>,
+    settled_by_effective_time: bool,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Active,
+    Stale,
+    Retired,
+}
+
+/// `show`, and each of `list`'s memories.
+#[derive(Serialize, ToSchema)]
+pub struct MemoryDoc {
+    memory_id: String,
+    root_id: String,
+    version: u32,
+    status: Status,
+    #[serde(rename = "type")]
+    memory_type: String,
+    scope: String,
+    text: String,
+    source: Option<String>,
+    fact_key: Option<String>,
+    asserted_at: String,
+    stale_since: Option<String>,
+    effective_at: Option<String>,
+    cause: String,
+    conflicts_with: Vec<String>,
+    conflicts: Vec<String>,
+    merged_count: u32,
+}
+
+/// `list`: newest first.
+#[derive(Serialize, ToSchema)]
+pub struct ListDoc {
+    memories: Vec<MemoryDoc>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct RecallHitDoc {
+    memory_id: String,
+    root_id: String,
+    text: String,
+    #[serde(rename = "type")]
+    memory_type: String,
+    scope: String,
+    score: f64,
+    asserted_at: String,
+    conflicts_with: Vec<String>,
+    bm25: Option<f64>,
+    cosine: Option<f64>,
+}
+
+/// `recall`: best first.
+#[derive(Serialize, ToSchema)]
+pub struct RecallDoc {
+    results: Vec<RecallHitDoc>,
+    /// The conflict notice when a result has a pending conflict.
+    notice: Option<String>,
+    /// `bm25`, or `bm25+cosine`.
+    ranking: String,
+    embedding_error: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct VersionDoc {
+    memory_id: String,
+    version: u32,
+    text: String,
+    status: Status,
+    asserted_at: String,
+    stale_since: Option<String>,
+    effective_at: Option<String>,
+    cause: String,
+}
+
+/// `history`: newest first.
+#[derive(Serialize, ToSchema)]
+pub struct HistoryDoc {
+    root_id: String,
+    versions: Vec<VersionDoc>,
+    edges: Vec<Document>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct DecisionDoc {
+    seq: u64,
+    incoming: String,
+    candidate: String,
+    method: String,
+    scores: Document,
+    relation: String,
+    gate: String,
+    thresholds: Document,
+    reason: String,
+    outcome: String,
+}
+
+/// `why`.
+#[derive(Serialize, ToSchema)]
+pub struct WhyDoc {
+    decisions: Vec<DecisionDoc>,
+}
+
+/// `update`.
+#[derive(Serialize, ToSchema)]
+pub struct UpdateDoc {
+    memory_id: String,
+    root_id: String,
+    version: u32,
+    replaces: String,
+    seqs: Vec<u64>,
+}
+
+/// `forget`.
+#[derive(Serialize, ToSchema)]
+pub struct ForgetDoc {
+    memory_id: String,
+    root_id: String,
+    seqs: Vec<u64>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictStatus {
+    Pending,
+    Resolved,
+}
+
+/// One conflict (`conflicts show`, and each of `conflicts list`'s).
+#[derive(Serialize, ToSchema)]
+pub struct ConflictDoc {
+    conflict_id: String,
+    status: ConflictStatus,
+    incoming: String,
+    candidates: Vec<String>,
+    reasons: Vec<String>,
+    opened_at: String,
+    resolution: Option<Document>,
+    resolutions: Vec<Document>,
+    reverts: Vec<Document>,
+}
+
+/// `conflicts list`.
+#[derive(Serialize, ToSchema)]
+pub struct ConflictsDoc {
+    conflicts: Vec<ConflictDoc>,
+}
+
+/// `conflicts resolve` and `conflicts revert`.
+#[derive(Serialize, ToSchema)]
+pub struct ResolveDoc {
+    conflict_id: String,
+    status: String,
+    action: Option<String>,
+    effects: Vec<Document>,
+    merged_memory_id: Option<String>,
+    seqs: Vec<u64>,
+}
+
+/// `verify`.
+#[derive(Serialize, ToSchema)]
+pub struct VerifyDoc {
+    ok: bool,
+    events: u64,
+    head_seq: u64,
+    head_hash: String,
+    first_bad_seq: Option<u64>,
+    problem: Option<String>,
+    views_consistent: bool,
+    inconsistent_views: Vec<String>,
+}
+
+/// `stats`.
+#[derive(Serialize, ToSchema)]
+pub struct StatsDoc {
+    events: u64,
+    memories: std::collections::BTreeMap<String, u64>,
+    by_type: std::collections::BTreeMap<String, u64>,
+    conflicts: std::collections::BTreeMap<String, u64>,
+    merged_observations: u64,
+}
+
+/// `import`.
+#[derive(Serialize, ToSchema)]
+pub struct ImportDoc {
+    read: u64,
+    already_present: u64,
+    appended: u64,
+    head_seq: u64,
+}
+
+/// `rebuild`.
+#[derive(Serialize, ToSchema)]
+pub struct RebuildDoc {
+    events: u64,
+    views: Vec<String>,
+    elapsed_ms: u64,
+}

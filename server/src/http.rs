@@ -1,0 +1,677 @@
+//! The HTTP API: one route per store command, the same JSON as the command's `--json`
+//! (docs/cli.md), errors as problem+json (RFC 9457) carrying the CLI's exit code, the OpenAPI
+//! document at `/openapi.json`, MCP at `/mcp`, and `POST /v1/call` for the CLI itself.
+//!
+//! Every command runs on a blocking thread of its own and is never cancelled: a client that
+//! disconnects mid-request drops only its answer, so a command runs to completion or not at all.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::{OpenApi, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::api::*;
+use crate::contract;
+use crate::{CallFn, Dispatch};
+
+/// A request body larger than this is refused with 413 (`import` takes up to [`IMPORT_LIMIT`]).
+pub const BODY_LIMIT: usize = 16 << 20;
+/// The body limit of `POST /v1/import` (an exported stream).
+pub const IMPORT_LIMIT: usize = 1 << 30;
+
+/// The JSON of the CLI's replies (`POST /v1/call`) and, in `Accept`, a request for one.
+pub const REPLY_MEDIA_TYPE: &str = "application/vnd.memledger.reply+json";
+/// The exit code of the command behind a response, also on success.
+pub const EXIT_CODE_HEADER: &str = "memledger-exit-code";
+/// Who acts, for the routes whose body does not say (default `api:http`).
+pub const ACTOR_HEADER: &str = "memledger-actor";
+
+/// What the handlers share.
+#[derive(Clone)]
+pub struct AppState {
+    pub dispatch: Arc<dyn Dispatch>,
+    pub call: CallFn,
+    pub status: Arc<dyn Fn() -> ServerStatus + Send + Sync>,
+    pub activity: Arc<Activity>,
+    /// The actor of a call that names none.
+    pub default_actor: String,
+}
+
+/// Requests in flight and the time of the last one, for `--idle-exit`.
+#[derive(Default)]
+pub struct Activity {
+    pub in_flight: AtomicUsize,
+    last_ms: AtomicU64,
+    started: std::sync::OnceLock<Instant>,
+}
+
+impl Activity {
+    fn now_ms(&self) -> u64 {
+        self.started.get_or_init(Instant::now).elapsed().as_millis() as u64
+    }
+
+    pub fn touch(&self) {
+        self.last_ms.store(self.now_ms(), Ordering::Relaxed);
+    }
+
+    /// How long nothing has been in flight (zero while something is).
+    pub fn idle_for(&self) -> std::time::Duration {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return std::time::Duration::ZERO;
+        }
+        std::time::Duration::from_millis(self.now_ms().saturating_sub(self.last_ms.load(Ordering::Relaxed)))
+    }
+}
+
+async fn track(State(activity): State<Arc<Activity>>, request: Request, next: Next) -> Response {
+    activity.in_flight.fetch_add(1, Ordering::Relaxed);
+    activity.touch();
+    struct Done(Arc<Activity>);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            self.0.touch();
+            self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    let _done = Done(activity);
+    next.run(request).await
+}
+
+/// An error as RFC 9457 problem details, with the CLI's exit code beside the HTTP status.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct Problem {
+    /// `about:blank`: the status and `exit_code` say what kind of problem it is.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// The CLI's exit code: 1 runtime or storage, 2 bad input, 3 state not as expected, 4 not found.
+    pub exit_code: i32,
+    pub hint: Option<String>,
+}
+
+impl Problem {
+    pub fn new(status: StatusCode, exit_code: i32, detail: impl Into<String>, hint: Option<String>) -> Problem {
+        Problem {
+            kind: "about:blank".into(),
+            title: status.canonical_reason().unwrap_or("error").into(),
+            status: status.as_u16(),
+            detail: detail.into(),
+            exit_code,
+            hint,
+        }
+    }
+
+    /// A malformed request (its body, query or path): 400, or 413 when too large, and logged.
+    fn malformed(status: StatusCode, detail: String) -> Response {
+        let status = if status == StatusCode::PAYLOAD_TOO_LARGE { status } else { StatusCode::BAD_REQUEST };
+        eprintln!("memledger serve: refused a request ({}): {detail}", status.as_u16());
+        Problem::new(status, 2, detail, None).into_response()
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, Json(&self)).into_response();
+        let exit = HeaderValue::from(self.exit_code);
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        headers.insert(EXIT_CODE_HEADER, exit);
+        response
+    }
+}
+
+/// The HTTP status of a command's exit code.
+pub fn status_of(exit_code: i32, message: &str) -> StatusCode {
+    match exit_code {
+        2 => StatusCode::UNPROCESSABLE_ENTITY,
+        3 => StatusCode::CONFLICT,
+        4 => StatusCode::NOT_FOUND,
+        _ if message.contains("another memledger process holds the store") => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn rejection_json(e: JsonRejection) -> Response {
+    Problem::malformed(e.status(), e.body_text())
+}
+
+fn rejection_query(e: QueryRejection) -> Response {
+    Problem::malformed(e.status(), e.body_text())
+}
+
+fn actor_of(headers: &HeaderMap, state: &AppState) -> String {
+    headers
+        .get(ACTOR_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .unwrap_or_else(|| state.default_actor.clone())
+}
+
+/// Whether the client asked for the CLI's reply instead of the document.
+fn wants_reply(headers: &HeaderMap) -> bool {
+    headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains(REPLY_MEDIA_TYPE))
+}
+
+/// Run a call as the command would, on a blocking thread that runs to the end even when the
+/// client has gone.
+pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, color: bool, actor: String) -> Reply {
+    let dispatch = dispatch.clone();
+    match tokio::task::spawn_blocking(move || dispatch.run(call, json, color, &actor)).await {
+        Ok(reply) => reply,
+        Err(e) => Reply { exit_code: 1, error: Some(format!("the command failed: {e}")), ..Reply::default() },
+    }
+}
+
+/// The document a command printed (JSON, or JSON Lines for `lines`), or its problem.
+fn document(reply: Reply, lines: bool) -> Response {
+    if reply.exit_code != 0 && reply.stdout.is_empty() {
+        let message = reply.error.unwrap_or_else(|| "the command failed".into());
+        return Problem::new(status_of(reply.exit_code, &message), reply.exit_code, message, reply.hint)
+            .into_response();
+    }
+    let media = if lines { "application/x-ndjson" } else { "application/json" };
+    let mut response = (StatusCode::OK, reply.stdout).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
+    headers.insert(EXIT_CODE_HEADER, HeaderValue::from(reply.exit_code));
+    response
+}
+
+async fn respond(state: &AppState, headers: &HeaderMap, call: Call, lines: bool) -> Response {
+    let actor = actor_of(headers, state);
+    if wants_reply(headers) {
+        let reply = run_call(&state.dispatch, call, true, false, actor).await;
+        return reply_response(reply);
+    }
+    document(run_call(&state.dispatch, call, true, false, actor).await, lines)
+}
+
+fn reply_response(reply: Reply) -> Response {
+    let mut response = Json(&reply).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(REPLY_MEDIA_TYPE));
+    response.headers_mut().insert(EXIT_CODE_HEADER, HeaderValue::from(reply.exit_code));
+    response
+}
+
+macro_rules! body_or_400 {
+    ($e:expr) => {
+        match $e {
+            Ok(Json(v)) => v,
+            Err(e) => return rejection_json(e),
+        }
+    };
+}
+
+macro_rules! query_or_400 {
+    ($e:expr) => {
+        match $e {
+            Ok(Query(v)) => v,
+            Err(e) => return rejection_query(e),
+        }
+    };
+}
+
+/// Run any store command as the CLI would, and get what it printed and its exit code: the
+/// transport of `memledger` itself and of `memledger mcp` when a server runs.
+#[utoipa::path(post, path = "/v1/call", tag = "cli", request_body = CallRequest,
+    responses((status = 200, description = "what the command printed, and its exit code", body = Reply, content_type = "application/vnd.memledger.reply+json"),
+        (status = 400, body = Problem, content_type = "application/problem+json")))]
+async fn call(State(state): State<AppState>, body: Result<Json<CallRequest>, JsonRejection>) -> Response {
+    let request = body_or_400!(body);
+    let actor = request.actor.unwrap_or_else(|| state.default_actor.clone());
+    reply_response(run_call(&state.dispatch, request.call, request.json, request.color, actor).await)
+}
+
+#[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = SaveBody,
+    params(("memledger-actor" = Option<String>, Header, description = "who is acting")),
+    responses((status = 200, body = contract::SaveDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn save(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<SaveBody>, JsonRejection>,
+) -> Response {
+    let body = body_or_400!(body);
+    respond(&state, &headers, Call::Save(body), false).await
+}
+
+#[utoipa::path(post, path = "/v1/memories/batch", tag = "memories", request_body = SaveBatch,
+    responses((status = 200, description = "one save document or {line, error} per memory, in order (JSON Lines)", content_type = "application/x-ndjson"),
+        (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn save_batch(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<SaveBatch>, JsonRejection>,
+) -> Response {
+    let body = body_or_400!(body);
+    let lines = body
+        .memories
+        .iter()
+        .enumerate()
+        .map(|(i, m)| NumberedLine { line: i + 1, text: serde_json::to_string(m).unwrap_or_default(), not_utf8: false })
+        .collect();
+    respond(&state, &headers, Call::SaveLines(SaveLines { lines }), true).await
+}
+
+#[utoipa::path(get, path = "/v1/memories", tag = "memories", params(ListQuery),
+    responses((status = 200, body = contract::ListDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn list(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<ListQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::List(q), false).await
+}
+
+#[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ShowQuery),
+    responses((status = 200, body = contract::MemoryDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn show(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    q: Result<Query<ShowQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::Show(ShowQuery { id, ..q }), false).await
+}
+
+#[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "memories", params(("id" = String, Path), ShowQuery),
+    responses((status = 200, body = contract::HistoryDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn history(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    q: Result<Query<ShowQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::History(ShowQuery { id, ..q }), false).await
+}
+
+#[utoipa::path(get, path = "/v1/memories/{id}/why", tag = "memories", params(("id" = String, Path), WhyQuery),
+    responses((status = 200, body = contract::WhyDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn why(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    q: Result<Query<WhyQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::Why(WhyQuery { id, ..q }), false).await
+}
+
+/// The text and the expected version of an update (the id is in the path).
+#[derive(serde::Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct UpdateText {
+    text: String,
+    #[serde(default)]
+    expect_version: Option<u32>,
+}
+
+#[utoipa::path(post, path = "/v1/memories/{id}/update", tag = "memories", params(("id" = String, Path)), request_body = UpdateText,
+    responses((status = 200, body = contract::UpdateDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn update(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Json<UpdateText>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::Update(UpdateBody { id, text: b.text, expect_version: b.expect_version }), false)
+        .await
+}
+
+/// Why a memory is forgotten (the id is in the path).
+#[derive(serde::Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields)]
+struct Reason {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[utoipa::path(post, path = "/v1/memories/{id}/forget", tag = "memories", params(("id" = String, Path)), request_body = Reason,
+    responses((status = 200, body = contract::ForgetDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn forget(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Json<Reason>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::Forget(ForgetBody { id, reason: b.reason }), false).await
+}
+
+#[utoipa::path(post, path = "/v1/recall", tag = "memories", request_body = RecallBody,
+    responses((status = 200, body = contract::RecallDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn recall(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<RecallBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::Recall(b), false).await
+}
+
+#[utoipa::path(get, path = "/v1/conflicts", tag = "conflicts", params(ConflictsQuery),
+    responses((status = 200, body = contract::ConflictsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn conflicts(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<ConflictsQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::ConflictsList(q), false).await
+}
+
+#[utoipa::path(get, path = "/v1/conflicts/{id}", tag = "conflicts", params(("id" = String, Path)),
+    responses((status = 200, body = contract::ConflictDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn conflict(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    respond(&state, &headers, Call::ConflictsShow(IdPath { id }), false).await
+}
+
+/// A decision on a conflict (the id is in the path).
+#[derive(serde::Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct Decision {
+    action: Action,
+    #[serde(default)]
+    merged_text: Option<String>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[utoipa::path(post, path = "/v1/conflicts/{id}/resolve", tag = "conflicts", params(("id" = String, Path)), request_body = Decision,
+    responses((status = 200, body = contract::ResolveDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn resolve(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Json<Decision>, JsonRejection>,
+) -> Response {
+    let d = body_or_400!(body);
+    let call = Call::ConflictsResolve(ResolveBody { id, action: d.action, merged_text: d.merged_text, note: d.note });
+    respond(&state, &headers, call, false).await
+}
+
+#[utoipa::path(post, path = "/v1/conflicts/{id}/revert", tag = "conflicts", params(("id" = String, Path)),
+    responses((status = 200, body = contract::ResolveDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn revert(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
+    respond(&state, &headers, Call::ConflictsRevert(IdPath { id }), false).await
+}
+
+#[utoipa::path(post, path = "/v1/conflicts/auto", tag = "conflicts", request_body = AutoBody,
+    responses((status = 200, body = contract::Document), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn auto(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<AutoBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::ConflictsAuto(b), false).await
+}
+
+#[utoipa::path(post, path = "/v1/conflicts/scan", tag = "conflicts", request_body = ScanBody,
+    responses((status = 200, body = contract::Document), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn scan(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<ScanBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::ConflictsScan(b), false).await
+}
+
+#[utoipa::path(post, path = "/v1/embed", tag = "ledger", request_body = AutoBody,
+    responses((status = 200, body = contract::Document), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn embed(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<AutoBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::Embed(b), false).await
+}
+
+#[utoipa::path(get, path = "/v1/log", tag = "ledger", params(LogQuery),
+    responses((status = 200, description = "one event per line", content_type = "application/x-ndjson"),
+        (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn log(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<LogQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::Log(q), true).await
+}
+
+#[utoipa::path(get, path = "/v1/verify", tag = "ledger",
+    responses((status = 200, description = "the report; `ok` false (and memledger-exit-code 1) when the chain or a view is wrong", body = contract::VerifyDoc)))]
+async fn verify(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    respond(&state, &headers, Call::Verify(Empty {}), false).await
+}
+
+#[utoipa::path(get, path = "/v1/stats", tag = "ledger", responses((status = 200, body = contract::StatsDoc)))]
+async fn stats(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    respond(&state, &headers, Call::Stats(Empty {}), false).await
+}
+
+#[utoipa::path(post, path = "/v1/rebuild", tag = "ledger", request_body = RebuildBody,
+    responses((status = 200, body = contract::RebuildDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn rebuild(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<RebuildBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::Rebuild(b), false).await
+}
+
+#[utoipa::path(get, path = "/v1/status", tag = "server", responses((status = 200, body = ServerStatus)))]
+async fn status(State(state): State<AppState>) -> Response {
+    Json((state.status)()).into_response()
+}
+
+#[utoipa::path(get, path = "/v1/export", tag = "ledger", params(ExportQuery),
+    responses((status = 200, description = "the event stream, one event per line (as `memledger export`)", content_type = "application/x-ndjson"),
+        (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn export(State(state): State<AppState>, q: Result<Query<ExportQuery>, QueryRejection>) -> Response {
+    let q = query_or_400!(q);
+    let (send, receive) = tokio::sync::mpsc::channel::<Bytes>(16);
+    let dispatch = state.dispatch.clone();
+    // The export writes into the channel from a blocking thread; a client that goes away
+    // closes the channel, and the export stops at its next write (it only reads).
+    tokio::task::spawn_blocking(move || {
+        let mut writer = ChannelWriter { send, buffer: Vec::with_capacity(CHUNK) };
+        if let Err(e) = dispatch.export(q.since, &mut writer) {
+            eprintln!("memledger serve: export stopped: {e}");
+        }
+        let _ = std::io::Write::flush(&mut writer);
+    });
+    let mut response = Body::new(ChannelBody(receive)).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    response
+}
+
+const CHUNK: usize = 64 << 10;
+
+struct ChannelWriter {
+    send: tokio::sync::mpsc::Sender<Bytes>,
+    buffer: Vec<u8>,
+}
+
+impl std::io::Write for ChannelWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.buffer.extend_from_slice(buf);
+        if self.buffer.len() >= CHUNK {
+            self.flush()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let chunk = Bytes::from(std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK)));
+        self.send.blocking_send(chunk).map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+    }
+}
+
+struct ChannelBody(tokio::sync::mpsc::Receiver<Bytes>);
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        self.0.poll_recv(cx).map(|chunk| chunk.map(|c| Ok(http_body::Frame::data(c))))
+    }
+}
+
+#[utoipa::path(post, path = "/v1/import", tag = "ledger",
+    request_body(content = String, description = "an exported stream (JSON Lines)", content_type = "application/x-ndjson"),
+    responses((status = 200, body = contract::ImportDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn import(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+    let actor = actor_of(&headers, &state);
+    let reply_wanted = wants_reply(&headers);
+    let json = !reply_wanted || headers.get("memledger-json").is_some();
+    let color = headers.get("memledger-color").is_some();
+    let dispatch = state.dispatch.clone();
+    let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &actor))
+        .await
+        .unwrap_or_else(|e| Reply { exit_code: 1, error: Some(format!("the import failed: {e}")), ..Reply::default() });
+    if reply_wanted { reply_response(reply) } else { document(reply, false) }
+}
+
+/// The OpenAPI document's frame; the paths and schemas come from the handlers and types.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "memledger", description = "The HTTP API of `memledger serve`: the CLI's commands with the same JSON as `--json` (docs/cli.md). On TCP every route but this document needs `Authorization: Bearer <token>` (`memledger serve --print-token`). Errors are problem+json with the CLI's exit code."),
+    components(schemas(Problem)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    }
+}
+
+/// The routes and the OpenAPI document that describes them.
+pub fn api() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(call))
+        .routes(routes!(save, list))
+        .routes(routes!(save_batch))
+        .routes(routes!(show))
+        .routes(routes!(history))
+        .routes(routes!(why))
+        .routes(routes!(update))
+        .routes(routes!(forget))
+        .routes(routes!(recall))
+        .routes(routes!(conflicts))
+        .routes(routes!(conflict))
+        .routes(routes!(resolve))
+        .routes(routes!(revert))
+        .routes(routes!(auto))
+        .routes(routes!(scan))
+        .routes(routes!(embed))
+        .routes(routes!(log))
+        .routes(routes!(export))
+        .routes(routes!(verify))
+        .routes(routes!(stats))
+        .routes(routes!(rebuild))
+        .routes(routes!(status))
+        .routes({
+            let (schemas, paths, router) = routes!(import);
+            (schemas, paths, router.layer(DefaultBodyLimit::max(IMPORT_LIMIT)))
+        })
+        .split_for_parts()
+}
+
+/// Require `Authorization: Bearer <token>` (TCP only; the Unix socket's mode is its guard).
+async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
+    if request.uri().path() == "/openapi.json" {
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if constant_time_eq(given.as_bytes(), token.as_bytes()) {
+        return next.run(request).await;
+    }
+    eprintln!("memledger serve: refused a request without the bearer token ({})", request.uri().path());
+    let mut response = Problem::new(
+        StatusCode::UNAUTHORIZED,
+        2,
+        "this server needs `Authorization: Bearer <token>`",
+        Some("the token is in the store directory: `memledger serve --print-token`".into()),
+    )
+    .into_response();
+    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A route nobody serves: problem+json, not an empty 404.
+async fn fallback(request: Request) -> Response {
+    Problem::new(StatusCode::NOT_FOUND, 4, format!("no route {} {}", request.method(), request.uri().path()), None)
+        .into_response()
+}
+
+/// The whole application: the API, `/openapi.json`, `/mcp`; with a token, every request but
+/// the document's must carry it.
+pub fn app(state: AppState, mcp: axum::Router, token: Option<Arc<String>>) -> axum::Router {
+    let (api, openapi) = api();
+    let document = Arc::new(openapi.to_json().unwrap_or_else(|_| "{}".into()));
+    let activity = state.activity.clone();
+    let mut router = api
+        .route(
+            "/openapi.json",
+            axum::routing::get(move || {
+                let document = document.clone();
+                async move { ([(header::CONTENT_TYPE, "application/json")], document.as_str().to_owned()) }
+            }),
+        )
+        .fallback(fallback)
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(state)
+        .merge(mcp)
+        .layer(axum::middleware::from_fn_with_state(activity, track));
+    if let Some(token) = token {
+        router = router.layer(axum::middleware::from_fn_with_state(token, bearer));
+    }
+    router
+}

@@ -1,0 +1,96 @@
+//! `memledger serve`: one long-lived process that holds a store, opened once with its caches
+//! warm, for every agent and person on a machine (docs/design.md §9,
+//! docs/adr/0014-one-server-per-store.md).
+//!
+//! It listens on a Unix socket in the store directory (mode 0600: only the user connects) and,
+//! when asked, on TCP with a bearer token. What it serves: the HTTP API ([`http`]: the CLI's
+//! commands with the same JSON, problem+json errors, `/openapi.json`), MCP over streamable HTTP at
+//! `/mcp` ([`mcp`], the same tools as `memledger mcp` on stdio), and [`api::Call`]s from the CLI,
+//! which prints the server's [`api::Reply`] exactly as it would print its own.
+//!
+//! This crate knows transports, not commands: the CLI gives it a [`Dispatch`] that runs a
+//! command on the open store. Writes are serialised by it, reads run side by side.
+
+pub mod api;
+pub mod client;
+mod contract;
+pub mod http;
+pub mod mcp;
+pub mod serve;
+pub mod unit;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub use api::{Call, CallRequest, Reply, ServerStatus};
+
+/// Runs commands on an open store; given to the server by the CLI. Blocking: the server calls
+/// it on blocking threads, any number at once.
+pub trait Dispatch: Send + Sync + 'static {
+    /// Run one command as the CLI would: `json` for `--json` output, `color` for colours in
+    /// the human text.
+    fn run(&self, call: Call, json: bool, color: bool, actor: &str) -> Reply;
+    /// `import` of an exported stream.
+    fn import(&self, stream: &[u8], json: bool, color: bool, actor: &str) -> Reply;
+    /// `export --since`: the event stream into `out`; the events written.
+    fn export(&self, since: u64, out: &mut dyn std::io::Write) -> Result<u64, String>;
+    /// The ledger's head seq.
+    fn head_seq(&self) -> u64;
+}
+
+/// A call made asynchronously (the MCP tools' way to run a command): on a blocking thread over
+/// the server's store, or, from `memledger mcp`, over the socket of a running server.
+pub type CallFn = Arc<dyn Fn(Call, String) -> Pin<Box<dyn Future<Output = Reply> + Send>> + Send + Sync>;
+
+/// The [`CallFn`] of a [`Dispatch`]: each call as `--json`, on a blocking thread.
+pub fn call_fn(dispatch: Arc<dyn Dispatch>) -> CallFn {
+    Arc::new(move |call, actor| {
+        let dispatch = dispatch.clone();
+        Box::pin(async move { http::run_call(&dispatch, call, true, false, actor).await })
+    })
+}
+
+/// The file names the server keeps in the store directory.
+pub mod files {
+    use std::path::{Path, PathBuf};
+
+    /// The Unix socket clients connect to.
+    pub const SOCKET: &str = "memledger.sock";
+    /// The bearer token of TCP clients (mode 0600).
+    pub const TOKEN: &str = "token";
+    /// Held (an exclusive lock) by the one server of the store.
+    pub const SERVE_LOCK: &str = "serve.lock";
+
+    pub fn socket(dir: &Path) -> PathBuf {
+        dir.join(SOCKET)
+    }
+
+    pub fn token(dir: &Path) -> PathBuf {
+        dir.join(TOKEN)
+    }
+}
+
+/// The store's bearer token, generated into the store directory (mode 0600) on first use.
+pub fn token(dir: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = files::token(dir);
+    if let Ok(t) = std::fs::read_to_string(&path) {
+        let t = t.trim().to_string();
+        if t.len() >= 32 {
+            return Ok(t);
+        }
+    }
+    std::fs::create_dir_all(dir)?;
+    let bytes: [u8; 32] = rand::random();
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    // Written whole under another name, then renamed: a reader never sees half a token.
+    let tmp = dir.join(format!(".token.{}", std::process::id()));
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+    file.write_all(token.as_bytes())?;
+    file.write_all(b"\n")?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(token)
+}

@@ -1,0 +1,345 @@
+//! The MCP tools (save_memory, recall_memory, memory_history, why_memory, list_conflicts,
+//! resolve_conflict), served over stdio by `memledger mcp` and over streamable HTTP at `/mcp` by
+//! `memledger serve`. Each tool is a store command ([`Call`]) answered with the command's
+//! `--json` document, so the tools say exactly what the CLI says. Explicit edits (`update`,
+//! `forget`) stay with people, in the CLI. Every event a call writes is recorded as
+//! `agent:<client name>`, the name the client gave in `initialize`.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock as Content, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::CallFn;
+use crate::api::{self, Action, Call, Reply};
+
+const TAXONOMY: &str = "Types: `fact` — a stable truth about the world or the user (\"the staging db runs on Postgres 16\"); \
+`preference` — how the user likes things done (\"prefers pnpm over npm\"); \
+`episode` — a time-bound event or decision (\"shipped the viewer on 2026-07-05\"); \
+`procedure` — reusable how-to steps (\"to release: bump VERSION, tag, push\"). The default is fact.";
+
+const SAVE_DESCRIPTION: &str = "Save one memory to the user's memledger. memledger compares it with what it already holds \
+in the same scope and answers with an outcome: `added` (new belief), `merged` (already known), `versioned` (a restatement \
+that became the next version), `historical` (older than what is known, by effective time) or `conflict` (it contradicts \
+an active memory). On `conflict` both memories stay active: put both statements to the user and ask which is current, \
+then call resolve_conflict with their answer. Never decide a conflict silently and never re-save to force one side. \
+Save one claim per call, in plain words. Types: `fact` — a stable truth about the world or the user (\"the staging db \
+runs on Postgres 16\"); `preference` — how the user likes things done (\"prefers pnpm over npm\"); `episode` — a \
+time-bound event or decision (\"shipped the viewer on 2026-07-05\"); `procedure` — reusable how-to steps (\"to release: \
+bump VERSION, tag, push\"). The default is fact.";
+
+const RECALL_DESCRIPTION: &str = "Find the active memories that answer a question (BM25 over words; stale versions are \
+never returned). Call it before answering anything the user may have told you before. A result whose `conflicts_with` is \
+non-empty is in a pending conflict: the `notice` then says so, and you must not assert either side — ask the user which \
+is current (and resolve it with resolve_conflict). Filter by `type` (fact, preference, episode, procedure) and `scope`; \
+`as_of` (a ledger seq or an RFC 3339 time) answers as the store stood then.";
+
+const HISTORY_DESCRIPTION: &str = "Every version of a belief, newest first (any version's id or a unique prefix of 6+ \
+hex digits works): text, status (active, stale, retired), when it was asserted and what caused each step. Read-only: \
+editing a belief is a human action in the CLI (`memledger update`).";
+
+const WHY_DESCRIPTION: &str = "Explain every classification that touched a memory, or only those of a pair when `other` \
+is given: method, scores, thresholds, gate, relation, reason and outcome — including pairs that were examined and \
+dropped (near-misses). Use it to audit why two memories were, or were not, flagged as a conflict.";
+
+const LIST_CONFLICTS_DESCRIPTION: &str = "The conflict queue: contradictions between memories, each with the incoming \
+memory, the existing ones it contradicts and the reason. `status` is pending (default), resolved or all. A pending \
+conflict is for the user to decide: show them both sides and ask; do not resolve it on your own judgement.";
+
+const RESOLVE_DESCRIPTION: &str = "Record the user's decision on a pending conflict. Call it only with an answer the user \
+gave you. Actions: `keep_new` (the incoming memory is current and continues the existing belief's lineage), \
+`keep_existing` (the incoming memory goes stale), `keep_both` (both are true; they are never flagged against each other \
+again), `merge` (the user's own wording in `merged_text` becomes the next version; both inputs go stale). Every \
+resolution is recorded and revertible by a person (`memledger conflicts revert`).";
+
+const INSTRUCTIONS: &str = "memledger is the user's long-term memory: an append-only ledger of beliefs with versions and \
+conflicts. Recall before answering questions about the user, their projects and preferences; save durable facts, \
+preferences, episodes and procedures as you learn them. When a save or a recall reports a pending conflict, ask the \
+user which statement is current and record their answer with resolve_conflict; never decide it yourself.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SaveParams {
+    /// The memory, one claim in plain words.
+    pub text: String,
+    /// fact, preference, episode or procedure (default fact).
+    #[serde(rename = "type")]
+    pub memory_type: Option<String>,
+    /// The scope memories are compared within, e.g. `personal` (default) or `team:payments`, `repo:memledger`.
+    pub scope: Option<String>,
+    /// Where the memory came from (a session, a file, a person).
+    pub source: Option<String>,
+    /// When the claim became true in the world (RFC 3339), if not now.
+    pub effective_at: Option<String>,
+    /// A repeated key returns the first result and writes nothing: use one per intended save when retrying.
+    pub idempotency_key: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RecallParams {
+    /// What to look for: a question or some words.
+    pub query: String,
+    /// Only memories of this type: fact, preference, episode or procedure.
+    #[serde(rename = "type")]
+    pub memory_type: Option<String>,
+    /// Only memories in this scope.
+    pub scope: Option<String>,
+    /// At most this many results (default 10).
+    pub limit: Option<u32>,
+    /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
+    pub as_of: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct IdParams {
+    /// A memory id, or a unique prefix of 6+ hex digits.
+    pub id: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WhyParams {
+    /// A memory id, or a unique prefix of 6+ hex digits.
+    pub id: String,
+    /// Only the classifications of the pair (id, other).
+    pub other: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListConflictsParams {
+    /// pending (default), resolved or all.
+    pub status: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ResolveParams {
+    /// The conflict id, or a unique prefix of 6+ hex digits.
+    pub id: String,
+    /// The user's decision: keep_new, keep_existing, keep_both or merge.
+    pub action: Action,
+    /// With merge: the text the user says is true.
+    pub merged_text: Option<String>,
+    /// Why, in the user's words (recorded with the resolution).
+    pub note: Option<String>,
+}
+
+/// Defaults a save takes when the agent gives none (the config file's `[save]`, the environment).
+#[derive(Clone, Debug, Default)]
+pub struct Defaults {
+    pub scope: Option<String>,
+    pub memory_type: Option<String>,
+}
+
+/// The MCP server: how a call reaches the store, and the save defaults.
+#[derive(Clone)]
+pub struct McpServer {
+    call: CallFn,
+    defaults: Arc<Defaults>,
+    tool_router: ToolRouter<Self>,
+}
+
+fn actor_of(context: &RequestContext<RoleServer>) -> String {
+    let name = context.client_info().map(|i| i.name).unwrap_or_default();
+    let name: String = name.trim().chars().filter(|c| !c.is_control()).take(100).collect();
+    if name.is_empty() { "agent:unknown".into() } else { format!("agent:{name}") }
+}
+
+/// A tool's answer: the command's JSON document, or its error for the agent.
+fn to_result(reply: Result<Value, (String, Option<String>)>) -> CallToolResult {
+    match reply {
+        Ok(value) => {
+            let text = serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+            CallToolResult::success(vec![Content::text(text)])
+        }
+        Err((message, hint)) => {
+            let mut text = format!("error: {message}");
+            if let Some(h) = &hint {
+                text.push_str(&format!("\nhint: {h}"));
+            }
+            CallToolResult::error(vec![Content::text(text)])
+        }
+    }
+}
+
+fn bad_input(message: &str) -> CallToolResult {
+    to_result(Err((message.to_string(), None)))
+}
+
+/// The document a reply printed, or its error.
+fn document(reply: Reply) -> Result<Value, (String, Option<String>)> {
+    if reply.exit_code != 0 {
+        return Err((reply.error.unwrap_or_else(|| "the command failed".into()), reply.hint));
+    }
+    serde_json::from_str(reply.stdout.trim()).map_err(|e| (format!("the command printed no JSON document: {e}"), None))
+}
+
+impl McpServer {
+    pub fn new(call: CallFn, defaults: Defaults) -> Self {
+        McpServer { call, defaults: Arc::new(defaults), tool_router: Self::tool_router() }
+    }
+
+    async fn run(&self, call: Call, context: &RequestContext<RoleServer>) -> Result<Value, (String, Option<String>)> {
+        document((self.call)(call, actor_of(context)).await)
+    }
+}
+
+const CONFLICT_ON_SAVE: &str = "This memory contradicts one the user already holds; both stay active. Show the user both \
+statements (list_conflicts), ask which is current, and record their answer with resolve_conflict. Do not decide it yourself.";
+
+#[tool_router]
+impl McpServer {
+    #[tool(name = "save_memory", description = SAVE_DESCRIPTION)]
+    async fn save_memory(
+        &self,
+        Parameters(p): Parameters<SaveParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let body = api::SaveBody {
+            text: p.text,
+            memory_type: p.memory_type.or_else(|| self.defaults.memory_type.clone()),
+            scope: p.scope.or_else(|| self.defaults.scope.clone()),
+            source: p.source,
+            effective_at: p.effective_at,
+            fact_key: None,
+            idempotency_key: p.idempotency_key,
+            no_dedup: false,
+        };
+        let answer = self.run(Call::Save(body), &context).await.map(|mut v| {
+            let pending = !v["conflict_id"].is_null() && v["settled_by_effective_time"] != json!(true);
+            if pending {
+                v["notice"] = json!(CONFLICT_ON_SAVE);
+            }
+            v
+        });
+        Ok(to_result(answer))
+    }
+
+    #[tool(name = "recall_memory", description = RECALL_DESCRIPTION)]
+    async fn recall_memory(
+        &self,
+        Parameters(p): Parameters<RecallParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let body = api::RecallBody {
+            query: p.query,
+            memory_type: p.memory_type,
+            scope: p.scope,
+            limit: p.limit.unwrap_or(10) as usize,
+            as_of: p.as_of,
+        };
+        Ok(to_result(self.run(Call::Recall(body), &context).await))
+    }
+
+    #[tool(name = "memory_history", description = HISTORY_DESCRIPTION)]
+    async fn memory_history(
+        &self,
+        Parameters(p): Parameters<IdParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let call = Call::History(api::ShowQuery { id: p.id, as_of: None });
+        Ok(to_result(self.run(call, &context).await))
+    }
+
+    #[tool(name = "why_memory", description = WHY_DESCRIPTION)]
+    async fn why_memory(
+        &self,
+        Parameters(p): Parameters<WhyParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let call = Call::Why(api::WhyQuery { id: p.id, other: p.other });
+        Ok(to_result(self.run(call, &context).await))
+    }
+
+    #[tool(name = "list_conflicts", description = LIST_CONFLICTS_DESCRIPTION)]
+    async fn list_conflicts(
+        &self,
+        Parameters(p): Parameters<ListConflictsParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let call = Call::ConflictsList(api::ConflictsQuery {
+            status: p.status.unwrap_or_else(|| "pending".into()),
+            as_of: None,
+        });
+        let answer = self.run(call, &context).await.map(|mut v| {
+            let pending = v["conflicts"].as_array().is_some_and(|c| c.iter().any(|c| c["status"] == "pending"));
+            if pending {
+                v["notice"] = json!(
+                    "Pending conflicts are for the user to decide: show both sides and ask which is current, then call resolve_conflict."
+                );
+            }
+            v
+        });
+        Ok(to_result(answer))
+    }
+
+    #[tool(name = "resolve_conflict", description = RESOLVE_DESCRIPTION)]
+    async fn resolve_conflict(
+        &self,
+        Parameters(p): Parameters<ResolveParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        match (p.action, &p.merged_text) {
+            (Action::Merge, None) => return Ok(bad_input("merge needs merged_text: what the user says is true")),
+            (Action::Merge, Some(_)) | (_, None) => {}
+            (_, Some(_)) => return Ok(bad_input("merged_text goes only with the merge action")),
+        }
+        let call = Call::ConflictsResolve(api::ResolveBody {
+            id: p.id,
+            action: p.action,
+            merged_text: p.merged_text,
+            note: p.note,
+        });
+        Ok(to_result(self.run(call, &context).await))
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("memledger", env!("CARGO_PKG_VERSION")))
+            .with_instructions(format!("{INSTRUCTIONS} {TAXONOMY}"))
+    }
+}
+
+/// Serve the tools on standard input and output until the client closes them.
+pub async fn serve_stdio(call: CallFn, defaults: Defaults) -> Result<(), String> {
+    let service = McpServer::new(call, defaults)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("MCP initialization failed: {e}"))?;
+    service.waiting().await.map_err(|e| format!("MCP server stopped: {e}"))?;
+    Ok(())
+}
+
+/// `/mcp`: the tools over streamable HTTP. `hosts`: the `Host` names accepted (none given:
+/// loopback names only, against DNS rebinding; empty: any, for --allow-remote behind the token).
+pub fn router(call: CallFn, stop: CancellationToken, hosts: Option<Vec<String>>) -> axum::Router {
+    router_with(call, Defaults::default(), stop, hosts)
+}
+
+/// [`router`] with save defaults.
+pub fn router_with(
+    call: CallFn,
+    defaults: Defaults,
+    stop: CancellationToken,
+    hosts: Option<Vec<String>>,
+) -> axum::Router {
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop)
+        .with_max_request_body_bytes(crate::http::BODY_LIMIT);
+    if let Some(hosts) = hosts {
+        config = config.with_allowed_hosts(hosts);
+    }
+    let server = McpServer::new(call, defaults);
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+    axum::Router::new().nest_service("/mcp", service)
+}
