@@ -16,6 +16,9 @@ use crate::models::embed::{VectorCache, cosine};
 /// The constant of reciprocal-rank fusion: a hit at rank `r` (from 1) of a ranking adds
 /// `1 / (RRF_K + r)` (Cormack, Clarke and Büttcher 2009).
 pub const RRF_K: f64 = 60.0;
+/// The most results a recall returns.
+pub const MAX_LIMIT: usize = 100_000;
+
 /// How deep each ranking is read before fusion (at least `limit`).
 pub const FUSION_DEPTH: usize = 50;
 /// The cosine below which a memory is not in the cosine ranking at all, so that a query that
@@ -88,6 +91,11 @@ impl Memledger {
         }
         if limit == 0 {
             return Err(EngineError::BadInput("--limit must be at least 1".into()));
+        }
+        // The ranking reserves room for `limit` hits: a limit past any store's size is refused
+        // rather than allocated.
+        if limit > MAX_LIMIT {
+            return Err(EngineError::BadInput(format!("--limit must be at most {MAX_LIMIT}")));
         }
         self.text_index_current()?;
         let depth = if self.models.embedder().is_some() { limit.max(FUSION_DEPTH) } else { limit };

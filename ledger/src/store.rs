@@ -205,6 +205,14 @@ impl Store {
             if !create {
                 return Err(OpenError::Missing { path: path.into() });
             }
+            // Files but no lock file: not a store being created (its creator makes the lock file
+            // first), someone else's directory. Refused without adding a file to it.
+            if !path.join(CREATION_LOCK).exists() && holds_other_files(path) {
+                return Err(OpenError::Unusable {
+                    path: path.into(),
+                    reason: "the directory is not empty and holds no store".into(),
+                });
+            }
             std::fs::create_dir_all(path)
                 .map_err(|e| OpenError::Unusable { path: path.into(), reason: format!("cannot create it: {e}") })?;
             _creating = Some(creation_lock(path)?);

@@ -563,9 +563,11 @@ async fn import(State(state): State<AppState>, headers: HeaderMap, body: Bytes) 
 /// The OpenAPI document's frame; the paths and schemas come from the handlers and types.
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "memledger", description = "The HTTP API of `memledger serve`: the CLI's commands with the same JSON as `--json` (docs/cli.md). On TCP every route but this document needs `Authorization: Bearer <token>` (`memledger serve --print-token`). Errors are problem+json with the CLI's exit code."),
-    components(schemas(Problem)),
-    modifiers(&BearerAuth)
+    info(
+        title = "memledger",
+        description = "The HTTP API of `memledger serve`: the CLI's commands with the same JSON as `--json` (docs/cli.md). On TCP every route but this document needs `Authorization: Bearer <token>` (`memledger serve --print-token`). Errors are problem+json with the CLI's exit code."
+    ),
+    components(schemas(Problem))
 )]
 struct ApiDoc;
 
@@ -580,11 +582,38 @@ impl utoipa::Modify for BearerAuth {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
         );
         openapi.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+        // Every operation may answer 401 (no token, on TCP) and, for a malformed or refused
+        // request, a 4xx problem.
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let problem = || {
+            ResponseBuilder::new()
+                .description("problem details (RFC 9457) with the CLI's exit code")
+                .content(
+                    "application/problem+json",
+                    ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build(),
+                )
+                .build()
+        };
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [&mut item.get, &mut item.post];
+            for operation in operations.into_iter().flatten() {
+                let responses = &mut operation.responses.responses;
+                responses.entry("401".into()).or_insert_with(|| problem().into());
+                responses.entry("4XX".into()).or_insert_with(|| problem().into());
+            }
+        }
     }
 }
 
 /// The routes and the OpenAPI document that describes them.
 pub fn api() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
+    let (router, mut openapi) = routes();
+    // After the routes: the modifier gives every operation its 401 and 4xx answers.
+    utoipa::Modify::modify(&BearerAuth, &mut openapi);
+    (router, openapi)
+}
+
+fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(call))
         .routes(routes!(save, list))

@@ -72,6 +72,10 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         out.line(format!("wrote {}", installed.path.display()))?;
         return out.line(format!("enable it with: {}", installed.enable));
     }
+    if !crate::backend::store_exists(&ctx.dir) {
+        // Create it first, as a save would: the server's own files come after the store's.
+        drop(ctx.open_direct(true)?);
+    }
     let _lock = memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(1, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
     let dispatch = Arc::new(Shared { ml, gate: RwLock::new(()), writes: Mutex::new(()) });
