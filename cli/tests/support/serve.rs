@@ -47,7 +47,10 @@ impl Served {
         if let Some(p) = port {
             c.args(["--http", &format!("127.0.0.1:{p}")]);
         }
-        let child = c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        // Its log into a file beside the store: a pipe nobody reads would fill and stop it.
+        std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
+        let log = std::fs::File::create(Self::log_path(dir)).unwrap();
+        let child = c.stdin(Stdio::null()).stdout(Stdio::null()).stderr(log).spawn().unwrap();
         let mut served = Served { child, dir: dir.to_path_buf(), port, token: None };
         served.wait_ready();
         if http {
@@ -57,12 +60,15 @@ impl Served {
         served
     }
 
+    fn log_path(dir: &Path) -> PathBuf {
+        dir.with_extension("serve.log")
+    }
+
     fn wait_ready(&mut self) {
         let started = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                let mut err = String::new();
-                self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+                let err = std::fs::read_to_string(Self::log_path(&self.dir)).unwrap_or_default();
                 panic!("memledger serve exited ({status}): {err}");
             }
             let ready = unix_request(&self.dir, "GET", "/v1/status", None, &[]).is_some_and(|r| r.status == 200)
