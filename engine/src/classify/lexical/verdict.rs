@@ -1,0 +1,127 @@
+//! What a classification says: the relation, the gate that decided it, every score.
+
+/// What two memories are to each other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// the same fact restated: a paraphrase or an enrichment.
+    Identical,
+    /// related, and both can be true.
+    Complementary,
+    /// cannot both be true.
+    Contradictory,
+    /// nothing to do with each other.
+    Unrelated,
+}
+
+impl Relation {
+    /// Stable lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Identical => "identical",
+            Relation::Complementary => "complementary",
+            Relation::Contradictory => "contradictory",
+            Relation::Unrelated => "unrelated",
+        }
+    }
+}
+
+/// The rule that decided (or dropped) a pair. Names are stable; see [`Gate::as_str`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// identical: the normalised texts are equal.
+    ExactText,
+    /// identical: similarity at or above the merge threshold, nothing changed.
+    MergeBand,
+    /// complementary: in the related band, no evidence of change.
+    RelatedBand,
+    /// unrelated: below the related band.
+    BelowBand,
+    /// unrelated: one side has no content word at all.
+    NoContent,
+    /// complementary (near miss): the declared kinds differ; never identical nor contradictory.
+    KindMismatch,
+    /// contradictory: one side negates what the other asserts, the rest agrees.
+    Negation,
+    /// contradictory: a number, version, date, weekday, month, time or quantity changed, the
+    /// rest agrees.
+    ValueMismatch,
+    /// contradictory: an antonym replaces a word, the rest agrees.
+    Antonym,
+    /// not identical: both sides name a qualifier of the same kind (environment, platform,
+    /// region) and they differ, so the facts are distinct.
+    QualifierDiffers,
+    /// not identical: one side has a qualifier the other lacks (a narrower or wider fact).
+    QualifierAdded,
+    /// not contradictory: a change was found, but the rest of the facts differ too (another
+    /// subject or action), or more than one thing changed.
+    RestDiffers,
+    /// not contradictory: a change was found but the facts are too short to claim it.
+    TooFewWords,
+    /// not identical: the longer side adds words that narrow the fact (a modifier inside the
+    /// shared phrase, or a trailing phrase), rather than a separable condition, time or clause.
+    Narrower,
+    /// not identical: the shared words come in another order (roles may be swapped) and
+    /// neither side is passive.
+    OrderDiffers,
+}
+
+impl Gate {
+    /// Stable snake_case name recorded in classification events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Gate::ExactText => "exact_text",
+            Gate::MergeBand => "merge_band",
+            Gate::RelatedBand => "related_band",
+            Gate::BelowBand => "below_band",
+            Gate::NoContent => "no_content",
+            Gate::KindMismatch => "kind_mismatch",
+            Gate::Negation => "negation",
+            Gate::ValueMismatch => "value_mismatch",
+            Gate::Antonym => "antonym",
+            Gate::QualifierDiffers => "qualifier_differs",
+            Gate::QualifierAdded => "qualifier_added",
+            Gate::RestDiffers => "rest_differs",
+            Gate::TooFewWords => "too_few_words",
+            Gate::Narrower => "narrower",
+            Gate::OrderDiffers => "order_differs",
+        }
+    }
+
+    /// Every gate, for documentation and exhaustive tests.
+    pub const ALL: [Gate; 15] = [
+        Gate::ExactText,
+        Gate::MergeBand,
+        Gate::RelatedBand,
+        Gate::BelowBand,
+        Gate::NoContent,
+        Gate::KindMismatch,
+        Gate::Negation,
+        Gate::ValueMismatch,
+        Gate::Antonym,
+        Gate::QualifierDiffers,
+        Gate::QualifierAdded,
+        Gate::RestDiffers,
+        Gate::TooFewWords,
+        Gate::Narrower,
+        Gate::OrderDiffers,
+    ];
+}
+
+/// The outcome of classifying one pair.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub relation: Relation,
+    pub gate: Gate,
+    /// max(Jaccard, containment) over all tokens, in [0, 1], never NaN.
+    pub score: f64,
+    /// every score computed, by name.
+    pub scores: Vec<(&'static str, f64)>,
+    /// one human sentence.
+    pub reason: String,
+    /// a (incoming) has content the candidate lacks.
+    pub incoming_adds: bool,
+    /// b (candidate) has content a lacks.
+    pub candidate_adds: bool,
+    /// in the related band but dropped by the kind gate.
+    pub near_miss: bool,
+}
