@@ -308,7 +308,8 @@ impl Memledger {
         // A restatement adds nothing to a belief that says at least as much (or says it in the
         // same words): provenance only, so no qualifier is ever lost.
         let restatement =
-            best(Relation::Identical, &|c| !c.incoming_adds && (c.candidate_adds || c.gate == "exact_text"));
+            best(Relation::Identical, &|c| !c.incoming_adds && (c.candidate_adds || c.gate == "exact_text"))
+                .or_else(|| best(Relation::Complementary, &|c| c.gate == "restatement" && !c.near_miss));
         let contradicting: Vec<usize> =
             (0..examined.len()).filter(|&i| examined[i].class.relation == Relation::Contradictory).collect();
         let identical = best(Relation::Identical, &|_| true);

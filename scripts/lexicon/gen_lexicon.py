@@ -9,6 +9,7 @@ Writes, into --out:
   antonyms.tsv     word <TAB> word <TAB> pos (n|v|a|r, or s for an adjective satellite that
                    inherits its head's antonym)
   broader.tsv      category <TAB> canonical <TAB> broader canonical (same category)
+  irregular.tsv    inflected <TAB> base <TAB> pos (n|v), from WordNet's exception lists
   WORDNET-LICENSE  the WordNet 3.0 licence
 
 Standard library only; the output is deterministic (sorted, no timestamps). The database comes
@@ -55,11 +56,12 @@ class Category:
     drop_lemma: str | None = None  # regex (on the WordNet lemma) of class/unit lemmas to skip
     fold: bool = False  # fold adjective pertainyms and member (#m) demonyms/adherents into it
     adj_heads: list = field(default_factory=list)  # adjective heads whose satellites are members
+    # ... and the head adjectives with an attribute (`=`) pointer (white, black) are candidates too
+    attribute_adjs: bool = False
     # other senses of a member's lemma, in these lexicographer files, name the same value
     # (north: the compass point, the direction, the adjective, the adverb, the region)
     same_lemma: tuple = ()
     place: bool = False  # a geographic name: other place senses (island, river) are not rivals
-    share: float | None = None  # overrides SHARE_ANY for this category
     description: str = ""
 
 
@@ -73,6 +75,7 @@ CATEGORIES = [
         case="lower",
         drop_lemma=r"ness$",
         adj_heads=[("a", 366691, "chromatic"), ("a", 386392, "achromatic")],
+        attribute_adjs=True,
         description="chromatic colours (hue) and achromatic colours (white, black, grey)",
     ),
     Category(
@@ -146,9 +149,9 @@ CATEGORIES = [
          (N, 15006258, "rubber"), (N, 14959234, "natural_fiber"),
          (N, 14959058, "man-made_fiber")],
         include_anchor=True,
-        # a material's name is often also the name of a thing made of it (an iron, a glass, a
-        # tin): materials need a clear majority of the word's tagged uses
-        share=0.75,
+        # "made from or consisting of" adjectives similar to `metallic` that are named like a
+        # metal (gold, silver, bronze): the metal as a modifier ("silver bracelets")
+        adj_heads=[("a", 1527420, "metallic")],
         exclude=[(N, 3933183, "piece_of_leather"), (N, 3932670, "piece_of_cloth"),
                  (N, 3819595, "net"), (N, 2952109, "canopy"), (N, 3188725, "diaper"),
                  (N, 3233123, "drapery"), (N, 4198453, "shirttail"), (N, 4613015, "yoke"),
@@ -164,15 +167,25 @@ CATEGORIES = [
     ),
     Category(
         "room",
-        [(N, 4105893, "room")],
+        # rooms, and the storeys of a house WordNet files under floor/level/storey rather than
+        # room (basement/cellar, attic/loft, ground floor, mezzanine); the anchors' own lemmas
+        # are not values
+        [(N, 4105893, "room"), (N, 3365991, "floor")],
         exclude=[(N, 3079741, "compartment"), (N, 3222176, "door"), (N, 3366301, "floor"),
                  (N, 2991555, "cell"), (N, 3144365, "cubby"), (N, 4055595, "rathole")],
+        # where one is in a house or at work, filed elsewhere in WordNet: the garage (an
+        # outbuilding), the hallway (a corridor), the office (a place of business)
+        extra=[(N, 3416489, "garage"), (N, 3479952, "hallway"), (N, 3841666, "office")],
         case="lower",
-        description="rooms of a building",
+        description="rooms and storeys of a building",
     ),
     Category(
         "drink",
         [(N, 7881800, "beverage")],
+        # WordNet files water and juice as a liquid and a foodstuff, not under beverage: the
+        # drinking sense of water (noun.food), water the substance (H2O, the sense SemCor tags
+        # in "a drink of water") and juice
+        extra=[(N, 7935504, "water"), (N, 14845743, "water"), (N, 7923748, "juice")],
         case="lower",
         description="beverages",
     ),
@@ -371,6 +384,11 @@ CATEGORIES = [
 # name in `language` ("French": france / french).
 FOLD_GROUPS = [{"country", "language"}]
 
+# Categories that may both list a capitalised surface (one line each): the fold groups, and a
+# country that is also a continent of the same name (Australia). The lines of a surface come in
+# the order of CATEGORIES (country first), which is the order the classifier meets them in.
+PAIR_GROUPS = FOLD_GROUPS + [{"country", "continent"}]
+
 # Categories whose senses of one word are regular polysemy, not rivals: the wood and the tree
 # (oak, pine), the fruit and the tree (apricot). They are pooled for the share test; the word
 # goes to the one with the larger tag count.
@@ -397,8 +415,32 @@ whereby wherein whether which while whither who whoever whole whom whose why wil
 without would yet you your yours yourself yourselves
 """.split())
 
+# The ambiguity rule for `any` entries (lowercase category lemmas; judge_any). A word's senses
+# are all its senses in the four parts of speech with their SemCor tag counts; WordNet lists
+# the senses of each part of speech by those counts, the most frequent first. A surface is kept
+# in a category when
+#   1. it is not an irregular inflection of another word (rose, found, left); an -ing form is
+#      judged as the gerund noun when the category sense is a noun (swimming);
+#   2. tagged words: the category's sense is the dominant one, either
+#      a. by share: the category holds at least half of the tagged uses (SHARE_ANY) and a most
+#         tagged sense, or
+#      b. by rank: a category sense is the word's first sense in its part of speech, the parts
+#         of speech where a category sense comes first hold at least as many tagged uses as the
+#         others together (a noun used more as a verb or an adjective is out: fall, judge,
+#         train, general), and the category holds at least a third of the uses (DOMINANT_MIN)
+#         (library 3 of 7: room, collection, building; nurse 2 of 6; not bar 10 of 37);
+#      and no other category holds more than a quarter of the uses (OTHER_CAT_MAX: orange,
+#      colour 10 and fruit 5, is neither); and if capitalised noun senses (people, places)
+#      share the name, the category is tagged at least CAP_HOMOGRAPH_MIN times or there is
+#      one such name (Wood the actress, painter, conductor and writer vs wood 14);
+#   3. untagged words: a category sense is among the first UNTAGGED_RANK senses of its part of
+#      speech, at most UNTAGGED_MAX_SENSES senses, no sense in another part of speech except
+#      verbs derived from the category sense (to motorcycle), no capitalised noun sense.
+# A verb reading in a text ("water the plants") rarely fills the slot a category value fills,
+# so the verb senses only matter when they outweigh the noun; an adjective reading does fill it
+# ("the meeting is private"), hence the comparison with all other parts of speech.
 SHARE_ANY = 0.5  # `any` entries: category share of the surface's tagged senses, all POS
-STRICT_MIN_TOTAL = 4  # a category's stricter share applies from this many tagged uses on
+DOMINANT_MIN = 1 / 3  # `any` entries kept as a first sense: at least this share of the uses
 OTHER_CAT_MAX = 0.25  # `any` entries: share another category may hold (orange: fruit/colour)
 SHARE_CAP = 0.5  # `cap` entries: category share among the surface's capitalised senses
 CAP_HOMOGRAPH_MIN = 3  # `any` entries with a capitalised homograph need this category tag count
@@ -569,23 +611,35 @@ def build(wn: WordNet, log):
                         continue
                     add(sf, cat.name, t.key, form, target)
 
-    # 2. colour adjectives: the satellites of the chromatic/achromatic heads, and head adjectives
-    # with an attribute (`=`) pointer (white, black), that have a derivation (`+`) pointer to a
-    # colour noun. A lemma's canonical is the colour noun its own `+` pointer names, else the one
-    # the synset's first linked lemma names.
+    # 2. category adjectives: the satellites of a category's adjective heads (colour: chromatic,
+    # achromatic, and the head adjectives with an attribute (`=`) pointer: white, black;
+    # material: metallic) that name a member: through a derivation (`+`) pointer to it, or, for
+    # a satellite with no such pointer, by having a member's lemma (silver "made from silver").
+    # A lemma's canonical is the member its own `+` pointer names, else the one the synset's
+    # first linked lemma names.
     for cat in CATEGORIES:
         if not cat.adj_heads:
             continue
         cands = []
         for h in cat.adj_heads:
             cands += [t for t in wn.targets(b.anchor(h), "&") if t.ss_type == "s"]
-        cands += [s for s in wn.synsets.values()
-                  if s.pos == "a" and s.ss_type == "a" and any(p.symbol == "=" for p in s.pointers)]
+        if cat.attribute_adjs:
+            cands += [s for s in wn.synsets.values() if s.pos == "a" and s.ss_type == "a"
+                      and any(p.symbol == "=" for p in s.pointers)]
+        by_lemma = defaultdict(set)
+        for k in members[cat.name]:
+            for w, _ in wn.synsets[k].words:
+                by_lemma[w.lower()].add(k)
         for sat in cands:
             links = {}
             for p in sat.pointers:
                 if p.symbol == "+" and members[cat.name].get(p.target) is not None:
                     links.setdefault(p.source_word, p.target)
+            if not links:
+                for i, (w, _) in enumerate(sat.words):
+                    named = by_lemma.get(w.lower(), set())
+                    if len(named) == 1:
+                        links[i + 1] = next(iter(named))
             if not links:
                 continue
             default = links[min(links)]
@@ -680,8 +734,88 @@ def edit_distance(a: str, b: str) -> int:
 PLACE_LEXNAMES = ("noun.location", "noun.object")
 
 
+def judge_any(wn, b, surface, senses, cat_senses, other_senses):
+    """The ambiguity rule for an `any` entry (lowercase category lemmas): see the comment above
+    SHARE_ANY. Returns (keep?, reason, category weight, total weight)."""
+    lemma = surface.replace(" ", "_")
+    # 1. an irregular inflection of another word (rose, found, left) is not a value; an -ing form
+    #    whose category sense is a noun (swimming) is the gerund noun, judged like any other
+    #    (regular -ing forms such as sailing are not in the exception lists at all)
+    gerund = (surface.endswith("ing") and surface in wn.exceptions.get("v", {})
+              and all(k[0] == "n" for k in cat_senses))
+    if surface in b.inflected and not gerund:
+        return False, "inflection of " + "/".join(sorted(b.inflected[surface])), 0, 0
+    total = sum(w for _, _, w, _, _ in senses) + b.stale.get(lemma, 0)
+    c = sum(w for k, _, w, _, _ in senses if k in cat_senses)
+    o = sum(w for k, _, w, _, _ in senses if k in other_senses and k not in cat_senses)
+    # names: capitalised noun senses outside the category (John, Chase, Wood the actress); a
+    # capitalised adjective (Attic) is the adjective of such a name, not another one
+    names = sum(1 for k, f, _, p, _ in senses if p == "n" and k not in cat_senses and is_cap(f))
+    if total > 0:
+        # 2b. by rank: a category sense is the word's first sense in its part of speech (WordNet
+        #     lists a word's senses by SemCor frequency, the most frequent first) ...
+        dom = sorted({p for k, _, _, p, r in senses if k in cat_senses and r == 0})
+        #     ... the parts of speech where a category sense comes first hold at least as many
+        #     tagged uses as the other parts of speech together (the verb of fall and judge, the
+        #     adjective of general and private outweigh the noun); counts of senses WordNet 3.0
+        #     no longer has (an old adjective `pilot`, now the noun of "pilot project") say
+        #     nothing of today's parts of speech and count only in the shares
+        main_tags = sum(w for _, _, w, p, _ in senses if p in dom)
+        rest_tags = sum(w for _, _, w, p, _ in senses if p not in dom)
+        main = dom if dom and main_tags >= rest_tags else []
+        #     ... and a first sense with under a third of the word's uses is one among many
+        #     (bar: 10 of 37, mate: 4 of 18)
+        dominant = bool(main) and c / total >= DOMINANT_MIN
+        # 2a. by share: the category holds half the tagged uses and a most tagged sense (ties
+        #     included: banana, the fruit and the plant, 1 each)
+        top_all = max(w for _, _, w, _, _ in senses)
+        share = c / total >= SHARE_ANY and any(
+            w == top_all and k in cat_senses for k, _, w, _, _ in senses)
+        # no rival category: another category holds at most a quarter of the tagged uses
+        other_ok = o / total <= OTHER_CAT_MAX
+        # one name is tolerated for a tagged word; several (John: the apostle, the king, the
+        # gospel) mark a common proper name unless the category is well attested
+        cap_ok = not names or c >= CAP_HOMOGRAPH_MIN or (names == 1 and c > 0)
+        ok = (dominant or share) and other_ok and cap_ok
+        if share:
+            pos_why = ", half the uses"
+        elif not dom:
+            pos_why = ", not the first sense"
+        elif not main:
+            pos_why = f", other parts of speech {rest_tags} > {main_tags}"
+        elif not dominant:
+            pos_why = f", first {'/'.join(POS_NAMES[p] for p in dom)} sense but under a third"
+        else:
+            pos_why = f", first {'/'.join(POS_NAMES[p] for p in dom)} sense"
+        why = f"{c}/{total}" + pos_why + (
+            "" if other_ok else f", other category {o}/{total}") + (
+            "" if cap_ok else ", capitalised homograph")
+        return ok, why, c, total
+    # 3. untagged: a category sense is among the first UNTAGGED_RANK senses of its part of speech,
+    # the word has at most UNTAGGED_MAX_SENSES senses, none in another part of speech except
+    # verbs WordNet derives from a category sense (`+`: to motorcycle = ride a motorcycle; not
+    # to auction, from the sale, while the bridge game comes first), and no name
+    poss = {k[0] for k in cat_senses}
+    ranks = [r for k, _, _, p, r in senses if k in cat_senses]
+    first_ok = bool(ranks) and min(ranks) < UNTAGGED_RANK
+
+    def derived_verb(k):
+        return any(q.symbol == "+" and q.target in cat_senses for q in wn.synsets[k].pointers)
+    other_pos = any(p not in poss and not (p == "v" and derived_verb(k))
+                    for k, _, _, p, _ in senses)
+    few = len(senses) <= UNTAGGED_MAX_SENSES
+    ok = first_ok and not other_pos and not names and few
+    return ok, "untagged" + ("" if first_ok else ", not among the first senses") + (
+        ", senses in another part of speech" if other_pos else "") + (
+        ", capitalised homograph" if names else "") + (
+        "" if few else ", too many senses"), 0, 0
+
+
+POS_NAMES = {"n": "noun", "v": "verb", "a": "adjective", "r": "adverb"}
+
+
 def judge(wn, b, surface, cat_senses: set, case: str, other_senses: set = frozenset(),
-          place: bool = False, share: float = SHARE_ANY):
+          place: bool = False):
     """(keep?, reason, category weight, total weight)"""
     senses = sense_weights(wn, b, surface)
     if place:
@@ -700,39 +834,7 @@ def judge(wn, b, surface, cat_senses: set, case: str, other_senses: set = frozen
             return True
         senses = [x for x in senses if rival(x)]
     if case == "any":
-        if surface in b.inflected:
-            return False, "inflection of " + "/".join(sorted(b.inflected[surface])), 0, 0
-        total = sum(w for _, _, w, _, _ in senses) + b.stale.get(surface.replace(" ", "_"), 0)
-        c = sum(w for k, _, w, _, _ in senses if k in cat_senses)
-        # a capitalised homograph (John, Chase, Bill) is a proper name the text may mean
-        has_cap = any(is_cap(f) for k, f, _, _, _ in senses if k not in cat_senses)
-        if total > 0:
-            top = max(w for _, _, w, _, _ in senses)
-            top_ok = any(w == top and k in cat_senses for k, _, w, _, _ in senses)
-            o = sum(w for k, _, w, _, _ in senses if k in other_senses and k not in cat_senses)
-            # one capitalised homograph (Zane Grey, Isaac Singer) is tolerated for a tagged word;
-            # several (John: the apostle, the king, the gospel) mark a common proper name
-            ncap = sum(1 for k, f, _, _, _ in senses if k not in cat_senses and is_cap(f))
-            cap_ok = not has_cap or c >= CAP_HOMOGRAPH_MIN or (ncap == 1 and c > 0)
-            need = share if total >= STRICT_MIN_TOTAL else SHARE_ANY
-            ok = c / total >= need and top_ok and o / total <= OTHER_CAT_MAX and cap_ok
-            why = f"share {c}/{total}" + ("" if top_ok else ", not the top sense") + (
-                f", other category {o}/{total}" if o / total > OTHER_CAT_MAX else "") + (
-                "" if cap_ok else ", capitalised homograph")
-            return ok, why, c, total
-        # untagged: the category sense is among the first UNTAGGED_RANK senses of its part of
-        # speech, the word has at most UNTAGGED_MAX_SENSES senses, none in another part of
-        # speech, and no capitalised homograph
-        poss = {k[0] for k in cat_senses}
-        ranks = [r for k, _, _, p, r in senses if k in cat_senses]
-        first_ok = bool(ranks) and min(ranks) < UNTAGGED_RANK
-        other_pos = any(p not in poss for _, _, _, p, _ in senses)
-        few = len(senses) <= UNTAGGED_MAX_SENSES
-        ok = first_ok and not other_pos and not has_cap and few
-        return ok, "untagged" + ("" if first_ok else ", not among the first senses") + (
-            ", senses in another part of speech" if other_pos else "") + (
-            ", capitalised homograph" if has_cap else "") + (
-            "" if few else ", too many senses"), 0, 0
+        return judge_any(wn, b, surface, senses, cat_senses, other_senses)
     # cap
     capsenses = [x for x in senses if is_cap(x[1])]
     lower = sum(w for _, f, w, _, _ in senses if not is_cap(f))
@@ -766,6 +868,7 @@ def resolve(wn, b, entries, log):
     variants = []
     passed_by = {}
     failed = []
+    reasons = {}  # (surface, category) -> the ambiguity test's verdict, for --explain
     for sf in sorted(by_surface):
         es = by_surface[sf]
         passed = []
@@ -788,7 +891,8 @@ def resolve(wn, b, entries, log):
                     others |= set(o.senses)
             cat = cats[e.category]
             ok, why, c, t = judge(wn, b, sf, pool if case == "cap" else mine, case,
-                                  others, cat.place, cat.share or SHARE_ANY)
+                                  others, cat.place)
+            reasons[(sf, e.category)] = why
             if ok and case == "any":  # rank by the category's own weight
                 c = sum(w for k, _, w, _, _ in sense_weights(wn, b, sf) if k in e.senses)
             if not ok:
@@ -830,6 +934,7 @@ def resolve(wn, b, entries, log):
         if rescued:
             other, (oe, ocase, oc, _) = rescued
             passed_by[sf].append((e, case, oc, f"variant of {other}"))
+            reasons[(sf, e.category)] += f"; variant of {other}"
             variants.append((sf, e.category, other))
         else:
             excluded.append((t, sf, e.category, why))
@@ -840,7 +945,7 @@ def resolve(wn, b, entries, log):
             continue
         if len(passed) > 1:
             grp = {e.category for e, _, _, _ in passed}
-            folded_pair = any(grp <= g for g in FOLD_GROUPS) and all(
+            folded_pair = any(grp <= g for g in PAIR_GROUPS) and all(
                 case == "cap" for _, case, _, _ in passed)
             if not folded_pair:
                 def rank(x):
@@ -851,19 +956,22 @@ def resolve(wn, b, entries, log):
                     return (-c, not direct, cats_order[e.category], first)
                 passed.sort(key=rank)
                 cross.append((sf, [(e.category, c) for e, _, c, _ in passed]))
-                # the dominant one, and its fold-group partner when both are capitalised
+                # the dominant one, and its pair-group partners when all are capitalised
                 top = passed[0]
-                group = next((g for g in FOLD_GROUPS if top[0].category in g), set())
+                group = set().union(*(g for g in PAIR_GROUPS if top[0].category in g))
                 passed = [top] + [x for x in passed[1:] if x[0].category in group
                                   and x[1] == "cap" and top[1] == "cap"]
         for e, case, c, why in passed:
             kept[(sf, e.category)] = (e, case)
 
-    # canonical of a value synset: among its lemmas that are kept surfaces (in any category),
-    # the one with the highest tag count, then the fewest words, then WordNet's order; else its
-    # first usable lemma
+    # canonical of a value synset: among its lemmas that are kept surfaces (in any category,
+    # written in the same case: the room `attic` does not rename the dialect Attic, which keeps
+    # `classical greek`), the one with the highest tag count, then the fewest words, then
+    # WordNet's order; else its first usable lemma
     canon_cache = {}
-    kept_any = {sf: True for sf, _ in kept}
+    kept_case = defaultdict(set)
+    for (sf, _), (_, case) in kept.items():
+        kept_case[sf].add(case)
 
     def canonical(key, cat):
         if (key, cat) in canon_cache:
@@ -872,7 +980,7 @@ def resolve(wn, b, entries, log):
         best = None
         for i, (w, _) in enumerate(syn.words):
             sf2 = surface_of(w)
-            if sf2 is None or not kept_any.get(sf2):
+            if sf2 is None or ("cap" if is_cap(w) else "any") not in kept_case.get(sf2, ()):
                 continue
             score = (-wn.tag_count(syn, w), sf2.count(" "), i)
             if best is None or score < best[0]:
@@ -906,7 +1014,7 @@ def resolve(wn, b, entries, log):
                 cn = top
             within.append((sf, cat, cn, sorted(canons)))
         result[(sf, cat)] = (cn, case)
-    return result, excluded, cross, within, canonical, variants
+    return result, excluded, cross, within, canonical, variants, reasons
 
 
 
@@ -1073,7 +1181,7 @@ def main(argv=None):
     PACKAGE_VERSION = package_version()
     wn = WordNet(args.wordnet)
     b, members, owner, entries, overlaps, folded, dropped_lemma = build(wn, log)
-    result, excluded, cross, within, canonical, variants = resolve(wn, b, entries, log)
+    result, excluded, cross, within, canonical, variants, reasons = resolve(wn, b, entries, log)
 
     # broader: a member synset's nearest hypernym in the same category, by canonical
     broader = set()
@@ -1098,7 +1206,11 @@ def main(argv=None):
     pairs, considered, inherited = antonyms(wn, b)
 
     os.makedirs(args.out, exist_ok=True)
-    cat_lines = sorted(f"{sf}\t{cat}\t{cn}\t{case}" for (sf, cat), (cn, case) in result.items())
+    # by surface, then a surface's lines in the order of CATEGORIES (australia: country, then
+    # continent; french: country, then language); the classifier reads them in file order
+    cat_order = {c.name: i for i, c in enumerate(CATEGORIES)}
+    cat_lines = [f"{sf}\t{cat}\t{cn}\t{case}" for (sf, cat), (cn, case)
+                 in sorted(result.items(), key=lambda x: (x[0][0], cat_order[x[0][1]]))]
     with open(os.path.join(args.out, "categories.tsv"), "w", encoding="utf-8") as f:
         f.write(header("value categories", [
             "Format: surface<TAB>category<TAB>canonical<TAB>case",
@@ -1107,7 +1219,8 @@ def main(argv=None):
             "  case: cap = applies only when the text writes the word capitalised (first letter",
             "  upper case), any = applies in any case.",
             "A surface may have two lines only for a capitalised nationality/language name",
-            "  (country and language).",
+            "  (country and language) or a country that is also a continent (australia); its",
+            "  lines come in category order: country first.",
         ]))
         f.write("\n".join(cat_lines) + "\n")
     ant_lines = sorted(f"{a}\t{c}\t{pos}" for (a, c, pos) in pairs)
@@ -1127,6 +1240,21 @@ def main(argv=None):
             "  -> specialist): the two are compatible, not alternatives.",
         ]))
         f.write("\n".join(br_lines) + "\n")
+    irregular = set()
+    for pos in ("verb", "noun"):
+        with open(os.path.join(args.wordnet, f"{pos}.exc"), encoding="utf-8") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 2 and "_" not in parts[0] and "_" not in parts[1] and parts[0] != parts[1]:
+                    irregular.add((parts[0], parts[1], pos[0]))
+    ir_lines = sorted(f"{x}\t{y}\t{pos}" for (x, y, pos) in irregular)
+    with open(os.path.join(args.out, "irregular.tsv"), "w", encoding="utf-8") as f:
+        f.write(header("irregular inflections", [
+            "Format: inflected<TAB>base<TAB>pos, from WordNet's exception lists (verb.exc,",
+            "  noun.exc): forms no suffix rule undoes (won -> win, met -> meet, children -> child).",
+            "  The classifier reads a word as its base before stemming it.",
+        ]))
+        f.write("\n".join(ir_lines) + "\n")
     with open(os.path.join(args.out, "WORDNET-LICENSE"), "w", encoding="utf-8") as f:
         f.write(licence_text(args.wordnet))
 
@@ -1134,7 +1262,9 @@ def main(argv=None):
         for (esf, cat), e in sorted(entries.items()):
             if esf != sf:
                 continue
-            print(f"{sf} [{cat}] -> {result.get((sf, cat))}")
+            lost = "" if (sf, cat) in result or any(x[1] == sf and x[2] == cat for x in excluded) \
+                else " (passed; another category keeps the surface)"
+            print(f"{sf} [{cat}] -> {result.get((sf, cat))}  test: {reasons.get((sf, cat))}{lost}")
             for k, f, w, p, r in sense_weights(wn, b, sf):
                 mark = "*" if k in e.senses else " "
                 print(f"   {mark} {p}{r + 1} {f} {w} {wn.synsets[k].lexname} "

@@ -1,16 +1,86 @@
-//! The decision: evidence of change, the gates in order, and the verdict.
+//! The decision: a sequence of named gates, each of which either decides the pair (returns a
+//! verdict) or passes it on. Everything the gates read about the pair is computed once into a
+//! [`Pair`]; every score a gate computes is recorded in it, so the verdict can explain itself.
 
 use super::analysis::{Analysis, Item, Kind, analyse};
+use super::change::{Change, evidence_of_change};
 use super::config::LexicalConfig;
-use super::lexicon::find_antonym;
-use super::matching::{match_items, overlap};
-use super::values::{QualCat, Unit, ValCat, same_str};
+use super::frame::{correction, order_differs, replaced_filler, replaced_person};
+use super::matching::{Overlap, match_items, overlap};
+use super::values::{QualCat, ValCat, same_str};
 use super::verdict::{Gate, Relation, Verdict};
 
-pub(super) enum Evidence {
-    Negation,
-    Value { cat: ValCat, from: String, to: String },
-    Antonym { from: String, to: String },
+/// Everything the gates read about one pair, computed once.
+pub(super) struct Pair<'a> {
+    /// the incoming memory.
+    pub(super) a: &'a Analysis,
+    /// the stored candidate.
+    pub(super) b: &'a Analysis,
+    pub(super) cfg: &'a LexicalConfig,
+    /// for each item of `a`, its partner in `b` (greedy, exact matches first).
+    pub(super) pa: Vec<Option<usize>>,
+    /// whether each item of `b` has a partner.
+    pub(super) used: Vec<bool>,
+    pub(super) all: Overlap,
+    pub(super) score: f64,
+    pub(super) jaccard: f64,
+    /// every score computed so far, in order.
+    pub(super) scores: Vec<(&'static str, f64)>,
+}
+
+impl<'a> Pair<'a> {
+    fn new(a: &'a Analysis, b: &'a Analysis, cfg: &'a LexicalConfig) -> Pair<'a> {
+        let (pa, used) = match_items(&a.items, &b.items, cfg.prefix_min_len);
+        let none = |_: &Item| false;
+        let all = overlap(&a.items, &b.items, &pa, &used, &none, &none);
+        let (na, nb) = (a.items.len(), b.items.len());
+        let (short, long) = (na.min(nb), na.max(nb));
+        let jaccard = all.jaccard();
+        let containment = if short > 0 && all.matched == short && short >= cfg.min_containment_words {
+            1.0
+        } else if all.matched >= 1 && long <= cfg.short_fact_words {
+            cfg.short_link_score
+        } else {
+            0.0
+        };
+        let score = clamp01(jaccard.max(containment));
+        let scores = vec![
+            ("jaccard", jaccard),
+            ("containment", containment),
+            ("content_words_a", na as f64),
+            ("content_words_b", nb as f64),
+            ("agreements", all.matched as f64),
+            ("only_a", all.only_a as f64),
+            ("only_b", all.only_b as f64),
+            ("negations_a", a.negs as f64),
+            ("negations_b", b.negs as f64),
+        ];
+        Pair { a, b, cfg, pa, used, all, score, jaccard, scores }
+    }
+
+    /// The relation a pair without evidence of change has at similarity `s`.
+    pub(super) fn band(&self, s: f64) -> Relation {
+        if s >= self.cfg.related_threshold { Relation::Complementary } else { Relation::Unrelated }
+    }
+
+    /// A verdict of this pair.
+    pub(super) fn verdict(&self, relation: Relation, gate: Gate, reason: String) -> Verdict {
+        Verdict {
+            relation,
+            gate,
+            score: self.score,
+            scores: Vec::new(),
+            reason,
+            incoming_adds: self.all.only_a > 0,
+            candidate_adds: self.all.only_b > 0,
+            near_miss: false,
+        }
+    }
+
+    /// Record a score.
+    pub(super) fn note(&mut self, name: &'static str, value: f64) {
+        self.scores.push((name, value));
+    }
 }
 
 /// Classifies one pair. `a` = the incoming memory, `b` = the stored candidate; kinds are the
@@ -19,7 +89,7 @@ pub fn classify(a: &str, b: &str, kind_a: Option<&str>, kind_b: Option<&str>, cf
     classify_analysed(&analyse(a), &analyse(b), kind_a, kind_b, cfg)
 }
 
-/// [`classify`] on texts already analysed.
+/// [`classify`] on texts already analysed: the gates in order, then the kind gate.
 pub fn classify_analysed(
     ta: &Analysis,
     tb: &Analysis,
@@ -27,294 +97,147 @@ pub fn classify_analysed(
     kind_b: Option<&str>,
     cfg: &LexicalConfig,
 ) -> Verdict {
-    let (pa, used) = match_items(&ta.items, &tb.items, cfg.prefix_min_len);
-    let none = |_: &Item| false;
-    let all = overlap(&ta.items, &tb.items, &pa, &used, &none, &none);
-    let na = ta.items.len();
-    let nb = tb.items.len();
-    let short = na.min(nb);
-    let long = na.max(nb);
-    let jaccard = all.jaccard();
-    let contained = short > 0 && all.matched == short;
-    let containment = if contained && short >= cfg.min_containment_words {
-        1.0
-    } else if all.matched >= 1 && long <= cfg.short_fact_words {
-        cfg.short_link_score
-    } else {
-        0.0
-    };
-    let score = clamp01(jaccard.max(containment));
-    let incoming_adds = all.only_a > 0;
-    let candidate_adds = all.only_b > 0;
+    let mut p = Pair::new(ta, tb, cfg);
+    let v = decide(&mut p);
     let kinds_differ = matches!((kind_a, kind_b), (Some(x), Some(y)) if !x.trim().eq_ignore_ascii_case(y.trim()));
+    finish(v, p.scores, kinds_differ, kind_a, kind_b)
+}
 
-    let mut scores: Vec<(&'static str, f64)> = vec![
-        ("jaccard", jaccard),
-        ("containment", containment),
-        ("content_words_a", na as f64),
-        ("content_words_b", nb as f64),
-        ("agreements", all.matched as f64),
-        ("only_a", all.only_a as f64),
-        ("only_b", all.only_b as f64),
-        ("negations_a", ta.negs as f64),
-        ("negations_b", tb.negs as f64),
-    ];
-
-    let mut v = Verdict {
-        relation: Relation::Unrelated,
-        gate: Gate::BelowBand,
-        score,
-        scores: Vec::new(),
-        reason: String::new(),
-        incoming_adds,
-        candidate_adds,
-        near_miss: false,
-    };
-    let band = |s: f64| {
-        if s >= cfg.related_threshold { Relation::Complementary } else { Relation::Unrelated }
-    };
-
-    // exact text
-    if !ta.norm.is_empty() && ta.norm == tb.norm {
-        v.relation = Relation::Identical;
-        v.gate = Gate::ExactText;
-        v.score = 1.0;
-        v.reason = "the texts are the same once case and punctuation are set aside".to_string();
-        return finish(v, scores, kinds_differ, kind_a, kind_b);
+fn decide(p: &mut Pair) -> Verdict {
+    if let Some(v) = exact_text(p).or_else(|| no_content(p)).or_else(|| qualifier_differs(p)) {
+        return v;
     }
-    if na == 0 || nb == 0 {
-        v.relation = Relation::Unrelated;
-        v.gate = Gate::NoContent;
-        v.reason =
-            format!("{} has no content word to compare", if na == 0 { "the incoming memory" } else { "the candidate" });
-        return finish(v, scores, kinds_differ, kind_a, kind_b);
+    match evidence_of_change(p) {
+        Change::Decided(v) => v,
+        // A change that does not stand on its own may still be a correction: "B, not A, did it".
+        Change::Dropped(v) => correction(p)
+            .or_else(|| if matches!(v.gate, Gate::RestDiffers | Gate::BelowBand) { replaced_filler(p) } else { None })
+            .unwrap_or(v),
+        Change::None => {
+            correction(p).or_else(|| replaced_person(p)).or_else(|| replaced_filler(p)).unwrap_or_else(|| sameness(p))
+        }
     }
+}
 
-    // qualifiers of the same kind that differ: distinct facts
+/// identical: the normalised texts are equal.
+fn exact_text(p: &mut Pair) -> Option<Verdict> {
+    if p.a.norm.is_empty() || p.a.norm != p.b.norm {
+        return None;
+    }
+    let mut v = p.verdict(
+        Relation::Identical,
+        Gate::ExactText,
+        "the texts are the same once case and punctuation are set aside".to_string(),
+    );
+    v.score = 1.0;
+    Some(v)
+}
+
+/// unrelated: one side has no content word.
+fn no_content(p: &mut Pair) -> Option<Verdict> {
+    let (na, nb) = (p.a.items.len(), p.b.items.len());
+    if na > 0 && nb > 0 {
+        return None;
+    }
+    let side = if na == 0 { "the incoming memory" } else { "the candidate" };
+    Some(p.verdict(Relation::Unrelated, Gate::NoContent, format!("{side} has no content word to compare")))
+}
+
+/// distinct: both sides name a qualifier of the same kind and they differ (staging vs production).
+fn qualifier_differs(p: &mut Pair) -> Option<Verdict> {
     for cat in [QualCat::Environment, QualCat::Platform, QualCat::Region] {
-        let qa: Vec<&Item> = ta.items.iter().filter(|x| x.kind == Kind::Qual(cat)).collect();
-        let qb: Vec<&Item> = tb.items.iter().filter(|x| x.kind == Kind::Qual(cat)).collect();
+        let qa: Vec<&Item> = p.a.items.iter().filter(|x| x.kind == Kind::Qual(cat)).collect();
+        let qb: Vec<&Item> = p.b.items.iter().filter(|x| x.kind == Kind::Qual(cat)).collect();
         if qa.is_empty() || qb.is_empty() {
             continue;
         }
         let a_extra = qa.iter().find(|x| !qb.iter().any(|y| same_str(&y.key, &x.key)));
         let b_extra = qb.iter().find(|y| !qa.iter().any(|x| same_str(&x.key, &y.key)));
         if let (Some(x), Some(y)) = (a_extra, b_extra) {
-            v.relation = band(score);
-            v.gate = Gate::QualifierDiffers;
-            v.reason = format!("{} differs: {} vs {}, so these are distinct facts", cat.as_str(), x.shown, y.shown);
-            return finish(v, scores, kinds_differ, kind_a, kind_b);
+            let reason = format!("{} differs: {} vs {}, so these are distinct facts", cat.as_str(), x.shown, y.shown);
+            return Some(p.verdict(p.band(p.score), Gate::QualifierDiffers, reason));
         }
     }
+    None
+}
 
-    // collect evidence of change
-    let mut evidence: Vec<Evidence> = Vec::new();
-    let flips =
-        pa.iter().enumerate().filter(|(i, j)| j.is_some_and(|j| ta.items[*i].negated != tb.items[j].negated)).count();
-    let any_scope = ta.items.iter().chain(tb.items.iter()).any(|x| x.negated);
-    let polarity_differs = flips > 0 || (!any_scope && (ta.negs % 2) != (tb.negs % 2));
-    scores.push(("polarity_flips", flips as f64));
-    if polarity_differs {
-        evidence.push(Evidence::Negation);
-    }
-    let mut changed_keys: Vec<(Kind, String)> = Vec::new();
-    for cat in [
-        ValCat::Number,
-        ValCat::Time,
-        ValCat::Date,
-        ValCat::Weekday,
-        ValCat::Month,
-        ValCat::RelDay,
-        ValCat::Frequency,
-        ValCat::Quantity,
-    ] {
-        // compare within the same category and unit
-        let mut units: Vec<Unit> = Vec::new();
-        for it in ta.items.iter().chain(tb.items.iter()) {
-            if let Kind::Value(c, u) = it.kind
-                && c == cat
-                && !units.contains(&u)
-            {
-                units.push(u);
-            }
-        }
-        for u in units {
-            let k = Kind::Value(cat, u);
-            let xa: Vec<&Item> = ta.items.iter().filter(|x| x.kind == k).collect();
-            let xb: Vec<&Item> = tb.items.iter().filter(|x| x.kind == k).collect();
-            let a_extra: Vec<&&Item> = xa.iter().filter(|x| !xb.iter().any(|y| same_str(&y.key, &x.key))).collect();
-            let b_extra: Vec<&&Item> = xb.iter().filter(|y| !xa.iter().any(|x| same_str(&x.key, &y.key))).collect();
-            if let (Some(x), Some(y)) = (a_extra.first(), b_extra.first()) {
-                evidence.push(Evidence::Value { cat, from: y.shown.clone(), to: x.shown.clone() });
-                for z in a_extra.iter().chain(b_extra.iter()) {
-                    changed_keys.push((k, z.key.clone()));
-                }
-            }
-        }
-    }
-    let antonym = find_antonym(ta, tb);
-    if let Some((p, q)) = &antonym {
-        evidence.push(Evidence::Antonym { from: q.clone(), to: p.clone() });
-        changed_keys.push((Kind::Word, p.clone()));
-        changed_keys.push((Kind::Word, q.clone()));
-    }
-    scores.push(("evidence", evidence.len() as f64));
-
-    if !evidence.is_empty() {
-        let skip = |x: &Item| changed_keys.iter().any(|(k, key)| *k == x.kind && *key == x.key);
-        let rest = overlap(&ta.items, &tb.items, &pa, &used, &skip, &skip);
-        let rest_j = rest.jaccard();
-        scores.push(("rest_jaccard", rest_j));
-        scores.push(("rest_agreements", rest.matched as f64));
-        scores.push(("rest_substitutions", rest.substitutions() as f64));
-        let words = (na + ta.negs).max(nb + tb.negs);
-        let (what, gate) = match &evidence[0] {
-            Evidence::Negation => {
-                let cue = if ta.neg_cue.is_empty() { &tb.neg_cue } else { &ta.neg_cue };
-                (format!("one side negates what the other asserts (\"{cue}\")"), Gate::Negation)
-            }
-            Evidence::Value { cat, from, to } => {
-                (format!("{} differs: {} vs {}", cat.as_str(), to, from), Gate::ValueMismatch)
-            }
-            Evidence::Antonym { from, to } => (format!("opposites: {to} vs {from}"), Gate::Antonym),
-        };
-        let max_subs =
-            if gate == Gate::Negation { cfg.max_negation_substitutions } else { cfg.max_value_substitutions };
-        // the negated clause must be about what the other side says
-        let scope_ok = if gate == Gate::Negation {
-            // negated items on either side, and how many of them the other side mentions
-            let mut scope = 0usize;
-            let mut hit = 0usize;
-            for (i, x) in ta.items.iter().enumerate() {
-                if x.negated {
-                    scope += 1;
-                    hit += usize::from(pa[i].is_some_and(|j| !tb.items[j].negated));
-                }
-            }
-            for (j, y) in tb.items.iter().enumerate() {
-                if y.negated {
-                    scope += 1;
-                    hit += usize::from(pa.iter().enumerate().any(|(i, p)| *p == Some(j) && !ta.items[i].negated));
-                }
-            }
-            let share = if scope == 0 { 1.0 } else { hit as f64 / scope as f64 };
-            scores.push(("negation_scope_match", share));
-            share >= cfg.min_negation_scope_match
-        } else {
-            true
-        };
-        if band(score) == Relation::Unrelated
-            && (evidence.len() > 1 || rest_j < cfg.min_conflict_jaccard || rest.matched < cfg.min_agreements)
-        {
-            v.relation = Relation::Unrelated;
-            v.gate = Gate::BelowBand;
-            v.reason = format!(
-                "similarity {score:.2} is below the related band ({:.2}); {what}, but little else is shared",
-                cfg.related_threshold
-            );
-        } else if evidence.len() > 1 {
-            v.relation = band(score);
-            v.gate = Gate::RestDiffers;
-            v.reason = format!("{what}, but more than one thing changed, so these read as different facts");
-        } else if words < cfg.min_conflict_words || rest.matched < cfg.min_agreements {
-            v.relation = band(score);
-            v.gate = Gate::TooFewWords;
-            v.reason =
-                format!("{what}, but only {} other word(s) agree, too few to claim a contradiction", rest.matched);
-        } else if rest_j < cfg.min_conflict_jaccard || rest.substitutions() > max_subs || !scope_ok {
-            v.relation = band(score);
-            v.gate = Gate::RestDiffers;
-            v.reason = format!("{what}, but the rest of the two facts differs too (another subject or action)");
-        } else {
-            v.relation = Relation::Contradictory;
-            v.gate = gate;
-            v.reason = format!("{what} while the rest agrees");
-        }
-        return finish(v, scores, kinds_differ, kind_a, kind_b);
-    }
-
+/// No evidence of change: how much the two facts say alike. A one-sided qualifier, swapped
+/// roles or a narrowing modifier keep facts apart; a restatement of a richer stored fact merges
+/// into it; otherwise the similarity bands decide.
+fn sameness(p: &mut Pair) -> Verdict {
+    let (ta, tb, cfg, score) = (p.a, p.b, p.cfg, p.score);
     // how the shorter side sits inside the longer: extra words appended after everything they
     // share (a condition, a time, a place: enrichment) or inserted among them (a modifier that
     // narrows the subject or the action)
-    let (longer, shared): (&Analysis, Vec<bool>) =
-        if na >= nb { (ta, pa.iter().map(|p| p.is_some()).collect()) } else { (tb, used.clone()) };
+    let (longer, shared): (&Analysis, Vec<bool>) = if ta.items.len() >= tb.items.len() {
+        (ta, p.pa.iter().map(|x| x.is_some()).collect())
+    } else {
+        (tb, p.used.clone())
+    };
     let enrichment = enrichment_shape(longer, &shared);
     let inserted = usize::from(!enrichment);
-    // shared words in a different order: roles swapped ("A follows B" / "B follows A"),
-    // unless one side is passive ("by")
-    let mut inversions = 0usize;
-    {
-        let seq: Vec<usize> = pa
-            .iter()
-            .enumerate()
-            .filter(|(i, p)| p.is_some() && matches!(ta.items[*i].kind, Kind::Word | Kind::Ident))
-            .filter_map(|(_, p)| *p)
-            .collect();
-        // a subject/object swap: the first and last shared words trade places
-        if seq.len() >= 3 {
-            let max = seq.iter().copied().max().unwrap_or(0);
-            let min = seq.iter().copied().min().unwrap_or(0);
-            if seq[0] == max && seq[seq.len() - 1] == min {
-                inversions = 1;
-            }
-        }
-    }
-    let passive = ta.stems.contains("by") || tb.stems.contains("by");
-    scores.push(("inserted", inserted as f64));
-    scores.push(("inversions", inversions as f64));
+    let swapped = order_differs(p);
+    p.note("inserted", inserted as f64);
+    p.note("inversions", usize::from(swapped.is_some()) as f64);
     let one_sided_qualifier = ta.items.iter().chain(tb.items.iter()).find(|x| {
         matches!(x.kind, Kind::Qual(_))
             && ta.items.iter().chain(tb.items.iter()).filter(|y| y.kind == x.kind && y.key == x.key).count() == 1
     });
+    // the incoming memory says nothing the candidate does not
+    let restates = p.all.only_a == 0 && p.all.only_b > 0;
     if score >= cfg.merge_threshold
         && let Some(q) = one_sided_qualifier
     {
-        // a qualifier on one side only: a narrower or wider fact, never the same one
-        v.relation = Relation::Complementary;
-        v.gate = Gate::QualifierAdded;
-        v.reason = format!("only one side is qualified by \"{}\", so the facts are not the same", q.shown);
-    } else if score >= cfg.merge_threshold && jaccard < cfg.merge_threshold && inserted > 0 {
-        v.relation = Relation::Complementary;
-        v.gate = Gate::Narrower;
-        v.reason = "one side adds words that narrow what the fact is about (a modifier or a phrase), not a separable condition, time or clause".to_string();
-    } else if score >= cfg.merge_threshold && inversions > 0 && !passive {
-        v.relation = Relation::Complementary;
-        v.gate = Gate::OrderDiffers;
-        v.reason = "the shared words come in a different order, so the roles may differ".to_string();
+        let reason = format!("only one side is qualified by \"{}\", so the facts are not the same", q.shown);
+        p.verdict(Relation::Complementary, Gate::QualifierAdded, reason)
+    } else if score >= cfg.merge_threshold
+        && let Some(reason) = swapped
+    {
+        p.verdict(Relation::Complementary, Gate::OrderDiffers, reason)
+    } else if score >= cfg.merge_threshold && p.jaccard < cfg.merge_threshold && inserted > 0 && restates {
+        let reason = "the incoming memory says nothing the stored one does not (every word of it is there), \
+                      though the stored one is narrower: a restatement"
+            .to_string();
+        p.verdict(Relation::Complementary, Gate::Restatement, reason)
+    } else if score >= cfg.merge_threshold && p.jaccard < cfg.merge_threshold && inserted > 0 {
+        p.verdict(
+            Relation::Complementary,
+            Gate::Narrower,
+            "one side adds words that narrow what the fact is about (a modifier or a phrase), not a separable \
+             condition, time or clause"
+                .to_string(),
+        )
     } else if score >= cfg.merge_threshold {
-        v.relation = Relation::Identical;
-        v.gate = Gate::MergeBand;
-        v.reason = match (incoming_adds, candidate_adds) {
-            (false, false) => format!("the same fact reworded (similarity {score:.2})"),
+        let reason = match (p.all.only_a > 0, p.all.only_b > 0) {
             (true, false) => {
                 format!("the incoming memory restates the candidate and adds detail (similarity {score:.2})")
             }
             (false, true) => format!("the incoming memory restates part of the candidate (similarity {score:.2})"),
-            (true, true) => format!("the same fact reworded (similarity {score:.2})"),
+            _ => format!("the same fact reworded (similarity {score:.2})"),
         };
+        p.verdict(Relation::Identical, Gate::MergeBand, reason)
     } else if score >= cfg.related_threshold {
-        v.relation = Relation::Complementary;
-        v.gate = Gate::RelatedBand;
-        v.reason = format!("related (similarity {score:.2}) with nothing that says they disagree");
+        let reason = format!("related (similarity {score:.2}) with nothing that says they disagree");
+        p.verdict(Relation::Complementary, Gate::RelatedBand, reason)
     } else {
-        v.relation = Relation::Unrelated;
-        v.gate = Gate::BelowBand;
-        v.reason = format!("similarity {score:.2} is below the related band ({:.2})", cfg.related_threshold);
+        let reason = format!("similarity {score:.2} is below the related band ({:.2})", cfg.related_threshold);
+        p.verdict(Relation::Unrelated, Gate::BelowBand, reason)
     }
-    finish(v, scores, kinds_differ, kind_a, kind_b)
 }
 
 /// An enrichment adds, after everything the two facts share, a separable part: a clause opened
 /// by a connector or punctuation, or value tokens (a time, a date, a number). Words inserted
 /// among the shared ones, or a bare trailing phrase, narrow the fact instead.
-pub(super) fn enrichment_shape(longer: &Analysis, shared: &[bool]) -> bool {
+fn enrichment_shape(longer: &Analysis, shared: &[bool]) -> bool {
     let Some(last) = shared.iter().rposition(|s| *s) else {
         return false;
     };
     let last_raw = longer.items[last].raw_pos;
     let mut first_extra: Option<usize> = None;
     for (k, it) in longer.items.iter().enumerate() {
-        if shared[k] || matches!(it.kind, Kind::Value(..)) {
+        // a value other than a category's (a time, a date, a number) is separable; a colour or
+        // a material is a modifier like any other word
+        if shared[k] || matches!(it.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_))) {
             continue;
         }
         if k < last {
@@ -333,7 +256,9 @@ pub(super) fn clamp01(x: f64) -> f64 {
     if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) }
 }
 
-pub(super) fn finish(
+/// The scores in order, clamped; and the kind gate: facts of different declared kinds are never
+/// identical nor contradictory, only a near miss is recorded.
+fn finish(
     mut v: Verdict,
     scores: Vec<(&'static str, f64)>,
     kinds_differ: bool,

@@ -2,20 +2,39 @@
 
 use super::analysis::Item;
 use super::analysis::Kind;
-use super::values::same_str;
+use super::lexicon::lexicon;
+use super::values::{ValCat, same_str};
 
 pub(super) fn items_match(x: &Item, y: &Item, prefix_min: usize) -> bool {
     if x.kind != y.kind {
-        return false;
+        // a category value matches the plain word it also is ("skating" / "is skating")
+        return match (x.kind, y.kind) {
+            (Kind::Word, Kind::Value(ValCat::Class(_), _)) => {
+                !y.word.is_empty() && words_match(&x.key, &y.word, prefix_min)
+            }
+            (Kind::Value(ValCat::Class(_), _), Kind::Word) => {
+                !x.word.is_empty() && words_match(&x.word, &y.key, prefix_min)
+            }
+            _ => false,
+        };
     }
     if same_str(&x.key, &y.key) {
         return true;
     }
+    if let Kind::Value(ValCat::Class(c), _) = x.kind {
+        return lexicon().compatible(c, &x.key, &y.key);
+    }
     if x.kind != Kind::Word {
         return false;
     }
-    let (s, l) = if x.key.len() <= y.key.len() { (&x.key, &y.key) } else { (&y.key, &x.key) };
-    s.len() >= prefix_min && l.as_bytes().first() == s.as_bytes().first() && l.starts_with(s.as_str())
+    words_match(&x.key, &y.key, prefix_min)
+}
+
+/// Two stems are one word: equal, or the shorter (of at least `prefix_min` letters) starts the
+/// longer.
+fn words_match(x: &str, y: &str, prefix_min: usize) -> bool {
+    let (s, l) = if x.len() <= y.len() { (x, y) } else { (y, x) };
+    s.len() >= prefix_min && l.as_bytes().first() == s.as_bytes().first() && l.starts_with(s)
 }
 
 /// Greedy one-to-one matching; exact matches first, then prefix matches.
@@ -95,4 +114,49 @@ pub(super) fn overlap(
         }
     }
     o
+}
+
+/// One step of an order-preserving alignment of two item lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Step {
+    /// `a[i]` and `b[j]` match.
+    Both(usize, usize),
+    /// `a[i]` has no partner.
+    OnlyA(usize),
+    /// `b[j]` has no partner.
+    OnlyB(usize),
+}
+
+/// The longest order-preserving matching of `a` and `b` (a longest common subsequence under
+/// [`items_match`]), as steps in text order; on ties an unmatched item of `a` comes first.
+pub(super) fn align(a: &[Item], b: &[Item], prefix_min: usize) -> Vec<Step> {
+    let (n, m) = (a.len(), b.len());
+    // lcs[i][j]: the longest matching of a[i..] and b[j..].
+    let mut lcs = vec![0u16; (n + 1) * (m + 1)];
+    let at = |i: usize, j: usize| i * (m + 1) + j;
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[at(i, j)] = if items_match(&a[i], &b[j], prefix_min) {
+                lcs[at(i + 1, j + 1)] + 1
+            } else {
+                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
+            };
+        }
+    }
+    let mut steps = Vec::with_capacity(n.max(m));
+    let (mut i, mut j) = (0, 0);
+    while i < n || j < m {
+        if i < n && j < m && items_match(&a[i], &b[j], prefix_min) && lcs[at(i, j)] == lcs[at(i + 1, j + 1)] + 1 {
+            steps.push(Step::Both(i, j));
+            i += 1;
+            j += 1;
+        } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
+            steps.push(Step::OnlyA(i));
+            i += 1;
+        } else {
+            steps.push(Step::OnlyB(j));
+            j += 1;
+        }
+    }
+    steps
 }

@@ -9,7 +9,9 @@
 //! score it computed, so a classification event can explain it forever. Only `std` is used.
 
 mod analysis;
+mod change;
 mod config;
+mod frame;
 mod gates;
 mod lexicon;
 mod matching;
@@ -26,3 +28,23 @@ pub use config::LexicalConfig;
 pub use gates::{classify, classify_analysed};
 pub use terms::{index_terms, index_terms_of};
 pub use verdict::{Gate, Relation, Verdict};
+
+/// Names this classifier records that event format 2 has no one-byte code for: they are written
+/// as strings (`codec::NAMES_V2` is frozen) until a later format gives them codes.
+pub const NAMES_WITHOUT_CODES: &[&str] = &[
+    "multi_valued_slot",
+    "negated_alternative",
+    "correction",
+    "replaced_filler",
+    "replaced_person",
+    "restatement",
+    "different_referent",
+    "subject_differs",
+    "alternative_rest_jaccard",
+    "alternative_rest_substitutions",
+    "correction_restated",
+    "filler_agreements",
+    "filler_replaced_a",
+    "filler_replaced_b",
+    "one_word_swap",
+];

@@ -15,10 +15,10 @@ pub(super) struct RawTok {
     pub(super) lower: String,
     /// a clause boundary (punctuation) follows this token.
     pub(super) boundary: bool,
-}
-
-pub(super) fn is_clause_word(w: &str) -> bool {
-    matches!(w, "but" | "because" | "while" | "although" | "though" | "however" | "whereas" | "unless" | "so" | "then")
+    /// a sentence ends after this token (`.`, `!`, `?`, `;`).
+    pub(super) sentence_end: bool,
+    /// a part of a compound written with `-` or `/` ("maple" in "maple-catalog").
+    pub(super) in_compound: bool,
 }
 
 /// Splits text into raw tokens: whitespace-separated chunks with surrounding punctuation
@@ -39,9 +39,15 @@ pub(super) fn raw_tokens(text: &str) -> Vec<RawTok> {
         let core = start.trim_end_matches(trail);
         let tail = &start[core.len()..];
         let boundary = tail.chars().any(|c| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | ')'));
+        // a full stop after a title or an initial ("Dr.", "J.") does not end the sentence
+        let abbreviation =
+            core.chars().count() <= 1 || matches!(core, "Dr" | "Mr" | "Mrs" | "Ms" | "Prof" | "St" | "Jr" | "Sr");
+        let sentence_end = tail.chars().any(|c| matches!(c, '!' | '?' | ';')) || (tail.contains('.') && !abbreviation);
+        let boundary = boundary && !(abbreviation && tail == ".");
         if core.is_empty() {
             if boundary && let Some(last) = out.last_mut() {
                 last.boundary = true;
+                last.sentence_end |= sentence_end;
             }
             continue;
         }
@@ -88,43 +94,24 @@ pub(super) fn raw_tokens(text: &str) -> Vec<RawTok> {
             }
         }
         let n = parts.len();
+        let in_compound = n > 1 && !lower.starts_with("co-");
         for (i, p) in parts.into_iter().enumerate() {
             let lower = p.to_lowercase();
-            out.push(RawTok { text: p, lower, boundary: boundary && i + 1 == n });
+            let last = i + 1 == n;
+            out.push(RawTok {
+                text: p,
+                lower,
+                boundary: boundary && last,
+                sentence_end: sentence_end && last,
+                in_compound,
+            });
         }
     }
     out
 }
 
-/// Words that open a separable condition, time or added clause.
+/// Words that open a separable condition, time or added clause (`grammar.tsv`, class
+/// `connector`).
 pub(super) fn connector(w: &str) -> bool {
-    matches!(
-        w,
-        "after"
-            | "before"
-            | "when"
-            | "whenever"
-            | "if"
-            | "unless"
-            | "once"
-            | "until"
-            | "till"
-            | "because"
-            | "since"
-            | "while"
-            | "and"
-            | "but"
-            | "except"
-            | "so"
-            | "then"
-            | "whereas"
-            | "provided"
-            | "as"
-            | "during"
-            | "every"
-            | "each"
-            | "on"
-            | "at"
-            | "by"
-    )
+    super::lexicon::lexicon().is(w, super::lexicon::WordClass::CONNECTOR)
 }

@@ -1,5 +1,8 @@
 //! Value tokens and qualifiers: numbers, versions, times, dates, weekdays, months, quantities
-//! with units, and the environment/platform/region words that keep facts apart.
+//! with units, and the environment/platform/region words that keep facts apart. The words
+//! themselves are data (`lexicon/values.tsv`); this module parses and canonicalises.
+
+use super::lexicon::lexicon;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum ValCat {
@@ -11,6 +14,10 @@ pub(super) enum ValCat {
     RelDay,
     Frequency,
     Quantity,
+    /// "3rd", "third", "eleventh": a place in an order, not an amount.
+    Ordinal,
+    /// A member of a category of the lexicon (`categories.tsv`): a colour, a country, a city…
+    Class(u8),
 }
 
 impl ValCat {
@@ -24,6 +31,8 @@ impl ValCat {
             ValCat::RelDay => "day",
             ValCat::Frequency => "frequency",
             ValCat::Quantity => "quantity",
+            ValCat::Ordinal => "ordinal",
+            ValCat::Class(c) => super::lexicon::lexicon().category_name(c),
         }
     }
 }
@@ -63,227 +72,83 @@ impl PartialEq for Unit {
     }
 }
 
+/// A weekday, plural or not ("Tuesdays" → tuesday); short forms only capitalised.
 pub(super) fn weekday(w: &str, t: &str, first: bool) -> Option<&'static str> {
     let base = w.strip_suffix('s').filter(|b| b.ends_with("day")).unwrap_or(w);
-    let full = match base {
-        "monday" => Some("monday"),
-        "tuesday" => Some("tuesday"),
-        "wednesday" => Some("wednesday"),
-        "thursday" => Some("thursday"),
-        "friday" => Some("friday"),
-        "saturday" => Some("saturday"),
-        "sunday" => Some("sunday"),
+    lexicon().value("weekday", base, t, first)
+}
+
+/// A month; "May", "March" and "August" only capitalised (and the first two not opening a
+/// sentence), short forms only capitalised.
+pub(super) fn month(w: &str, t: &str, first: bool) -> Option<&'static str> {
+    lexicon().value("month", w, t, first)
+}
+
+/// A day named relative to now (today, tomorrow…).
+pub(super) fn relday(w: &str) -> Option<&'static str> {
+    lexicon().value("day", w, w, false)
+}
+
+/// A frequency (daily, weekly…), by its canonical name.
+pub(super) fn frequency(w: &str) -> Option<&'static str> {
+    lexicon().value("frequency", w, w, false)
+}
+
+/// The value of a number word ("twelve", "dozen", "hundred").
+pub(super) fn number_word(w: &str) -> Option<u64> {
+    lexicon().value("number", w, w, false)?.parse().ok()
+}
+
+/// An ordinal word's place: "first" 1, "third" 3, "eleventh" 11, "twentieth" 20, made from the
+/// number words by English's ordinal suffixes (the irregular ones first).
+pub(super) fn ordinal_word(w: &str) -> Option<u64> {
+    let irregular = match w {
+        "first" => Some(1),
+        "second" => Some(2),
+        "third" => Some(3),
+        "fifth" => Some(5),
+        "eighth" => Some(8),
+        "ninth" => Some(9),
+        "twelfth" => Some(12),
         _ => None,
     };
-    if full.is_some() {
-        return full;
+    if irregular.is_some() {
+        return irregular;
     }
-    let capital = t.chars().next().is_some_and(|c| c.is_uppercase());
-    if !capital {
-        return None;
+    if let Some(base) = w.strip_suffix("ieth") {
+        return number_word(&format!("{base}y"));
     }
-    match w {
-        "mon" => Some("monday"),
-        "tue" | "tues" => Some("tuesday"),
-        "wed" => Some("wednesday"),
-        "thu" | "thur" | "thurs" => Some("thursday"),
-        "fri" => Some("friday"),
-        "sat" if !first => Some("saturday"),
-        "sun" if !first => Some("sunday"),
-        _ => None,
-    }
-}
-
-pub(super) fn month(w: &str, t: &str, first: bool) -> Option<&'static str> {
-    let capital = t.chars().next().is_some_and(|c| c.is_uppercase());
-    match w {
-        "january" => Some("january"),
-        "february" => Some("february"),
-        "april" => Some("april"),
-        "june" => Some("june"),
-        "july" => Some("july"),
-        "september" => Some("september"),
-        "october" => Some("october"),
-        "november" => Some("november"),
-        "december" => Some("december"),
-        "august" if capital => Some("august"),
-        "march" if capital && !first => Some("march"),
-        "may" if capital && !first => Some("may"),
-        "jan" if capital => Some("january"),
-        "feb" if capital => Some("february"),
-        "mar" if capital => Some("march"),
-        "apr" if capital => Some("april"),
-        "jun" if capital => Some("june"),
-        "jul" if capital => Some("july"),
-        "aug" if capital => Some("august"),
-        "sep" | "sept" if capital => Some("september"),
-        "oct" if capital => Some("october"),
-        "nov" if capital => Some("november"),
-        "dec" if capital => Some("december"),
-        _ => None,
-    }
-}
-
-pub(super) fn relday(w: &str) -> Option<&'static str> {
-    match w {
-        "today" => Some("today"),
-        "tonight" => Some("tonight"),
-        "tomorrow" => Some("tomorrow"),
-        "yesterday" => Some("yesterday"),
-        _ => None,
-    }
-}
-
-pub(super) fn frequency(w: &str) -> Option<&'static str> {
-    match w {
-        "hourly" => Some("hourly"),
-        "daily" => Some("daily"),
-        "nightly" => Some("nightly"),
-        "weekly" => Some("weekly"),
-        "biweekly" | "fortnightly" => Some("biweekly"),
-        "monthly" => Some("monthly"),
-        "quarterly" => Some("quarterly"),
-        "yearly" | "annually" => Some("yearly"),
-        _ => None,
-    }
-}
-
-pub(super) fn number_word(w: &str) -> Option<u64> {
-    Some(match w {
-        "zero" => 0,
-        "one" => 1,
-        "two" => 2,
-        "three" => 3,
-        "four" => 4,
-        "five" => 5,
-        "six" => 6,
-        "seven" => 7,
-        "eight" => 8,
-        "nine" => 9,
-        "ten" => 10,
-        "eleven" => 11,
-        "twelve" => 12,
-        "thirteen" => 13,
-        "fourteen" => 14,
-        "fifteen" => 15,
-        "sixteen" => 16,
-        "seventeen" => 17,
-        "eighteen" => 18,
-        "nineteen" => 19,
-        "twenty" => 20,
-        "thirty" => 30,
-        "forty" => 40,
-        "fifty" => 50,
-        "sixty" => 60,
-        "seventy" => 70,
-        "eighty" => 80,
-        "ninety" => 90,
-        "hundred" => 100,
-        "thousand" => 1_000,
-        "million" => 1_000_000,
-        "billion" => 1_000_000_000,
-        "dozen" => 12,
-        _ => return None,
-    })
+    w.strip_suffix("th").and_then(number_word).filter(|n| *n > 3)
 }
 
 /// Canonical unit for a unit word or suffix.
 pub(super) fn unit(w: &str) -> Option<&'static str> {
-    Some(match w {
-        "ms" | "msec" | "millisecond" | "milliseconds" => "ms",
-        "s" | "sec" | "secs" | "second" | "seconds" => "s",
-        "min" | "mins" | "minute" | "minutes" => "min",
-        "h" | "hr" | "hrs" | "hour" | "hours" => "h",
-        "day" | "days" => "day",
-        "week" | "weeks" | "wk" | "wks" => "week",
-        "month" | "months" => "month",
-        "year" | "years" | "yr" | "yrs" => "year",
-        "b" | "byte" | "bytes" => "byte",
-        "kb" | "kib" => "kb",
-        "mb" | "mib" => "mb",
-        "gb" | "gib" => "gb",
-        "tb" | "tib" => "tb",
-        "%" | "percent" | "pct" => "%",
-        "px" => "px",
-        "usd" | "dollar" | "dollars" => "usd",
-        "eur" | "euro" | "euros" => "eur",
-        "gbp" | "pound" | "pounds" => "gbp",
-        "km" | "kilometer" | "kilometers" | "kilometre" | "kilometres" => "km",
-        "mi" | "mile" | "miles" => "mile",
-        "kg" | "kilogram" | "kilograms" | "kilo" | "kilos" => "kg",
-        "lb" | "lbs" => "lb",
-        "core" | "cores" | "vcpu" | "vcpus" | "cpu" | "cpus" => "cpu",
-        "node" | "nodes" => "node",
-        "replica" | "replicas" => "replica",
-        "x" => "x",
-        "k" => "k",
-        "rps" | "qps" => "rps",
-        "ghz" => "ghz",
-        "mhz" => "mhz",
-        _ => return None,
-    })
+    lexicon().value("unit", w, w, false)
 }
 
+/// An environment (production, staging…), by its canonical name.
 pub(super) fn env_qualifier(w: &str) -> Option<&'static str> {
-    match w {
-        "production" | "prod" => Some("production"),
-        "staging" => Some("staging"),
-        "dev" | "development" => Some("development"),
-        "qa" => Some("qa"),
-        "uat" => Some("uat"),
-        "sandbox" => Some("sandbox"),
-        "preprod" => Some("preprod"),
-        _ => None,
-    }
+    lexicon().value("environment", w, w, false)
 }
 
 /// `test`, `local`, `canary` name an environment only next to an environment word.
 pub(super) fn weak_env_qualifier(w: &str) -> Option<&'static str> {
-    match w {
-        "test" | "testing" => Some("test"),
-        "local" | "localhost" => Some("local"),
-        "canary" => Some("canary"),
-        _ => None,
-    }
+    lexicon().value("environment-weak", w, w, false)
 }
 
+/// A word that makes a weak environment word an environment ("test server").
 pub(super) fn env_context(w: &str) -> bool {
-    matches!(
-        w,
-        "environment"
-            | "environments"
-            | "env"
-            | "envs"
-            | "server"
-            | "servers"
-            | "cluster"
-            | "clusters"
-            | "instance"
-            | "instances"
-            | "stack"
-            | "deployment"
-            | "deploy"
-            | "build"
-            | "builds"
-    )
+    lexicon().value("environment-context", w, w, false).is_some()
 }
 
+/// A platform (linux, macOS, Windows…); "mac" and "windows" only capitalised.
 pub(super) fn platform_qualifier(w: &str, t: &str) -> Option<&'static str> {
-    let capital = t.chars().next().is_some_and(|c| c.is_uppercase());
-    match w {
-        "linux" => Some("linux"),
-        "macos" | "osx" => Some("macos"),
-        "mac" if capital => Some("macos"),
-        "windows" if capital => Some("windows"),
-        "ios" => Some("ios"),
-        "android" => Some("android"),
-        _ => None,
-    }
+    lexicon().value("platform", w, t, false)
 }
 
 pub(super) fn region_qualifier(t: &str) -> Option<String> {
-    if matches!(t, "EU" | "US" | "UK" | "APAC" | "EMEA" | "LATAM") {
-        return Some(t.to_lowercase());
+    if let Some(r) = lexicon().value("region", &t.to_lowercase(), t, false) {
+        return Some(r.to_string());
     }
     // cloud regions such as us-east-1, eu-west-2, ap-southeast-1
     let parts: Vec<&str> = t.split('-').collect();
@@ -352,7 +217,7 @@ pub(super) fn parse_value(t: &str) -> Option<(ValCat, &'static str, String)> {
         });
     }
     if matches!(suffix, "st" | "nd" | "rd" | "th") {
-        return Some((ValCat::Number, "", canon));
+        return Some((ValCat::Ordinal, "", canon));
     }
     if let Some(u) = unit(suffix) {
         return Some((ValCat::Quantity, u, canon));

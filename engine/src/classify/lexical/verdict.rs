@@ -63,6 +63,31 @@ pub enum Gate {
     /// not identical: the shared words come in another order (roles may be swapped) and
     /// neither side is passive.
     OrderDiffers,
+    /// not contradictory: a value changed in a slot that holds many values at once ("plays
+    /// guitar" / "plays piano", "visited Spain" / "visited Portugal"), so both can be true.
+    MultiValuedSlot,
+    /// contradictory: one side denies what the other asserts and says what holds instead
+    /// ("never took part in X but organises Y"); the alternative is not compared.
+    NegatedAlternative,
+    /// contradictory: one side says of someone else what the other says of a person, and
+    /// denies it of that person or says something else of them ("B, not A, hosted it"; "B
+    /// hosted it, while A did not").
+    Correction,
+    /// contradictory: the same subject and predicate, and the one slot that differs holds one
+    /// value at a time ("is an expert in botany" / "is an expert in astrophysics").
+    ReplacedFiller,
+    /// not identical, merged: the incoming memory says nothing the stored one does not (every
+    /// word of it is in the stored one), though the stored one is narrower.
+    Restatement,
+    /// not contradictory: a thing changed, but each side speaks of "a" one ("a man" / "a
+    /// woman", "a dog" / "a cat"): nothing says they are the same one.
+    DifferentReferent,
+    /// not contradictory: what changed is who the fact is about ("the girl" / "the boy is
+    /// spraying the plants"): two facts about two subjects.
+    SubjectDiffers,
+    /// contradictory: the same specific deed (at least four words alike) is said of other
+    /// people: "A and B co-host the podcast" / "A and C co-host the podcast".
+    ReplacedPerson,
 }
 
 impl Gate {
@@ -84,11 +109,19 @@ impl Gate {
             Gate::TooFewWords => "too_few_words",
             Gate::Narrower => "narrower",
             Gate::OrderDiffers => "order_differs",
+            Gate::MultiValuedSlot => "multi_valued_slot",
+            Gate::NegatedAlternative => "negated_alternative",
+            Gate::Correction => "correction",
+            Gate::ReplacedFiller => "replaced_filler",
+            Gate::Restatement => "restatement",
+            Gate::DifferentReferent => "different_referent",
+            Gate::SubjectDiffers => "subject_differs",
+            Gate::ReplacedPerson => "replaced_person",
         }
     }
 
     /// Every gate, for documentation and exhaustive tests.
-    pub const ALL: [Gate; 15] = [
+    pub const ALL: [Gate; 23] = [
         Gate::ExactText,
         Gate::MergeBand,
         Gate::RelatedBand,
@@ -104,6 +137,14 @@ impl Gate {
         Gate::TooFewWords,
         Gate::Narrower,
         Gate::OrderDiffers,
+        Gate::MultiValuedSlot,
+        Gate::NegatedAlternative,
+        Gate::Correction,
+        Gate::ReplacedFiller,
+        Gate::Restatement,
+        Gate::DifferentReferent,
+        Gate::SubjectDiffers,
+        Gate::ReplacedPerson,
     ];
 }
 
