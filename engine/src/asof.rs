@@ -8,7 +8,7 @@ use std::str::FromStr;
 use memledger_ledger::Ledger;
 use memledger_schemas::Timestamp;
 
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError};
 
 /// A point in the ledger's past.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,14 +24,9 @@ impl FromStr for AsOf {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-            return s
-                .parse()
-                .map(AsOf::Seq)
-                .map_err(|_| EngineError::BadInput(format!("--as-of: seq {s} is too large")));
+            return s.parse().map(AsOf::Seq).map_err(|_| BadInput::AsOfSeqTooLarge(s.to_string()).into());
         }
-        Timestamp::parse_rfc3339(s)
-            .map(AsOf::Time)
-            .map_err(|_| EngineError::BadInput(format!("--as-of takes a ledger seq or an RFC 3339 time, not {s:?}")))
+        Timestamp::parse_rfc3339(s).map(AsOf::Time).map_err(|_| BadInput::AsOf(s.to_string()).into())
     }
 }
 

@@ -32,7 +32,7 @@ mod term_cache;
 pub use asof::AsOf;
 pub use classify::Classification;
 pub use config::EngineConfig;
-pub use error::EngineError;
+pub use error::{EngineError, Exit};
 pub use input::{SaveRequest, ValidSave};
 pub use memledger::{Durability, Memledger, Snapshot};
 pub use memledger_ledger::OpenOptions;

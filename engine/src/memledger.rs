@@ -30,7 +30,7 @@ use crate::asof::{AsOf, seq_as_of};
 use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError};
 use crate::index::{Index, activeness_of};
 use crate::input::{SaveRequest, validate_actor, validate_text};
 use crate::models::Models;
@@ -379,7 +379,7 @@ impl Memledger {
         let merge_text = match (action, merge_text) {
             (ResolutionAction::Merge, Some(t)) => Some(validate_text(t)?),
             (ResolutionAction::Merge, None) => {
-                return Err(EngineError::BadInput("--merge needs the reconciled text".into()));
+                return Err(BadInput::MergeNeedsText.into());
             }
             (_, _) => None,
         };
@@ -549,10 +549,8 @@ impl Memledger {
         if let Some(names) = only {
             let known = self.views.names();
             if let Some(bad) = names.iter().find(|n| !known.contains(n) && **n != TEXT_VIEW) {
-                return Err(EngineError::BadInput(format!(
-                    "no view named {bad:?} (views: {}, {TEXT_VIEW})",
-                    known.join(", ")
-                )));
+                let known = format!("{}, {TEXT_VIEW}", known.join(", "));
+                return Err(BadInput::UnknownView { name: bad.to_string(), known }.into());
             }
         }
         let _guard = self.lock();

@@ -15,7 +15,7 @@ use crate::analysis_cache::AnalysisCache;
 use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical_analysed, lexical};
 use crate::config::EngineConfig;
-use crate::error::EngineError;
+use crate::error::{Conflict, EngineError};
 use crate::index::Index;
 use crate::input::{SaveRequest, ValidSave};
 use crate::models::{Models, embed};
@@ -379,7 +379,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
             EventBody::MemoryObserved(b) => Some(b.memory_id),
             _ => None,
         })
-        .ok_or_else(|| EngineError::Conflict("that idempotency key belongs to a command that was not a save".into()))?;
+        .ok_or(Conflict::KeyOfAnotherCommand)?;
     let mut result = SaveResult {
         outcome: Outcome::Added,
         memory_id: observed,

@@ -13,7 +13,7 @@ use memledger_schemas::ids::is_hex_prefix;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::EngineError;
+use crate::error::{BadInput, Conflict, EngineError, NotFound};
 
 /// The shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 6;
@@ -138,12 +138,10 @@ impl<'a> Reader<'a> {
             Some(r) => Ok(r),
             None => match self.beliefs().observation(id)? {
                 Some(o) => match o.merged_into {
-                    Some(into) => {
-                        self.beliefs().get(into)?.ok_or_else(|| EngineError::NotFound(format!("no memory {into}")))
-                    }
-                    None => Err(EngineError::NotFound(format!("memory {id} is not a belief"))),
+                    Some(into) => self.beliefs().get(into)?.ok_or(NotFound::Memory(into).into()),
+                    None => Err(NotFound::NotABelief(id).into()),
                 },
-                None => Err(EngineError::NotFound(format!("no memory {id}"))),
+                None => Err(NotFound::Memory(id).into()),
             },
         }
     }
@@ -151,12 +149,7 @@ impl<'a> Reader<'a> {
     /// The current (newest active) version of the lineage `id` belongs to.
     pub(crate) fn current_of(&self, id: MemoryId) -> Result<MemoryRecord, EngineError> {
         let record = self.record(id)?;
-        self.beliefs().current(record.root_id)?.ok_or_else(|| {
-            EngineError::Conflict(format!(
-                "belief {} has no active version (it was retired or superseded)",
-                record.root_id.short()
-            ))
-        })
+        self.beliefs().current(record.root_id)?.ok_or_else(|| Conflict::NoActiveVersion { root: record.root_id }.into())
     }
 
     /// The next free version number of a lineage.
@@ -166,7 +159,7 @@ impl<'a> Reader<'a> {
 
     /// A conflict by id.
     pub(crate) fn conflict(&self, id: ConflictId) -> Result<ConflictRecord, EngineError> {
-        self.conflict_queue().get(id)?.ok_or_else(|| EngineError::NotFound(format!("no conflict {id}")))
+        self.conflict_queue().get(id)?.ok_or(NotFound::Conflict(id).into())
     }
 
     /// A memory id from a full id or a unique prefix of at least 6 hex digits.
@@ -179,11 +172,11 @@ impl<'a> Reader<'a> {
         let found = self.beliefs().ids_with_prefix(&text, 2)?;
         match found.as_slice() {
             [one] => Ok(*one),
-            [] => Err(EngineError::NotFound(format!("no memory id starts with {text}"))),
-            many => Err(EngineError::BadInput(format!(
-                "id prefix {text} is ambiguous: it matches {} and more; type more digits",
-                many.iter().map(|i| i.short()).collect::<Vec<_>>().join(", ")
-            ))),
+            [] => Err(NotFound::MemoryPrefix(text).into()),
+            many => {
+                let matches = many.iter().map(|i| i.short()).collect::<Vec<_>>().join(", ");
+                Err(BadInput::AmbiguousMemoryPrefix { prefix: text, matches }.into())
+            }
         }
     }
 
@@ -197,8 +190,8 @@ impl<'a> Reader<'a> {
         let found = self.conflict_queue().ids_with_prefix(&text)?;
         match found.as_slice() {
             [one] => Ok(*one),
-            [] => Err(EngineError::NotFound(format!("no conflict id starts with {text}"))),
-            _ => Err(EngineError::BadInput(format!("conflict id prefix {text} is ambiguous; type more digits"))),
+            [] => Err(NotFound::ConflictPrefix(text).into()),
+            _ => Err(BadInput::AmbiguousConflictPrefix(text).into()),
         }
     }
 
@@ -373,12 +366,10 @@ pub(crate) fn inconsistent_views(ledger: &Ledger, views: &Views) -> Result<Vec<S
 
 fn check_prefix(text: &str) -> Result<(), EngineError> {
     if !is_hex_prefix(text) {
-        return Err(EngineError::BadInput(format!("not an id: {text:?} (ids are hex digits)")));
+        return Err(BadInput::NotAnId(text.to_string()).into());
     }
     if text.len() < MIN_PREFIX {
-        return Err(EngineError::BadInput(format!(
-            "id prefix {text:?} is too short: give at least {MIN_PREFIX} digits"
-        )));
+        return Err(BadInput::PrefixTooShort { prefix: text.to_string(), min: MIN_PREFIX }.into());
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use memledger_projector::beliefs;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError};
 use crate::models::Models;
 use crate::models::embed::{VectorCache, cosine};
 use crate::reads::Reader;
@@ -77,10 +77,10 @@ struct CosineRanking {
 /// Refuse what no recall can answer: an empty query, a limit of 0.
 pub(crate) fn check(query: &str, limit: usize) -> Result<(), EngineError> {
     if query.trim().is_empty() {
-        return Err(EngineError::BadInput("recall needs a query: some words to look for".into()));
+        return Err(BadInput::EmptyQuery.into());
     }
     if limit == 0 {
-        return Err(EngineError::BadInput("--limit must be at least 1".into()));
+        return Err(BadInput::ZeroLimit.into());
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use memledger_schemas::chain::content_hash;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::EngineError;
+use crate::error::{Conflict, EngineError};
 use crate::reads::Reader;
 
 /// The result of `update`.
@@ -57,10 +57,7 @@ pub(crate) fn plan_update(
     if let Some(expected) = expect_version
         && expected != current.version
     {
-        return Err(EngineError::Conflict(format!(
-            "expected version {expected} but the current version is {} ({}); nothing was written",
-            current.version, current.memory_id
-        )));
+        return Err(Conflict::VersionMoved { expected, current: current.version, memory_id: current.memory_id }.into());
     }
     let memory_id = MemoryId::random();
     let version = reader.next_version(current.root_id)?;
@@ -115,37 +112,25 @@ pub(crate) fn plan_resolve(
 ) -> Result<(Vec<NewEvent>, ResolveResult), EngineError> {
     let conflict = reader.conflict(id)?;
     if conflict.status != ConflictStatus::Pending {
-        let by = conflict.resolution.as_ref().map(|r| format!(" ({} by {})", r.action, r.by)).unwrap_or_default();
-        return Err(EngineError::Conflict(format!(
-            "conflict {} is already resolved{by}; revert it first to resolve it another way",
-            id.short()
-        )));
+        let resolution = conflict.resolution.map(|r| (r.action, r.by));
+        return Err(Conflict::AlreadyResolved { conflict: id, resolution }.into());
     }
     // Compare-and-set: the sides must be as they were when the conflict opened.
     let incoming = reader.record(conflict.incoming)?;
     if incoming.status != Status::Active || incoming.root_id != incoming.memory_id || incoming.version != 1 {
-        return Err(EngineError::Conflict(format!(
-            "the incoming memory {} changed since the conflict opened (now {} v{}); nothing was written",
-            incoming.memory_id.short(),
-            incoming.status,
-            incoming.version
-        )));
+        let (memory, status, version) = (incoming.memory_id, incoming.status, incoming.version);
+        return Err(Conflict::IncomingChanged { memory, status, version }.into());
     }
     let mut sides = Vec::new();
     for side in &conflict.candidates {
         let r = reader.record(side.memory_id)?;
         if r.status != Status::Active || r.root_id != side.root_id || r.version != side.version {
-            return Err(EngineError::Conflict(format!(
-                "memory {} changed since the conflict opened (now {} v{}); nothing was written",
-                r.memory_id.short(),
-                r.status,
-                r.version
-            )));
+            return Err(Conflict::SideChanged { memory: r.memory_id, status: r.status, version: r.version }.into());
         }
         sides.push(r);
     }
     let Some(first) = sides.first() else {
-        return Err(EngineError::Conflict("the conflict has no candidates".into()));
+        return Err(Conflict::NoCandidates.into());
     };
     let mut events: Vec<NewEvent> = Vec::new();
     let mut effects = Vec::new();
@@ -235,10 +220,7 @@ pub(crate) fn plan_resolve(
 pub(crate) fn plan_revert(reader: Reader<'_>, id: ConflictId) -> Result<(Vec<NewEvent>, ResolveResult), EngineError> {
     let conflict = reader.conflict(id)?;
     let Some(resolution) = conflict.resolution.clone() else {
-        return Err(EngineError::Conflict(format!(
-            "conflict {} is pending: there is no resolution to revert",
-            id.short()
-        )));
+        return Err(Conflict::NothingToRevert(id).into());
     };
     // Compare-and-set: every effect must still hold, or undoing it would be wrong.
     for effect in &resolution.effects {
@@ -252,9 +234,7 @@ pub(crate) fn plan_revert(reader: Reader<'_>, id: ConflictId) -> Result<(Vec<New
             Effect::Introduced { memory_id, .. } => reader.record(memory_id)?.status == Status::Active,
         };
         if !holds {
-            return Err(EngineError::Conflict(format!(
-                "the beliefs this resolution touched have changed since (effect {effect:?} no longer holds); nothing was written"
-            )));
+            return Err(Conflict::EffectNoLongerHolds(effect.clone()).into());
         }
     }
     let events = vec![NewEvent {

@@ -40,9 +40,7 @@ pub(crate) struct TermCache {
 impl TermCache {
     fn entry(&mut self, text: &TextIndex, scope: &str, term: &str) -> Result<&mut Holders, EngineError> {
         if self.stale {
-            return Err(EngineError::Project(memledger_projector::ProjectError::TextIndex(
-                "the candidate index could not be brought up to date after an earlier error; reopen the store".into(),
-            )));
+            return Err(EngineError::StaleTermCache);
         }
         let terms = self.scopes.entry_ref(scope).or_default();
         match terms.entry_ref(term) {

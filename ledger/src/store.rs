@@ -221,11 +221,8 @@ impl Store {
                     std::thread::sleep(Duration::from_millis(25));
                 }
                 Err(e) => {
-                    let mut reason = e.into_string();
-                    if let Some(file) = corrupt_file_from_info_log(path, &reason) {
-                        reason.push_str(&format!(" (in {file})"));
-                    }
-                    return Err(OpenError::Unusable { path: path.into(), reason });
+                    let file = corrupt_file_from_info_log(path, e.as_ref());
+                    return Err(OpenError::Refused { path: path.into(), source: e, file });
                 }
             }
         }

@@ -49,7 +49,7 @@ struct Shared {
     /// Threads waiting for the queue to empty or to have room wait on this.
     done: Condvar,
     /// The first failed write's error; once set, every operation fails with it.
-    failed: OnceLock<String>,
+    failed: OnceLock<Arc<LedgerError>>,
 }
 
 #[derive(Default)]
@@ -88,9 +88,7 @@ impl Shared {
     fn check(&self) -> Result<(), LedgerError> {
         match self.failed.get() {
             None => Ok(()),
-            Some(reason) => Err(LedgerError::Rocks(format!(
-                "an earlier write failed ({reason}); nothing after it was written: open the store again"
-            ))),
+            Some(cause) => Err(LedgerError::EarlierWriteFailed(cause.clone())),
         }
     }
 }
@@ -136,7 +134,7 @@ impl WriteBehind {
                     };
                     #[cfg(test)]
                     let result = if std::mem::take(&mut writer.queue().fail_next) {
-                        Err(LedgerError::Rocks("injected failure".into()))
+                        Err(LedgerError::Inconsistent("injected failure".into()))
                     } else {
                         write(&batches)
                     };
@@ -155,7 +153,7 @@ impl WriteBehind {
                             queue.pending.drain(..batches.len());
                         }
                         Err(e) => {
-                            let _ = writer.failed.set(e.to_string());
+                            let _ = writer.failed.set(Arc::new(e));
                             queue.pending.clear();
                         }
                     }

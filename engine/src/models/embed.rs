@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::Models;
 use crate::classify::Classification;
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError, ModelError};
 use crate::input::ValidSave;
 use crate::reads::Reader;
 
@@ -171,7 +171,7 @@ fn vector_of(models: &Models, store: &Store, model: &str, text: &str) -> Result<
             Ok(Ok(v))
         }
         Some(Ok(_)) => Ok(Err("the embedder answered the wrong number of vectors".into())),
-        Some(Err(e)) => Ok(Err(e)),
+        Some(Err(e)) => Ok(Err(e.to_string())),
         None => Ok(Err("no embedder is configured".into())),
     }
 }
@@ -241,9 +241,7 @@ pub(crate) fn lend_vectors(models: &Models, from: Reader<'_>, past: Reader<'_>) 
 /// what would be embedded (no call, no write). Writes only the vector cache, never the ledger.
 pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) -> Result<EmbedReport, EngineError> {
     let Some(endpoint) = models.embedder() else {
-        return Err(EngineError::BadInput(
-            "no embedder is configured: set MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL".into(),
-        ));
+        return Err(BadInput::NoEmbedder.into());
     };
     let model = endpoint.model.clone();
     let cache = VectorCache::new(reader.store());
@@ -280,16 +278,10 @@ pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) 
                 report.embedded += items.len();
             }
             Some(Ok(_)) => {
-                return Err(EngineError::Model(format!(
-                    "the embedder answered the wrong number of vectors ({} of {} texts were embedded and kept)",
-                    report.embedded, report.texts
-                )));
+                return Err(ModelError::WrongVectorCount { embedded: report.embedded, texts: report.texts }.into());
             }
-            Some(Err(e)) => {
-                return Err(EngineError::Model(format!(
-                    "the embedder failed: {e} ({} of {} texts were embedded and kept)",
-                    report.embedded, report.texts
-                )));
+            Some(Err(source)) => {
+                return Err(ModelError::Embedder { source, embedded: report.embedded, texts: report.texts }.into());
             }
             None => break,
         }

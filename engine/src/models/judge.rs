@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::llm::{json_object, reason_of, word};
 use super::{MemoryFacts, Models, facts_of};
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError};
 use crate::reads::Reader;
 
 pub const JUDGE_SYSTEM: &str = "You settle a contradiction between memories that an assistant keeps \
@@ -123,11 +123,7 @@ pub(crate) fn judge_pending(
     resolve: &mut Resolve<'_>,
 ) -> Result<JudgeReport, EngineError> {
     let Some(endpoint) = models.llm() else {
-        return Err(EngineError::BadInput(
-            "conflicts auto needs a model, and none is configured: set MEMLEDGER_LLM_URL and \
-                 MEMLEDGER_LLM_MODEL (see docs/models.md); nothing was written"
-                .into(),
-        ));
+        return Err(BadInput::NoChatModel.into());
     };
     let model = endpoint.model.clone();
     let by = format!("judge:{model}");

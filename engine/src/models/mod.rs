@@ -132,7 +132,7 @@ impl Models {
                     (i, http::chat(&client, &endpoint, &system, &user).await)
                 });
             }
-            let mut out: Vec<Option<Result<String, CallError>>> = vec![None; n];
+            let mut out: Vec<Option<Result<String, CallError>>> = (0..n).map(|_| None).collect();
             while let Some(joined) = set.join_next().await {
                 if let Ok((i, result)) = joined {
                     out[i] = Some(result);
@@ -142,7 +142,7 @@ impl Models {
         };
         let answers = match self.http.block_on(run) {
             Ok(a) => a,
-            Err(e) => vec![Some(Err(CallError::Connect(e))); n],
+            Err(e) => (0..n).map(|_| Some(Err(CallError::Runtime(e.clone())))).collect(),
         };
         Some(
             answers
@@ -167,7 +167,7 @@ impl Models {
     }
 
     /// Embed `texts` with the embedder, in one request per batch of 64.
-    pub fn embed_texts(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>, String>> {
+    pub fn embed_texts(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>, CallError>> {
         let endpoint = self.config.embed.clone()?;
         if texts.is_empty() {
             return Some(Ok(Vec::new()));
@@ -180,10 +180,7 @@ impl Models {
             }
             Ok::<_, CallError>(out)
         };
-        Some(match self.http.block_on(run) {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        })
+        Some(self.http.block_on(run).unwrap_or_else(|e| Err(CallError::Runtime(e))))
     }
 }
 
