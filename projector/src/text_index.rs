@@ -70,19 +70,21 @@ const WRITER_HEAP: usize = 50_000_000;
 /// How many events catch-up reads per step.
 const CATCH_UP_CHUNK: usize = 4096;
 
-/// English stop words: Lucene's list (the one tantivy ships) plus the words a question is made
-/// of — interrogatives, auxiliaries and pronouns — which say nothing about which memory is meant.
-const STOP_WORDS: &[&str] = &[
-    // Lucene's English list.
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
-    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
-    // Question words.
+/// The words a question is made of — interrogatives, auxiliaries and pronouns — which say nothing
+/// about which memory is meant. The analyzer removes them after Lucene's English stop words
+/// ([`english_stop_words`]).
+const QUESTION_WORDS: &[&str] = &[
     "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "does", "did", "doing", "am", "were",
     "been", "being", "has", "have", "had", "can", "could", "should", "would", "shall", "may", "might", "must", "i",
     "me", "my", "mine", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers",
     "its", "them", "theirs", "any", "some", "about", "from", "so", "than", "too", "very", "just", "also", "tell",
     "know", "remind",
 ];
+
+/// Lucene's English stop words, the list tantivy ships (its `stopwords` feature, on by default).
+fn english_stop_words() -> StopWordFilter {
+    StopWordFilter::new(Language::English).unwrap_or_else(|| StopWordFilter::remove(Vec::new()))
+}
 
 /// Characters that join two alphanumeric runs into one token: versions (`1.29`), hosts
 /// (`registry.int.example.com`), keys (`tax_rates`), times (`9:45`), paths, tickets (`PAY-1423`).
@@ -192,11 +194,12 @@ fn normalize_apostrophes(s: &str) -> String {
 }
 
 /// The analyzer, registered on the index under `ANALYZER`: [`MemoryTokenizer`], then lower
-/// case, stop words removed, tokens over 64 bytes dropped, English (Snowball) stemming.
+/// case, stop words removed (Lucene's English list, then the question words), tokens over 64 bytes dropped, English (Snowball) stemming.
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(MemoryTokenizer::default())
         .filter(LowerCaser)
-        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string())))
+        .filter(english_stop_words())
+        .filter(StopWordFilter::remove(QUESTION_WORDS.iter().map(|w| w.to_string())))
         .filter(RemoveLongFilter::limit(64))
         .filter(Stemmer::new(Language::English))
         .build()
@@ -925,6 +928,17 @@ mod tests {
         assert_eq!(analyze("foo AND ( \"unbalanced"), ["foo", "unbalanc"]);
         assert_eq!(analyze("9:45 eu-west-1 1.29 A/B"), ["9:45", "eu-west-1", "eu", "west", "1.29", "a/b"]);
         assert!(analyze("?? -- ...").is_empty());
+    }
+
+    /// Lucene's English stop words (tantivy's list) and every question word are dropped; other
+    /// short words stay.
+    #[test]
+    fn stop_words_are_lucenes_english_list_and_the_question_words() {
+        // A few of Lucene's: the list itself is tantivy's.
+        for word in ["the", "such", "into", "their", "will"].into_iter().chain(QUESTION_WORDS.iter().copied()) {
+            assert!(analyze(word).is_empty(), "{word:?} is a stop word");
+        }
+        assert_eq!(analyze("Such a team, then their rota: ask them"), ["team", "rota", "ask"]);
     }
 
     /// What the `terms` tokenizer makes of a memory's `terms` value: the given terms as they
