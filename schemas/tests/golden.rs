@@ -1,5 +1,5 @@
 //! Golden fixtures: the bytes of formats 1 and 2 are frozen. These files were written once by
-//! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test golden` (which writes only a fixture
+//! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test main -- golden` (which writes only a fixture
 //! that is missing) and must load forever.
 
 use std::collections::BTreeSet;
@@ -10,14 +10,10 @@ use memledger_schemas::json_schema::{EVENT_LINE_SCHEMA, event_line_schema};
 use memledger_schemas::samples::{sample_chain, sample_chain_in};
 use memledger_schemas::{Event, EventBody, Hash};
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
+use crate::manifest_dir;
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(manifest_dir()).join("tests/fixtures").join(name)
+    manifest_dir().join("tests/fixtures").join(name)
 }
 
 /// A format's fixture: each event as `u32 length (BE) ‖ stored bytes`.
@@ -153,7 +149,7 @@ fn any_changed_field_breaks_the_hash() {
 /// is frozen, the schema follows the types).
 #[test]
 fn the_event_line_schema_is_what_the_types_give() {
-    let path = PathBuf::from(manifest_dir()).join(EVENT_LINE_SCHEMA);
+    let path = manifest_dir().join(EVENT_LINE_SCHEMA);
     let generated = event_line_schema();
     if std::env::var_os("MEMLEDGER_BLESS").is_some() {
         std::fs::write(&path, &generated).unwrap();
