@@ -518,9 +518,10 @@ impl Memledger {
         scope: Option<&str>,
         limit: usize,
     ) -> Result<RecallResult, EngineError> {
-        recall::check(query, limit)?;
+        let query = recall::Query { text: query, memory_type, scope };
+        recall::check(&query, limit)?;
         self.text_index_current()?;
-        recall::recall(self.index.text(), self.reader(), &self.models, query, memory_type, scope, limit)
+        recall::recall(self.index.text(), self.reader(), &self.models, &query, limit)
     }
 }
 

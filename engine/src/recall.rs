@@ -74,9 +74,24 @@ struct CosineRanking {
     error: Option<String>,
 }
 
+/// What `recall` is asked: some words, and optionally a memory type and a scope.
+#[derive(Clone, Copy)]
+pub(crate) struct Query<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) memory_type: Option<MemoryType>,
+    pub(crate) scope: Option<&'a str>,
+}
+
+impl Query<'_> {
+    /// Whether a memory of this type and scope is one the query asks about.
+    fn admits(&self, memory_type: MemoryType, scope: &str) -> bool {
+        self.memory_type.is_none_or(|t| memory_type == t) && self.scope.is_none_or(|s| scope == s)
+    }
+}
+
 /// Refuse what no recall can answer: an empty query, a limit of 0.
-pub(crate) fn check(query: &str, limit: usize) -> Result<(), EngineError> {
-    if query.trim().is_empty() {
+pub(crate) fn check(query: &Query<'_>, limit: usize) -> Result<(), EngineError> {
+    if query.text.trim().is_empty() {
         return Err(BadInput::EmptyQuery.into());
     }
     if limit == 0 {
@@ -86,20 +101,18 @@ pub(crate) fn check(query: &str, limit: usize) -> Result<(), EngineError> {
 }
 
 /// The active memories that best match `query` (BM25 over the analyzer's terms, OR-ed: any text
-/// is a valid query), at most `limit`, optionally only of `memory_type` and in `scope`; `text`
-/// must be current with the belief view, and the query [`check`]ed.
+/// is a valid query), at most `limit`; `text` must be current with the belief view, and the
+/// query [`check`]ed.
 pub(crate) fn recall(
     text: &TextIndex,
     reader: Reader<'_>,
     models: &Models,
-    query: &str,
-    memory_type: Option<MemoryType>,
-    scope: Option<&str>,
+    query: &Query<'_>,
     limit: usize,
 ) -> Result<RecallResult, EngineError> {
     let depth = if models.embedder().is_some() { limit.max(FUSION_DEPTH) } else { limit };
-    let bm25 = text.search(query, memory_type, scope, depth)?;
-    let cosines = cosine_ranking(reader, models, query, memory_type, scope, depth)?;
+    let bm25 = text.search(query.text, query.memory_type, query.scope, depth)?;
+    let cosines = cosine_ranking(reader, models, query, depth)?;
     let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
     // (memory id, ranking score, BM25, cosine); BM25 alone keeps the text index's order.
     let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
@@ -121,8 +134,7 @@ pub(crate) fn recall(
     let mut results = Vec::new();
     for (id, score, bm25, cosine) in scored {
         let m = reader.show(id)?;
-        let in_filter = memory_type.is_none_or(|t| m.memory_type == t) && scope.is_none_or(|s| m.scope == s);
-        if m.status != Status::Active || m.memory_id != id || !in_filter {
+        if m.status != Status::Active || m.memory_id != id || !query.admits(m.memory_type, &m.scope) {
             // The index is committed with the views and the cosine ranking reads only active
             // memories of the scope and type; this would be a bug, never an answer.
             continue;
@@ -158,20 +170,14 @@ pub(crate) fn recall(
 fn cosine_ranking(
     reader: Reader<'_>,
     models: &Models,
-    query: &str,
-    memory_type: Option<MemoryType>,
-    scope: Option<&str>,
+    query: &Query<'_>,
     depth: usize,
 ) -> Result<CosineRanking, EngineError> {
     let Some(endpoint) = models.embedder() else { return Ok(CosineRanking::default()) };
     let model = endpoint.model.clone();
     let cache = VectorCache::new(reader.store());
     let mut vectors = Vec::new();
-    let keep = |r: &beliefs::MemoryRecord| {
-        r.status == Status::Active
-            && memory_type.is_none_or(|t| r.memory_type == t)
-            && scope.is_none_or(|s| r.scope == s)
-    };
+    let keep = |r: &beliefs::MemoryRecord| r.status == Status::Active && query.admits(r.memory_type, &r.scope);
     for r in reader.beliefs().scan(keep, usize::MAX)? {
         // Only vectors of the configured model: the model is part of the cache key.
         if let Some(v) = cache.get(&model, &r.content_hash)? {
@@ -181,7 +187,7 @@ fn cosine_ranking(
     if vectors.is_empty() {
         return Ok(CosineRanking::default());
     }
-    let q = match models.embed_texts(&[query.to_string()]) {
+    let q = match models.embed_texts(&[query.text.to_string()]) {
         Some(Ok(mut vs)) if vs.len() == 1 => vs.remove(0),
         Some(Ok(_)) => {
             let error = format!("embedder {model} answered the wrong number of vectors; BM25 only");
