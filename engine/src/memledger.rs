@@ -2,10 +2,10 @@
 //! and across processes (RocksDB's lock).
 //!
 //! This module holds the store's parts and keeps them in step: the ledger, the views, the text
-//! index with its term cache ([`Index`]) and the analysis cache. Every command that writes takes
+//! index with its term cache (`Index`) and the analysis cache. Every command that writes takes
 //! the write lock, has its events planned by the module of its concept (`pipeline` for a save,
-//! `resolve`, `scan`, `models::judge`), and appends them through [`Memledger::commit_with`],
-//! the one write path; reads go to [`Reader`], `recall` and `models`. The methods here are thin
+//! `resolve`, `scan`, `models::judge`), and appends them through `Memledger::commit_with`,
+//! the one write path; reads go to `Reader`, `recall` and `models`. The methods here are thin
 //! on purpose: what a command decides lives with its concept, not with the store.
 
 use std::io::{BufRead, Write};

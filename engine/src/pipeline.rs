@@ -1,7 +1,7 @@
 //! The save pipeline (docs/design.md §4): exact duplicate → fact-key identity → candidates →
-//! classification of every candidate → decision. A [`Planner`] only plans events, reading the
+//! classification of every candidate → decision. A `Planner` only plans events, reading the
 //! store; the caller appends them in one atomic write against the head the plan was made on,
-//! and [`summarize`] says what the appended events amount to.
+//! and `summarize` says what the appended events amount to.
 
 use std::sync::Arc;
 

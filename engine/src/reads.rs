@@ -1,6 +1,6 @@
 //! Reads of one store's views: what `show`, `list`, `history`, `why`, `conflicts`, `log` and
 //! `stats` answer, the id prefixes they take, and the lookups the commands that write make
-//! before they plan ([`Reader`]); and the check that every view equals a fresh replay.
+//! before they plan (`Reader`); and the check that every view equals a fresh replay.
 
 use memledger_ledger::store::Store;
 use memledger_ledger::{Ledger, OpenOptions, VerifyReport};

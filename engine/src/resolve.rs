@@ -2,7 +2,7 @@
 //! resolutions and their reverts. Each is compare-and-set against the state it was asked about:
 //! a mismatch writes nothing and says what the state is now.
 //!
-//! Each function here plans one command from what a [`Reader`] finds (with its input already
+//! Each function here plans one command from what a `Reader` finds (with its input already
 //! validated): the events to append and the command's result, whose `seqs` the caller fills in
 //! once they are appended against the head the plan was made on.
 
