@@ -184,7 +184,7 @@ impl Planner<'_> {
                     &analysis,
                     Some(save.memory_type),
                     Some(c.memory_type),
-                    &self.config,
+                    self.config,
                 )
             })
             .collect();
