@@ -3,64 +3,21 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin()).arg("--dir").arg(dir).args(args).env_remove("MEMLEDGER_DIR").output().unwrap()
-}
-
-fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(bin())
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
+use crate::support::{code, json, json_lines, memledger, run, run_stdin};
 
 /// `memledger --json save --from -` on `dir`, its standard streams piped, left running.
 fn save_from_stdin(dir: &Path) -> Child {
-    Command::new(bin())
-        .arg("--dir")
-        .arg(dir)
+    memledger(dir)
         .args(["--json", "save", "--from", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn json_lines(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().unwrap()
 }
 
 fn head(dir: &Path) -> u64 {

@@ -1,27 +1,8 @@
 //! `memledger recall` end to end: the JSON fields of docs/cli.md, the notice, the human output.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memledger"))
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MEMLEDGER_DIR")
-        .output()
-        .unwrap()
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::support::{json, run};
 
 #[test]
 fn recall_json_fields_and_notice() {

@@ -2,6 +2,7 @@
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
+use memledger_engine::error::Exit;
 
 /// Embed active memories that have no vector of the configured embedding model yet.
 ///
@@ -22,7 +23,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let ml = ctx.open(false)?;
     if ml.models().embedder().is_none() {
         return Err(CliError::new(
-            2,
+            Exit::BadInput,
             "embed needs an embedding model, and none is configured; nothing was written",
             Some(
                 "set MEMLEDGER_EMBED_URL (an OpenAI-compatible base URL) and MEMLEDGER_EMBED_MODEL; see docs/models.md"

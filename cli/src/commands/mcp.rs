@@ -5,6 +5,7 @@
 //! calls (docs/adr/0007-mcp-store-access.md). Calls are answered one at a time. Every event a
 //! call writes is recorded as `agent:<client name>`, the name the client gave in `initialize`.
 
+use memledger_engine::error::Exit;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,13 +40,13 @@ pub fn run(ctx: &Context, _args: Args, _out: &mut Output) -> Result<(), CliError
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(1, format!("cannot start the MCP server: {e}"), None))?;
+        .map_err(|e| CliError::new(Exit::Failure, format!("cannot start the MCP server: {e}"), None))?;
     runtime.block_on(async move {
         let service = server
             .serve(rmcp::transport::stdio())
             .await
-            .map_err(|e| CliError::new(1, format!("MCP initialization failed: {e}"), None))?;
-        service.waiting().await.map_err(|e| CliError::new(1, format!("MCP server stopped: {e}"), None))?;
+            .map_err(|e| CliError::new(Exit::Failure, format!("MCP initialization failed: {e}"), None))?;
+        service.waiting().await.map_err(|e| CliError::new(Exit::Failure, format!("MCP server stopped: {e}"), None))?;
         Ok(())
     })
 }
@@ -270,7 +271,7 @@ impl McpServer {
         }
         self.with_store(actor_of(&context), Open::Create, move |ml, actor| {
             let r = ml.save(request, actor)?;
-            let mut v = serde_json::to_value(&r).map_err(|e| CliError::new(1, e.to_string(), None))?;
+            let mut v = serde_json::to_value(&r).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
             if r.conflict_id.is_some() && !r.settled_by_effective_time {
                 v["notice"] = json!(CONFLICT_ON_SAVE);
             }
@@ -292,7 +293,7 @@ impl McpServer {
             let ml = live.as_of(point)?;
             let found = ml.recall(&p.query, memory_type, p.scope.as_deref(), p.limit.unwrap_or(10) as usize)?;
             let mut v = json!({ "notice": found.notice });
-            let rest = serde_json::to_value(&found).map_err(|e| CliError::new(1, e.to_string(), None))?;
+            let rest = serde_json::to_value(&found).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
             if let (Some(target), Value::Object(rest)) = (v.as_object_mut(), rest) {
                 for (k, value) in rest {
                     target.entry(k).or_insert(value);
@@ -312,7 +313,7 @@ impl McpServer {
         self.with_store(actor_of(&context), Open::Existing, move |ml, _| {
             let id = ml.resolve_memory_id(&p.id)?;
             let h = ml.history(id)?;
-            serde_json::to_value(&h).map_err(|e| CliError::new(1, e.to_string(), None))
+            serde_json::to_value(&h).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
         })
         .await
     }
@@ -392,7 +393,7 @@ impl McpServer {
         self.with_store(actor_of(&context), Open::Existing, move |ml, actor| {
             let id = ml.resolve_conflict_id(&p.id)?;
             let r = ml.resolve(id, action, merged.as_deref(), p.note, actor)?;
-            serde_json::to_value(&r).map_err(|e| CliError::new(1, e.to_string(), None))
+            serde_json::to_value(&r).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
         })
         .await
     }
