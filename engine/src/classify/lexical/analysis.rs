@@ -203,6 +203,8 @@ pub fn analyse(text: &str) -> Analysis {
         let next = raw.get(i + 1).map(|r| r.lower.as_str());
         let prev = if i > 0 { Some(raw[i - 1].lower.as_str()) } else { None };
         let class = lex.class(w);
+        // most words are no value word: one lookup spares the value tables' eight
+        let valued = lex.is_value_word(w) || w.ends_with("days");
         if class.has(WordClass::VERB) && !a.past_subject {
             a.past_subject = true;
             // a predicate of many values before the first auxiliary was part of the subject
@@ -259,24 +261,28 @@ pub fn analyse(text: &str) -> Analysis {
             }
             in_scope = true;
             a.stems.insert(w.to_string());
-        } else if let Some(d) = weekday(w, t, first).filter(|_| !short_form_in_name(&raw, i, &a.names)) {
+        } else if let Some(d) =
+            valued.then(|| weekday(w, t, first)).flatten().filter(|_| !short_form_in_name(&raw, i, &a.names))
+        {
             push(&mut a, d.to_string(), t, Kind::Value(ValCat::Weekday, Unit("")), in_scope, c, many);
-        } else if let Some(m) = month(w, t, first).filter(|_| !short_form_in_name(&raw, i, &a.names)) {
+        } else if let Some(m) =
+            valued.then(|| month(w, t, first)).flatten().filter(|_| !short_form_in_name(&raw, i, &a.names))
+        {
             push(&mut a, m.to_string(), t, Kind::Value(ValCat::Month, Unit("")), in_scope, c, many);
-        } else if let Some(d) = relday(w) {
+        } else if let Some(d) = valued.then(|| relday(w)).flatten() {
             push(&mut a, d.to_string(), t, Kind::Value(ValCat::RelDay, Unit("")), in_scope, c, many);
-        } else if let Some(f) = frequency(w) {
+        } else if let Some(f) = valued.then(|| frequency(w)).flatten() {
             push(&mut a, f.to_string(), t, Kind::Value(ValCat::Frequency, Unit("")), in_scope, c, many);
         } else if w == "noon" || w == "midnight" {
             let v = if w == "noon" { "12:00" } else { "00:00" };
             push(&mut a, v.to_string(), t, Kind::Value(ValCat::Time, Unit("")), in_scope, c, many);
-        } else if let Some(q) = env_qualifier(w) {
+        } else if let Some(q) = valued.then(|| env_qualifier(w)).flatten() {
             push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope, c, many);
-        } else if let Some(q) = weak_env_qualifier(w).filter(|_| {
+        } else if let Some(q) = valued.then(|| weak_env_qualifier(w)).flatten().filter(|_| {
             next.is_some_and(env_context) || prev.is_some_and(|p| matches!(p, "to" | "in" | "on" | "against"))
         }) {
             push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope, c, many);
-        } else if let Some(q) = platform_qualifier(w, t) {
+        } else if let Some(q) = valued.then(|| platform_qualifier(w, t)).flatten() {
             push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Platform), in_scope, c, many);
         } else if let Some(q) = region_qualifier(t) {
             push(&mut a, q, t, Kind::Qual(QualCat::Region), in_scope, c, many);
@@ -295,7 +301,7 @@ pub fn analyse(text: &str) -> Analysis {
                 || (n > 1 && !boundary && next.is_some_and(|x| lex.class(x) == WordClass::default()))
         }) {
             push(&mut a, n.to_string(), t, Kind::Value(ValCat::Ordinal, Unit("")), in_scope, c, many);
-        } else if let Some(n) = number_word(w).filter(|_| {
+        } else if let Some(n) = valued.then(|| number_word(w)).flatten().filter(|_| {
             !(w == "one" && matches!(prev, Some("no" | "any" | "every" | "some" | "each" | "the" | "this" | "that")))
         }) {
             // a run of number words: "twenty five", "two hundred"
@@ -332,7 +338,9 @@ pub fn analyse(text: &str) -> Analysis {
             if is_identifier(t) {
                 push(&mut a, ident_key(t), t, Kind::Ident, in_scope, c, many);
             } else {
-                let s = stem(lex.base(w));
+                let base = lex.base(w);
+                let raw_stem = stem(w);
+                let s = if base == w { raw_stem.clone() } else { stem(base) };
                 // "is painted blue", "was made of": a passive names a state, not a deed repeated
                 let participle = lex.base(w) != w || w.ends_with("ed") || w.ends_with("en");
                 let passive = prev.is_some_and(|p| lex.is(p, WordClass::COPULA)) && participle;
@@ -342,7 +350,7 @@ pub fn analyse(text: &str) -> Analysis {
                             || lex.is(n, WordClass::INDEFINITE)
                             || matches!(n, "no" | "two" | "three")
                     });
-                if possession || (lex.holds_many(&stem(w)) && !passive) {
+                if possession || (lex.holds_many(&raw_stem) && !passive) {
                     // "has a dog", "plays the piano", "has been to": a slot of many values
                     state.many = true;
                 }

@@ -223,6 +223,11 @@ impl Lexicon {
         }
     }
 
+    /// Whether a lowercased word is any word of `values.tsv`.
+    pub(super) fn is_value_word(&self, w: &str) -> bool {
+        self.values.contains_key(w)
+    }
+
     /// The canonical form of a word of `kind` in `values.tsv` ("tues" → "tuesday"): `w` is the
     /// word lowercased, `t` as written, `first` whether it opens a sentence.
     pub(super) fn value(&self, kind: &str, w: &str, t: &str, first: bool) -> Option<&'static str> {
