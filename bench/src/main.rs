@@ -21,6 +21,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use std::time::{Duration, Instant};
 
+use memledger_engine::error::Exit;
 use memledger_engine::{Durability, Memledger, OpenOptions, PreparedSave, SaveRequest};
 use memledger_ledger::{CommandMeta, Ledger, NewEvent};
 use memledger_schemas::samples::sample_bodies;
@@ -458,7 +459,7 @@ fn main() {
         Some(p) => std::path::PathBuf::from(p),
         None => {
             eprintln!("memledger-bench {what}: a path is missing; usage: {USAGE}");
-            std::process::exit(2);
+            std::process::exit(Exit::BadInput.code().into());
         }
     };
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
@@ -466,7 +467,7 @@ fn main() {
         "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
-            std::process::exit(2);
+            std::process::exit(Exit::BadInput.code().into());
         }
     }
     println!("memledger-bench {what} (release build, seed {seed}; figures from this machine)");

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use memledger_engine::error::Exit;
 use memledger_engine::{EngineError, Memledger, OpenOptions};
 
 use memledger_server::api::Call;
@@ -165,7 +166,7 @@ impl Context {
         let config = self.engine_config();
         let ml = Memledger::open_with(&self.dir, &options, config).map_err(|e| match e {
             EngineError::Open(memledger_engine::OpenError::Missing { path }) => CliError::new(
-                1,
+                Exit::Failure,
                 format!("no memledger store at {}", path.display()),
                 Some("it is created by the first `memledger save`; or pass --dir PATH".into()),
             ),
@@ -211,14 +212,14 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { 2 } else { 0 };
+            let code = if e.use_stderr() { Exit::BadInput } else { Exit::Ok };
             let _ = e.print();
-            return ExitCode::from(code);
+            return code.into();
         }
     };
     if !(cli.wait.is_finite() && cli.wait >= 0.0) {
         eprintln!("memledger: error: --wait must be a number of seconds ≥ 0");
-        return ExitCode::from(2);
+        return Exit::BadInput.into();
     }
     let no_server = cli.no_server || crate::config::env_flag("MEMLEDGER_NO_SERVER").unwrap_or(false);
     let autostart = cli.autostart
@@ -227,7 +228,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Ok(idle) => idle,
         Err(e) => {
             eprintln!("memledger: error: {e}");
-            return ExitCode::from(2);
+            return Exit::BadInput.into();
         }
     };
     let ctx = Context {
@@ -269,7 +270,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Err(e) if e.is_broken_pipe() => ExitCode::SUCCESS,
         Err(e) => {
             e.print();
-            ExitCode::from(e.code as u8)
+            e.code.into()
         }
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use memledger_engine::Memledger;
+use memledger_engine::error::Exit;
 use memledger_server::api::{Call, CallRequest, Reply};
 use memledger_server::client::{Client, ClientError};
 
@@ -55,7 +56,7 @@ impl Server {
 
 fn unreachable(e: ClientError) -> CliError {
     CliError::new(
-        1,
+        Exit::Failure,
         e.to_string(),
         Some("the server may have stopped; MEMLEDGER_NO_SERVER=1 opens the store directly".into()),
     )
@@ -68,15 +69,12 @@ pub fn print_reply(reply: &Reply, out: &mut Output, batch: bool) -> Result<(), C
         out.note(note);
     }
     out.writer().write_all(reply.stdout.as_bytes())?;
-    if reply.exit_code == 0 || (batch && reply.exit_code == 2 && reply.refused > 0) {
+    let exit = Exit::from_code(reply.exit_code);
+    if exit == Exit::Ok || (batch && exit == Exit::BadInput && reply.refused > 0) {
         return Ok(());
     }
     out.flush()?;
-    Err(CliError::new(
-        reply.exit_code,
-        reply.error.clone().unwrap_or_else(|| "the command failed".into()),
-        reply.hint.clone(),
-    ))
+    Err(CliError::new(exit, reply.error.clone().unwrap_or_else(|| "the command failed".into()), reply.hint.clone()))
 }
 
 /// Whether a directory holds a store.

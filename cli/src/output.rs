@@ -3,24 +3,25 @@
 use std::io::{self, BufWriter, Write};
 
 use memledger_engine::EngineError;
+use memledger_engine::error::Exit;
 use serde::Serialize;
 
 /// An error on its way to stderr and an exit code.
 #[derive(Debug)]
 pub struct CliError {
-    pub code: i32,
+    pub code: Exit,
     pub message: String,
     pub hint: Option<String>,
     broken_pipe: bool,
 }
 
 impl CliError {
-    pub fn new(code: i32, message: impl Into<String>, hint: Option<String>) -> Self {
+    pub fn new(code: Exit, message: impl Into<String>, hint: Option<String>) -> Self {
         CliError { code, message: message.into(), hint, broken_pipe: false }
     }
 
     pub fn bad_input(message: impl Into<String>) -> Self {
-        Self::new(2, message, None)
+        Self::new(Exit::BadInput, message, None)
     }
 
     pub fn is_broken_pipe(&self) -> bool {
@@ -41,14 +42,14 @@ impl From<EngineError> for CliError {
             EngineError::Conflict(_) => Some("nothing was written; look at the current state and try again".into()),
             _ => None,
         };
-        CliError::new(e.exit_code(), e.to_string(), hint)
+        CliError::new(e.exit(), e.to_string(), hint)
     }
 }
 
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         let broken_pipe = e.kind() == io::ErrorKind::BrokenPipe;
-        CliError { code: 1, message: format!("i/o error: {e}"), hint: None, broken_pipe }
+        CliError { code: Exit::Failure, message: format!("i/o error: {e}"), hint: None, broken_pipe }
     }
 }
 

@@ -8,38 +8,9 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use serde_json::Value;
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-fn run(dir: &Path, args: &[String], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(bin())
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MEMLEDGER_DIR")
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    if let Some(bytes) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let _ = pipe.write_all(bytes);
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let args: Vec<String> = std::iter::once("--json").chain(args.iter().copied()).map(String::from).collect();
-    let out = run(dir, &args, None);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::support::{json, run, run_stdin};
 
 fn head(dir: &Path) -> (u64, String) {
     let v = json(dir, &["verify"]);
@@ -68,7 +39,11 @@ fn stdin_row(name: &'static str, args: &[&str], stdin: &[u8], code: i32, names: 
 }
 
 fn check(dir: &Path, r: &Row, label: &str) {
-    let out = run(dir, &r.args, r.stdin.as_deref());
+    let args: Vec<&str> = r.args.iter().map(String::as_str).collect();
+    let out = match &r.stdin {
+        Some(bytes) => run_stdin(dir, &args, bytes),
+        None => run(dir, &args),
+    };
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(r.code), "{} ({label}): exit code; stderr: {err}", r.name);
     assert!(
@@ -85,7 +60,7 @@ fn ambiguous_stream(tmp: &Path) -> PathBuf {
     let src = tmp.join("ambiguous-src");
     let a = json(&src, &["save", "the lighthouse keeper logs tides at dawn"]);
     let b = json(&src, &["save", "the beekeeper counts hives every autumn"]);
-    let out = run(&src, &["export".to_string()], None);
+    let out = run(&src, &["export"]);
     let mut text = String::from_utf8(out.stdout).unwrap();
     for (m, fake) in [(&a, "abcdef01"), (&b, "abcdef02")] {
         let id = m["memory_id"].as_str().unwrap();
@@ -113,7 +88,7 @@ fn every_bad_input_exits_with_its_code_names_the_problem_and_writes_nothing() {
     let dir = t.join("store");
     let saved = json(&dir, &["save", "the staging db runs on Postgres 16"]);
     let id = saved["memory_id"].as_str().unwrap().to_string();
-    let exported = String::from_utf8(run(&dir, &["export".into()], None).stdout).unwrap();
+    let exported = String::from_utf8(run(&dir, &["export"]).stdout).unwrap();
     let first_line = exported.lines().next().unwrap().to_string();
 
     let write = |name: &str, bytes: &[u8]| -> String {
@@ -261,7 +236,7 @@ fn read_only_rows(t: &Path) -> usize {
         let fresh = parent.join("store");
         check(&fresh, &row("--dir under a read-only parent", &["save", "x"], 1, "cannot create", false), "read-only");
         assert!(!fresh.exists());
-        let out = run(&existing, &["save".into(), "y".into()], None);
+        let out = run(&existing, &["save", "y"]);
         assert_ne!(out.status.code(), Some(0), "a save into a read-only store succeeded");
         assert!(!out.stderr.is_empty());
         tried += 2;
@@ -290,7 +265,7 @@ fn read_only_mount_rows(t: &Path) -> usize {
     let fresh = mount.0.join("fresh");
     check(&fresh, &row("--dir on a read-only file system", &["save", "x"], 1, "cannot create", false), "read-only");
     assert!(!fresh.exists());
-    let out = run(&existing, &["save".into(), "y".into()], None);
+    let out = run(&existing, &["save", "y"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "a save into a store on a read-only file system: {err}");
     assert!(err.to_lowercase().contains("read-only"), "the message names the read-only file system: {err}");
@@ -339,7 +314,7 @@ fn full_disk_rows(t: &Path) -> usize {
     }
     let mut tried = 0;
     for text in ["a save on a full disk", "another save on a full disk"] {
-        let out = run(&dir, &["save".into(), text.into()], None);
+        let out = run(&dir, &["save", text]);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "full disk: {err}");
         assert!(err.to_lowercase().contains("space"), "full disk: the message names it: {err}");

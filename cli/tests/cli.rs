@@ -1,88 +1,29 @@
 //! End-to-end tests of the command-line contract (docs/cli.md): JSON fields, exit codes, refused
 //! input writing nothing, id prefixes.
 //!
-//! They run twice: here on the direct path (each command opens the store), and in
-//! `cli_server.rs`, which includes this file, through a server (`--autostart`: a store's first
-//! command after its creation starts one, and the rest go through it).
+//! They run twice in the one test binary: as the module `cli` on the direct path (each command
+//! opens the store), and as `cli_server::cli` through a server (`--autostart`: a store's first
+//! command after its creation starts one, and the rest go through it). Which one is the module
+//! `path` beside this one: `support::direct` or `support::server`.
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-/// Whether this is the run through a server (the test binary `cli_server`).
-fn through_server() -> bool {
-    let exe = std::env::current_exe().unwrap();
-    exe.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("cli_server"))
-}
-
-/// `memledger` on the path under test.
-fn memledger() -> Command {
-    let mut c = Command::new(bin());
-    c.env_remove("MEMLEDGER_DIR").env_remove("MEMLEDGER_NO_SERVER");
-    if through_server() {
-        c.env("MEMLEDGER_AUTOSTART", "1").env("MEMLEDGER_IDLE_EXIT", "5s");
-    } else {
-        c.env("MEMLEDGER_NO_SERVER", "1");
-    }
-    c
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    memledger().arg("--dir").arg(dir).args(args).output().unwrap()
-}
-
-fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = memledger()
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
+// The route under test: `support::direct` here, `support::server` in `cli_server.rs`.
+use super::path::{THROUGH_SERVER, code, json, json_lines, memledger, run, run_stdin};
 
 /// `memledger --json save --from -` on `dir`, its standard streams piped, left running.
 fn save_from_stdin(dir: &Path) -> Child {
-    memledger()
-        .arg("--dir")
-        .arg(dir)
+    memledger(dir)
         .args(["--json", "save", "--from", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
-
-fn json_lines(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
-fn code(out: &Output) -> i32 {
-    out.status.code().unwrap()
 }
 
 fn head(dir: &Path) -> u64 {
@@ -99,7 +40,7 @@ fn save_and_read_back_with_the_named_json_fields() {
     }
     assert_eq!(s["outcome"], "added");
     assert_eq!(s["replayed"], false);
-    let path = if through_server() { "server" } else { "direct" };
+    let path = if THROUGH_SERVER { "server" } else { "direct" };
     assert_eq!(json(&dir, &["status"])["path"], path, "the path under test");
     let id = s["memory_id"].as_str().unwrap().to_string();
     assert_eq!(id.len(), 32);
@@ -411,7 +352,7 @@ fn save_from_a_pipe_answers_a_line_before_the_next_is_complete() {
 #[test]
 fn a_second_process_waits_for_the_lock_then_fails_clearly() {
     use std::io::{BufRead, BufReader};
-    if through_server() {
+    if THROUGH_SERVER {
         // Through a server nobody waits for the store's lock: the server holds it.
         return;
     }

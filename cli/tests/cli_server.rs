@@ -1,6 +1,9 @@
-//! The CLI contract tests of `cli.rs`, each store's commands through a server: the first command
-//! after a store is created starts one (`MEMLEDGER_AUTOSTART=1`), and the rest go through it.
-//! Same output, same exit codes (docs/adr/0014-one-server-per-store.md).
+//! The CLI contract tests of `cli.rs` again, each store's commands through a server: the first
+//! command after a store is created starts one (`MEMLEDGER_AUTOSTART=1`), and the rest go
+//! through it. Same output, same exit codes (docs/adr/0014-one-server-per-store.md).
+
+/// The helpers `cli.rs` runs `memledger` with.
+use crate::support::server as path;
 
 #[path = "cli.rs"]
 mod cli;

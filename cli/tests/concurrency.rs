@@ -8,37 +8,19 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
+use crate::support;
 
-/// Every process waits up to a minute for the lock: the test is about correctness, not speed.
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .arg("--dir")
-        .arg(dir)
-        .args(["--wait", "120", "--json"])
-        .args(args)
-        .env_remove("MEMLEDGER_DIR")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
-
+/// `memledger --json ARGS…`, which must succeed: its JSON lines. Every process waits up to two
+/// minutes for the lock: the test is about correctness, not speed.
 fn ok_json(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let out = run(dir, args);
-    assert!(out.status.success(), "{args:?} exited {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{args:?}: {e}: {l}")))
-        .collect()
+    let args = [&["--wait", "120", "--json"], args].concat();
+    support::lines(&support::run(dir, &args), &args)
 }
 
 /// A memory text no other line resembles: each writer and line has its own made-up words.
@@ -215,9 +197,7 @@ fn two_updates_racing_on_one_version_have_exactly_one_winner() {
         let racers: Vec<_> = ["left", "right"]
             .iter()
             .map(|side| {
-                Command::new(bin())
-                    .arg("--dir")
-                    .arg(&dir)
+                support::memledger(&dir)
                     .args(["--wait", "120", "--json", "update", &id])
                     .arg(format!("the staging cluster runs Postgres {} ({side})", 15 + round))
                     .args(["--expect-version", &expect])

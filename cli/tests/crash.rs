@@ -10,16 +10,12 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
+use rand::Rng;
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-mod support;
+use crate::support::{self, json_lines as json};
 
 fn line(i: usize) -> String {
     let people = ["Ana", "Bruno", "Chen", "Dara", "Elif", "Farah", "Goran", "Hana"];
@@ -33,12 +29,6 @@ fn line(i: usize) -> String {
     )
 }
 
-fn json(dir: &Path, args: &[&str]) -> Vec<Value> {
-    let out = Command::new(bin()).arg("--dir").arg(dir).arg("--json").args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
-
 #[test]
 fn acknowledged_saves_survive_sigkill() {
     let kills: usize = std::env::var("MEMLEDGER_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(12);
@@ -50,9 +40,7 @@ fn acknowledged_saves_survive_sigkill() {
     let mut next = 0usize;
     let mut killed = 0usize;
     while next < total {
-        let mut child = Command::new(bin())
-            .arg("--dir")
-            .arg(&dir)
+        let mut child = support::memledger(&dir)
             .args(["--json", "save", "--from", "-"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -66,7 +54,7 @@ fn acknowledged_saves_survive_sigkill() {
         let writer = std::thread::spawn(move || {
             let _ = stdin.write_all(feed.as_bytes());
         });
-        let kill_after = if killed < kills { Some(1 + rng.below(40) as usize) } else { None };
+        let kill_after = if killed < kills { Some(rng.random_range(1..=40)) } else { None };
         let mut reader = BufReader::new(child.stdout.take().unwrap());
         let mut answered = 0usize;
         let mut buf = String::new();

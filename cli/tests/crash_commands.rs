@@ -6,44 +6,19 @@
 //! MEMLEDGER_CRASH_SEED replays it); no assertion depends on where the kill lands.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
+use rand::Rng;
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-mod support;
-use support::Rng;
-
-fn rng(test: &str) -> Rng {
-    support::seeded(test)
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin()).arg("--dir").arg(dir).arg("--json").args(args).env_remove("MEMLEDGER_DIR").output().unwrap()
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let out = run(dir, args);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::support::{self, json, json_lines, run};
 
 /// Start a command and SIGKILL it after `delay_us` microseconds (0: at once). Returns whether it
 /// had already finished on its own.
 fn kill_after(dir: &Path, args: &[&str], delay_us: u64) -> bool {
-    let mut child = Command::new(bin())
-        .arg("--dir")
-        .arg(dir)
-        .arg("--json")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child =
+        support::memledger(dir).arg("--json").args(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     // The delay picks the kill moment; nothing waits on it for coordination.
     std::thread::sleep(Duration::from_micros(delay_us));
     let finished = matches!(child.try_wait(), Ok(Some(_)));
@@ -62,9 +37,7 @@ fn save_many(dir: &Path, lines: impl Iterator<Item = String>) -> Vec<Value> {
     let file = dir.with_extension("input.jsonl");
     std::fs::write(&file, lines.map(|t| serde_json::json!({ "text": t }).to_string() + "\n").collect::<String>())
         .unwrap();
-    let out = run(dir, &["save", "--from", file.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    json_lines(dir, &["save", "--from", file.to_str().unwrap()])
 }
 
 fn text(i: usize) -> String {
@@ -74,7 +47,7 @@ fn text(i: usize) -> String {
 
 #[test]
 fn a_killed_rebuild_leaves_views_equal_to_a_fresh_replay() {
-    let mut rng = rng("rebuild");
+    let mut rng = support::seeded("rebuild");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     // Enough events (about 10,000) for a rebuild to write several chunks, one being applied
@@ -89,7 +62,7 @@ fn a_killed_rebuild_leaves_views_equal_to_a_fresh_replay() {
     let mut finished = 0;
     for round in 0..6 {
         let view: &[&str] = if round % 2 == 0 { &["rebuild"] } else { &["rebuild", "--view", "beliefs"] };
-        finished += kill_after(&dir, view, rng.below(whole)) as usize;
+        finished += kill_after(&dir, view, rng.random_range(0..whole)) as usize;
         assert_sound(&dir, &format!("after killed rebuild {round}"));
         assert_eq!(
             json(&dir, &["list", "--status", "all", "--limit", "100000"]),
@@ -102,7 +75,7 @@ fn a_killed_rebuild_leaves_views_equal_to_a_fresh_replay() {
 
 #[test]
 fn a_killed_import_is_all_or_nothing() {
-    let mut rng = rng("import");
+    let mut rng = support::seeded("import");
     let tmp = tempfile::tempdir().unwrap();
     let src = tmp.path().join("src");
     save_many(&src, (0..200).map(text));
@@ -121,7 +94,7 @@ fn a_killed_import_is_all_or_nothing() {
             json(&dst, &["import", p.to_str().unwrap()]);
         }
         let start = if round % 2 == 1 { 20 } else { 0 };
-        kill_after(&dst, &["import", file.to_str().unwrap()], rng.below(500_000));
+        kill_after(&dst, &["import", file.to_str().unwrap()], rng.random_range(0..500_000));
         if !dst.join("CURRENT").exists() {
             none += 1; // killed before the store was even created
             continue;
@@ -147,7 +120,7 @@ fn a_killed_import_is_all_or_nothing() {
 
 #[test]
 fn a_killed_resolve_is_resolved_or_pending_never_half() {
-    let mut rng = rng("resolve");
+    let mut rng = support::seeded("resolve");
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let n = 8;
@@ -161,7 +134,7 @@ fn a_killed_resolve_is_resolved_or_pending_never_half() {
     }
     let (mut resolved, mut pending) = (0, 0);
     for (round, (cid, old)) in cases.iter().enumerate() {
-        kill_after(&dir, &["conflicts", "resolve", cid, "--keep-new", "--note", "crash"], rng.below(400_000));
+        kill_after(&dir, &["conflicts", "resolve", cid, "--keep-new", "--note", "crash"], rng.random_range(0..400_000));
         assert_sound(&dir, &format!("after killed resolve {round}"));
         let c = json(&dir, &["conflicts", "show", cid]);
         let versions = json(&dir, &["history", old])["versions"].as_array().unwrap().len();

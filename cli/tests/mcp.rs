@@ -11,29 +11,7 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-fn cli_json(dir: &Path, args: &[&str]) -> Value {
-    let out = Command::new(bin())
-        .arg("--dir")
-        .arg(dir)
-        .arg("--json")
-        .args(args)
-        .env_remove("MEMLEDGER_DIR")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "memledger {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
+use crate::support::{self, bin, json_lines, manifest_dir};
 
 fn workspace_root() -> PathBuf {
     Path::new(&manifest_dir()).parent().unwrap().to_path_buf()
@@ -83,12 +61,9 @@ fn the_official_python_sdk_drives_the_server() {
     assert_eq!(stdout.lines().last(), Some("ok"), "{stdout}");
 
     // Every event written through MCP names the client from `initialize`.
-    let verify = cli_json(&dir, &["verify"]);
+    let verify = support::json(&dir, &["verify"]);
     assert_eq!(verify["views_consistent"], json!(true), "{verify}");
-    let log = Command::new(bin()).arg("--dir").arg(&dir).args(["--json", "log"]).output().unwrap();
-    assert!(log.status.success());
-    let events: Vec<Value> =
-        String::from_utf8(log.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let events = json_lines(&dir, &["log"]);
     assert!(!events.is_empty());
     for e in &events {
         assert_eq!(e["actor"], json!("agent:memledger-test-client"), "{e}");
@@ -105,11 +80,8 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, client_name: &str) -> Server {
-        let mut child = Command::new(bin())
-            .arg("--dir")
-            .arg(dir)
+        let mut child = support::memledger(dir)
             .arg("mcp")
-            .env_remove("MEMLEDGER_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -184,7 +156,7 @@ fn the_cli_saves_and_resolves_while_an_mcp_server_runs_on_the_same_store() {
     assert_eq!(first["outcome"], json!("added"), "{first}");
 
     // The server is still running, stdin open, between calls: the CLI gets the store.
-    let second = cli_json(&dir, &["save", "--scope", "team:infra", "the staging db runs on Postgres 17"]);
+    let second = support::json(&dir, &["save", "--scope", "team:infra", "the staging db runs on Postgres 17"]);
     assert_eq!(second["outcome"], json!("conflict"), "{second}");
     let conflict = second["conflict_id"].as_str().unwrap().to_string();
 
@@ -199,7 +171,7 @@ fn the_cli_saves_and_resolves_while_an_mcp_server_runs_on_the_same_store() {
     assert!(recalled["notice"].is_string(), "recall carries the conflict notice: {recalled}");
 
     // A person resolves it from the CLI while the server runs.
-    let resolved = cli_json(&dir, &["conflicts", "resolve", &conflict, "--keep-new", "--note", "upgraded"]);
+    let resolved = support::json(&dir, &["conflicts", "resolve", &conflict, "--keep-new", "--note", "upgraded"]);
     assert_eq!(resolved["status"], json!("resolved"), "{resolved}");
 
     let left = server.tool("list_conflicts", json!({}));
@@ -212,12 +184,8 @@ fn the_cli_saves_and_resolves_while_an_mcp_server_runs_on_the_same_store() {
     assert!(recalled["notice"].is_null(), "{recalled}");
 
     // The actors: the agent's save, the person's save and resolution.
-    let log = Command::new(bin()).arg("--dir").arg(&dir).args(["--json", "log"]).output().unwrap();
-    let actors: std::collections::BTreeSet<String> = String::from_utf8(log.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["actor"].as_str().unwrap().to_string())
-        .collect();
+    let actors: std::collections::BTreeSet<String> =
+        json_lines(&dir, &["log"]).iter().map(|e| e["actor"].as_str().unwrap().to_string()).collect();
     assert!(actors.contains("agent:rust-test"), "{actors:?}");
     assert!(actors.iter().any(|a| a.starts_with("cli:")), "{actors:?}");
     drop(server);

@@ -1,13 +1,12 @@
 //! `conflicts auto` and `conflicts scan` end to end, with the model configured through the
 //! environment and answered by a scripted server on 127.0.0.1.
 
-#[path = "../../engine/tests/support/mock_http.rs"]
-mod mock_http;
-
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
+
+use crate::support::{self, mock_http};
 
 const MODEL_VARS: &[&str] = &[
     "MEMLEDGER_LLM_URL",
@@ -22,29 +21,27 @@ const MODEL_VARS: &[&str] = &[
     "OPENAI_API_KEY",
 ];
 
-fn run(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_memledger"));
-    cmd.arg("--dir").arg(dir).arg("--actor").arg("cli:test").args(args).env_remove("MEMLEDGER_DIR");
+/// `memledger --actor cli:test ARGS…` with no model settings from the environment but `env`.
+fn with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = support::memledger(dir);
+    cmd.arg("--actor").arg("cli:test").args(args);
     for v in MODEL_VARS {
         cmd.env_remove(v);
     }
-    cmd.envs(env.iter().copied());
-    cmd.output().unwrap()
+    cmd.envs(env.iter().copied()).output().unwrap()
 }
 
-fn json(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Value {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, env, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+/// [`with_env`] with `--json`, which must succeed: its one JSON value.
+fn json_with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Value {
+    let out = with_env(dir, env, &[&["--json"], args].concat());
+    support::value(&out, args)
 }
 
 #[test]
 fn conflicts_auto_needs_a_model() {
     let dir = tempfile::tempdir().unwrap();
-    json(dir.path(), &[], &["save", "the staging database port is 5432"]);
-    let out = run(dir.path(), &[], &["conflicts", "auto"]);
+    json_with_env(dir.path(), &[], &["save", "the staging database port is 5432"]);
+    let out = with_env(dir.path(), &[], &["conflicts", "auto"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("MEMLEDGER_LLM_URL"));
 }
@@ -53,15 +50,15 @@ fn conflicts_auto_needs_a_model() {
 fn conflicts_auto_resolves_by_the_judge_and_revert_undoes_it() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    json(d, &[], &["save", "the staging database port is 5432"]);
-    let c = json(d, &[], &["save", "the staging database port is 5433"]);
+    json_with_env(d, &[], &["save", "the staging database port is 5432"]);
+    let c = json_with_env(d, &[], &["save", "the staging database port is 5433"]);
     assert_eq!(c["outcome"], "conflict");
     let server = mock_http::start(|_| mock_http::chat(r#"{"verdict": "keep_new", "reason": "changed last week"}"#));
     let env = [("MEMLEDGER_LLM_URL", server.url.as_str()), ("MEMLEDGER_LLM_MODEL", "judge-1"), ("OPENAI_API_KEY", "k")];
 
-    let dry = json(d, &env, &["conflicts", "auto", "--dry-run"]);
+    let dry = json_with_env(d, &env, &["conflicts", "auto", "--dry-run"]);
     assert_eq!(dry["conflicts"][0]["outcome"], "would_resolve");
-    let report = json(d, &env, &["conflicts", "auto"]);
+    let report = json_with_env(d, &env, &["conflicts", "auto"]);
     assert_eq!(report["by"], "judge:judge-1");
     let item = &report["conflicts"][0];
     assert_eq!((&item["verdict"], &item["outcome"]), (&Value::from("keep_new"), &Value::from("resolved")));
@@ -69,37 +66,37 @@ fn conflicts_auto_resolves_by_the_judge_and_revert_undoes_it() {
     assert_eq!(server.seen()[0].authorization.as_deref(), Some("Bearer k"));
 
     let cid = c["conflict_id"].as_str().unwrap();
-    let shown = json(d, &[], &["conflicts", "show", cid]);
+    let shown = json_with_env(d, &[], &["conflicts", "show", cid]);
     assert_eq!(shown["resolution"]["by"], "judge:judge-1");
     assert_eq!(shown["resolution"]["rationale"], "changed last week");
-    json(d, &[], &["conflicts", "revert", cid]);
-    assert_eq!(json(d, &[], &["conflicts", "show", cid])["status"], "pending");
+    json_with_env(d, &[], &["conflicts", "revert", cid]);
+    assert_eq!(json_with_env(d, &[], &["conflicts", "show", cid])["status"], "pending");
 }
 
 #[test]
 fn conflicts_scan_works_offline_and_why_shows_a_fallback() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let a = json(d, &[], &["save", "--no-dedup", "the staging database port is 5432"]);
-    let b = json(d, &[], &["save", "--no-dedup", "the staging database port is 5433"]);
-    let dry = json(d, &[], &["conflicts", "scan", "--dry-run"]);
+    let a = json_with_env(d, &[], &["save", "--no-dedup", "the staging database port is 5432"]);
+    let b = json_with_env(d, &[], &["save", "--no-dedup", "the staging database port is 5433"]);
+    let dry = json_with_env(d, &[], &["conflicts", "scan", "--dry-run"]);
     assert_eq!((&dry["detected"], &dry["opened"]), (&Value::from(1), &Value::from(0)));
-    let scan = json(d, &[], &["conflicts", "scan", "--max-pairs", "10", "--min-confidence", "0.5"]);
+    let scan = json_with_env(d, &[], &["conflicts", "scan", "--max-pairs", "10", "--min-confidence", "0.5"]);
     assert_eq!(scan["opened"], 1);
     assert_eq!(scan["pairs"][0]["outcome"], "opened");
-    let out = run(d, &[], &["conflicts", "scan", "--min-confidence", "2"]);
+    let out = with_env(d, &[], &["conflicts", "scan", "--min-confidence", "2"]);
     assert_eq!(out.status.code(), Some(2));
 
     // A model that is down: the save still succeeds, and why shows the fallback.
     let closed = mock_http::closed_port();
     let env = [("MEMLEDGER_LLM_URL", closed.as_str()), ("MEMLEDGER_LLM_MODEL", "m"), ("MEMLEDGER_MODEL_RETRIES", "0")];
-    let c = json(d, &env, &["save", "the staging database port is 5434"]);
+    let c = json_with_env(d, &env, &["save", "the staging database port is 5434"]);
     let id = c["memory_id"].as_str().unwrap();
-    let why = json(d, &[], &["why", id, a["memory_id"].as_str().unwrap()]);
+    let why = json_with_env(d, &[], &["why", id, a["memory_id"].as_str().unwrap()]);
     let decision = &why["decisions"][0];
     assert_eq!(decision["method"], "lexical");
     assert!(decision["model"]["error"].as_str().unwrap().contains("connection failed"), "{decision}");
-    let human = run(d, &[], &["why", id, b["memory_id"].as_str().unwrap()]);
+    let human = with_env(d, &[], &["why", id, b["memory_id"].as_str().unwrap()]);
     assert!(String::from_utf8_lossy(&human.stdout).contains("model m: not used"));
 }
 
@@ -124,11 +121,11 @@ fn embedder() -> mock_http::MockServer {
 fn embed_embeds_what_is_missing_and_recall_fuses_cosine() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    json(d, &[], &["save", "our primary datastore is postgres"]);
-    json(d, &[], &["save", "the office closes at six"]);
+    json_with_env(d, &[], &["save", "our primary datastore is postgres"]);
+    json_with_env(d, &[], &["save", "the office closes at six"]);
 
     // No embedder: a clear message and exit 2.
-    let out = run(d, &[], &["embed"]);
+    let out = with_env(d, &[], &["embed"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("MEMLEDGER_EMBED_URL"));
 
@@ -136,26 +133,26 @@ fn embed_embeds_what_is_missing_and_recall_fuses_cosine() {
     let env = [("MEMLEDGER_EMBED_URL", server.url.as_str()), ("MEMLEDGER_EMBED_MODEL", "fixed-embed")];
     let query = "which relational engine holds company data?";
     // Memories saved before the embedder have no vectors: recall stays BM25 and calls nothing.
-    let r = json(d, &env, &["recall", query]);
+    let r = json_with_env(d, &env, &["recall", query]);
     assert_eq!((&r["ranking"], r["results"].as_array().unwrap().len()), (&Value::from("bm25"), 0));
     assert_eq!(server.hits(), 0);
 
-    let dry = json(d, &env, &["embed", "--dry-run"]);
+    let dry = json_with_env(d, &env, &["embed", "--dry-run"]);
     assert_eq!(
         (&dry["dry_run"], &dry["missing"], &dry["texts"], &dry["embedded"]),
         (&Value::from(true), &Value::from(2), &Value::from(2), &Value::from(0))
     );
     assert_eq!(server.hits(), 0, "a dry run calls nothing");
-    let done = json(d, &env, &["embed"]);
+    let done = json_with_env(d, &env, &["embed"]);
     assert_eq!(
         (&done["model"], &done["active"], &done["embedded"]),
         (&Value::from("fixed-embed"), &Value::from(2), &Value::from(2))
     );
-    assert_eq!(json(d, &env, &["embed"])["embedded"], 0, "nothing left");
-    let human = run(d, &env, &["embed"]);
+    assert_eq!(json_with_env(d, &env, &["embed"])["embedded"], 0, "nothing left");
+    let human = with_env(d, &env, &["embed"]);
     assert!(String::from_utf8_lossy(&human.stdout).contains("embedded 0 text(s) with fixed-embed"));
 
-    let r = json(d, &env, &["recall", query]);
+    let r = json_with_env(d, &env, &["recall", query]);
     assert_eq!(r["ranking"], "bm25+cosine");
     let results = r["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "{r}");
@@ -171,25 +168,25 @@ fn embed_embeds_what_is_missing_and_recall_fuses_cosine() {
         ("MEMLEDGER_EMBED_MODEL", "fixed-embed"),
         ("MEMLEDGER_MODEL_RETRIES", "0"),
     ];
-    let r = json(d, &down, &["recall", "postgres"]);
+    let r = json_with_env(d, &down, &["recall", "postgres"]);
     assert_eq!(
         (&r["ranking"], &r["results"][0]["text"]),
         (&Value::from("bm25"), &Value::from("our primary datastore is postgres"))
     );
     assert!(r["embedding_error"].as_str().unwrap().contains("failed"));
     // And a failing `embed` is an error (exit 1), not a silent success.
-    json(d, &[], &["save", "a third memory to embed"]);
-    assert_eq!(run(d, &down, &["embed"]).status.code(), Some(1));
+    json_with_env(d, &[], &["save", "a third memory to embed"]);
+    assert_eq!(with_env(d, &down, &["embed"]).status.code(), Some(1));
 }
 
 #[test]
 fn classify_reports_the_cosine_and_gates_identical() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = ("our primary datastore is postgres", "our primary datastore is postgres too");
-    let lexical = json(dir.path(), &[], &["classify", a, b]);
+    let lexical = json_with_env(dir.path(), &[], &["classify", a, b]);
     let server = embedder();
     let env = [("MEMLEDGER_EMBED_URL", server.url.as_str()), ("MEMLEDGER_EMBED_MODEL", "fixed-embed")];
-    let gated = json(dir.path(), &env, &["classify", a, b]);
+    let gated = json_with_env(dir.path(), &env, &["classify", a, b]);
     let cos = gated["scores"].as_array().unwrap().iter().find(|s| s[0] == "cosine").unwrap()[1].as_f64().unwrap();
     assert!(cos < 0.5, "{gated}");
     assert_eq!((&lexical["relation"], &lexical["gate"]), (&Value::from("identical"), &Value::from("merge_band")));
@@ -199,7 +196,7 @@ fn classify_reports_the_cosine_and_gates_identical() {
     );
     let pairs = dir.path().join("pairs.jsonl");
     std::fs::write(&pairs, format!("{}\n", serde_json::json!({"id": 1, "a": a, "b": b}))).unwrap();
-    let out = run(dir.path(), &env, &["--json", "classify", "--pairs", pairs.to_str().unwrap()]);
+    let out = with_env(dir.path(), &env, &["--json", "classify", "--pairs", pairs.to_str().unwrap()]);
     let line: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!((line["cosine"].as_f64().unwrap() - cos).abs() < 1e-9);
     assert_eq!(server.hits(), 2, "one request per command: the texts go together");
@@ -207,5 +204,5 @@ fn classify_reports_the_cosine_and_gates_identical() {
     let closed = mock_http::closed_port();
     let down =
         [("MEMLEDGER_EMBED_URL", closed.as_str()), ("MEMLEDGER_EMBED_MODEL", "e"), ("MEMLEDGER_MODEL_RETRIES", "0")];
-    assert_eq!(run(dir.path(), &down, &["classify", a, b]).status.code(), Some(1));
+    assert_eq!(with_env(dir.path(), &down, &["classify", a, b]).status.code(), Some(1));
 }

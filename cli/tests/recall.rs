@@ -1,27 +1,8 @@
 //! `memledger recall` end to end: the JSON fields of docs/cli.md, the notice, the human output.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use serde_json::Value;
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memledger"))
-        .arg("--dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("MEMLEDGER_DIR")
-        .output()
-        .unwrap()
-}
-
-fn json(dir: &Path, args: &[&str]) -> Value {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    let out = run(dir, &full);
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
+use crate::support::{json, run};
 
 #[test]
 fn recall_json_fields_and_notice() {
@@ -72,6 +53,9 @@ fn recall_json_fields_and_notice() {
 
     let bad = run(dir, &["recall", "postgres", "--type", "rumour"]);
     assert_eq!(bad.status.code(), Some(2));
+    let huge = run(dir, &["recall", "postgres", "--limit", "100001"]);
+    assert_eq!(huge.status.code(), Some(2), "a limit above 100000 is refused");
+    assert!(String::from_utf8_lossy(&huge.stderr).contains("--limit must be at most 100000"));
     let rebuilt = json(dir, &["rebuild", "--view", "text"]);
     assert_eq!(rebuilt["views"], serde_json::json!(["text"]));
 }

@@ -3,12 +3,10 @@
 //! memories and a conflict. No answer may be a 5xx, and every answer must match the schema.
 //! scripts/setup.sh installs schemathesis; under `CI=true` a missing one is a failure.
 
-#[path = "support/serve.rs"]
-mod serve;
-
 use std::process::{Command, Stdio};
 
-use serve::{Served, memledger};
+use crate::support::memledger;
+use crate::support::served::Served;
 
 /// Examples generated per operation: enough to find a crash, bounded to keep the run short.
 const MAX_EXAMPLES: &str = "100";

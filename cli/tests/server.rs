@@ -3,21 +3,13 @@
 //! size limits, a kill -9 mid-load that loses nothing acknowledged, and the MCP real client
 //! (the official Python SDK) over streamable HTTP.
 
-#[path = "support/serve.rs"]
-mod serve;
-
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 
 use serde_json::{Value, json};
-use serve::{Served, memledger, tcp_request, unix_request};
 
-fn cli_json(dir: &std::path::Path, args: &[&str]) -> Value {
-    let out = memledger(dir).arg("--json").args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
-}
+use crate::support::served::{Served, tcp_request, unix_request};
+use crate::support::{bin, json as cli_json, memledger};
 
 #[test]
 fn the_cli_goes_through_the_server_and_http_sees_the_same_store() {
@@ -210,7 +202,7 @@ fn the_official_python_sdk_drives_mcp_over_streamable_http() {
     let served2 = Served::start(&dir2, false);
     let out = std::process::Command::new("python3")
         .arg(script)
-        .arg(serve::bin())
+        .arg(bin())
         .arg(&dir2)
         .env_remove("MEMLEDGER_DIR")
         .stdin(Stdio::null())

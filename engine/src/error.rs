@@ -1,22 +1,77 @@
-//! The engine's error: each variant maps to one exit code of the CLI contract.
+//! The engine's error: each variant maps to one exit code of the CLI contract ([`Exit`]), and
+//! each kind of refusal is a value that says what was wrong, with the error that caused it kept
+//! as its source.
 
 use memledger_ledger::{AppendError, ImportError, LedgerError, OpenError};
 use memledger_projector::ProjectError;
+use memledger_schemas::{ConflictId, Effect, MemoryId, ResolutionAction, Status, TimeParseError};
+
+use crate::models::CallError;
+
+/// The exit codes of the CLI contract (docs/cli.md), named once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Done.
+    Ok = 0,
+    /// A runtime or storage error.
+    Failure = 1,
+    /// Bad input or usage: nothing was written.
+    BadInput = 2,
+    /// The state is not what the caller expected: nothing was written.
+    Conflict = 3,
+    /// No such memory or conflict.
+    NotFound = 4,
+}
+
+impl Exit {
+    /// The process exit status.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The exit a status names, as a reply from the store's server carries it; a number the
+    /// contract does not name is a failure.
+    pub fn from_code(code: i32) -> Exit {
+        match code {
+            0 => Exit::Ok,
+            2 => Exit::BadInput,
+            3 => Exit::Conflict,
+            4 => Exit::NotFound,
+            _ => Exit::Failure,
+        }
+    }
+}
+
+impl From<Exit> for i32 {
+    fn from(exit: Exit) -> Self {
+        i32::from(exit.code())
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit.code())
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    /// Bad input or usage: nothing was written (exit 2).
-    #[error("{0}")]
-    BadInput(String),
-    /// The state is not what the caller expected: nothing was written (exit 3).
-    #[error("{0}")]
-    Conflict(String),
-    /// No such memory or conflict (exit 4).
-    #[error("{0}")]
-    NotFound(String),
-    /// A model was needed and could not be used (exit 1).
-    #[error("{0}")]
-    Model(String),
+    /// Bad input or usage: nothing was written ([`Exit::BadInput`]).
+    #[error(transparent)]
+    BadInput(#[from] BadInput),
+    /// The state is not what the caller expected: nothing was written ([`Exit::Conflict`]).
+    #[error(transparent)]
+    Conflict(#[from] Conflict),
+    /// No such memory or conflict ([`Exit::NotFound`]).
+    #[error(transparent)]
+    NotFound(#[from] NotFound),
+    /// A model was needed and could not be used ([`Exit::Failure`]).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// The candidate-terms cache could not be brought up to date after an earlier error: every
+    /// candidate search fails until the store is opened again (or a later reset succeeds).
+    #[error("text index: the candidate index could not be brought up to date after an earlier error; reopen the store")]
+    StaleTermCache,
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error(transparent)]
@@ -27,12 +82,126 @@ pub enum EngineError {
     Import(#[from] ImportError),
 }
 
+/// What was wrong with the input; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum BadInput {
+    #[error("the memory text is empty")]
+    EmptyText,
+    #[error("the memory text is {len} bytes; the limit is {max} (64 KiB)")]
+    TextTooLong { len: usize, max: usize },
+    #[error("the memory text contains a NUL byte")]
+    NulInText,
+    #[error("--{field} is empty")]
+    EmptyField { field: &'static str },
+    #[error("--{field} is longer than {max} bytes")]
+    FieldTooLong { field: &'static str, max: usize },
+    #[error("--{field} contains control characters")]
+    ControlInField { field: &'static str },
+    /// Not one of the closed vocabulary's names (the message names the choices).
+    #[error("{0}")]
+    UnknownName(String),
+    #[error("--effective-at: {0}")]
+    EffectiveAt(#[source] TimeParseError),
+    #[error("not an id: {0:?} (ids are hex digits)")]
+    NotAnId(String),
+    #[error("id prefix {prefix:?} is too short: give at least {min} digits")]
+    PrefixTooShort { prefix: String, min: usize },
+    #[error("id prefix {prefix} is ambiguous: it matches {matches} and more; type more digits")]
+    AmbiguousMemoryPrefix { prefix: String, matches: String },
+    #[error("conflict id prefix {0} is ambiguous; type more digits")]
+    AmbiguousConflictPrefix(String),
+    #[error("--merge needs the reconciled text")]
+    MergeNeedsText,
+    #[error("no view named {name:?} (views: {known})")]
+    UnknownView { name: String, known: String },
+    #[error("recall needs a query: some words to look for")]
+    EmptyQuery,
+    #[error("--limit must be at least 1")]
+    ZeroLimit,
+    #[error("--limit must be at most {0}")]
+    LimitTooLarge(usize),
+    #[error("--as-of: seq {0} is too large")]
+    AsOfSeqTooLarge(String),
+    #[error("--as-of takes a ledger seq or an RFC 3339 time, not {0:?}")]
+    AsOf(String),
+    #[error("no embedder is configured: set MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL")]
+    NoEmbedder,
+    #[error(
+        "conflicts auto needs a model, and none is configured: set MEMLEDGER_LLM_URL and \
+         MEMLEDGER_LLM_MODEL (see docs/models.md); nothing was written"
+    )]
+    NoChatModel,
+}
+
+/// The state is not what the command was asked about; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum Conflict {
+    /// The ledger's head moved between planning and appending.
+    #[error(
+        "the ledger moved while deciding (expected head {expected}, found {actual}); nothing was written, try again"
+    )]
+    HeadMoved { expected: u64, actual: u64 },
+    #[error("belief {} has no active version (it was retired or superseded)", .root.short())]
+    NoActiveVersion { root: MemoryId },
+    #[error("expected version {expected} but the current version is {current} ({memory_id}); nothing was written")]
+    VersionMoved { expected: u32, current: u32, memory_id: MemoryId },
+    #[error(
+        "conflict {} is already resolved{}; revert it first to resolve it another way",
+        .conflict.short(), resolved_by(.resolution)
+    )]
+    AlreadyResolved { conflict: ConflictId, resolution: Option<(ResolutionAction, String)> },
+    #[error(
+        "the incoming memory {} changed since the conflict opened (now {status} v{version}); nothing was written",
+        .memory.short()
+    )]
+    IncomingChanged { memory: MemoryId, status: Status, version: u32 },
+    #[error("memory {} changed since the conflict opened (now {status} v{version}); nothing was written", .memory.short())]
+    SideChanged { memory: MemoryId, status: Status, version: u32 },
+    #[error("the conflict has no candidates")]
+    NoCandidates,
+    #[error("conflict {} is pending: there is no resolution to revert", .0.short())]
+    NothingToRevert(ConflictId),
+    #[error(
+        "the beliefs this resolution touched have changed since (effect {0:?} no longer holds); nothing was written"
+    )]
+    EffectNoLongerHolds(Effect),
+    #[error("that idempotency key belongs to a command that was not a save")]
+    KeyOfAnotherCommand,
+}
+
+/// " (keep_new by person:ana)", or nothing when the resolution is not known.
+fn resolved_by(resolution: &Option<(ResolutionAction, String)>) -> String {
+    resolution.as_ref().map(|(action, by)| format!(" ({action} by {by})")).unwrap_or_default()
+}
+
+/// No such memory or conflict.
+#[derive(Debug, thiserror::Error)]
+pub enum NotFound {
+    #[error("no memory {0}")]
+    Memory(MemoryId),
+    #[error("memory {0} is not a belief")]
+    NotABelief(MemoryId),
+    #[error("no conflict {0}")]
+    Conflict(ConflictId),
+    #[error("no memory id starts with {0}")]
+    MemoryPrefix(String),
+    #[error("no conflict id starts with {0}")]
+    ConflictPrefix(String),
+}
+
+/// A model that was needed could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("the embedder answered the wrong number of vectors ({embedded} of {texts} texts were embedded and kept)")]
+    WrongVectorCount { embedded: usize, texts: usize },
+    #[error("the embedder failed: {source} ({embedded} of {texts} texts were embedded and kept)")]
+    Embedder { source: CallError, embedded: usize, texts: usize },
+}
+
 impl From<AppendError> for EngineError {
     fn from(e: AppendError) -> Self {
         match e {
-            AppendError::Conflict { expected, actual } => EngineError::Conflict(format!(
-                "the ledger moved while deciding (expected head {expected}, found {actual}); nothing was written, try again"
-            )),
+            AppendError::Conflict { expected, actual } => Conflict::HeadMoved { expected, actual }.into(),
             AppendError::Storage(s) => EngineError::Storage(s),
         }
     }
@@ -40,15 +209,20 @@ impl From<AppendError> for EngineError {
 
 impl EngineError {
     /// The exit code of docs/cli.md.
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit(&self) -> Exit {
         match self {
-            EngineError::BadInput(_) => 2,
-            EngineError::Conflict(_) => 3,
-            EngineError::NotFound(_) => 4,
+            EngineError::BadInput(_) => Exit::BadInput,
+            EngineError::Conflict(_) => Exit::Conflict,
+            EngineError::NotFound(_) => Exit::NotFound,
             EngineError::Import(
                 ImportError::Parse { .. } | ImportError::Chain { .. } | ImportError::Diverged { .. },
-            ) => 2,
-            _ => 1,
+            ) => Exit::BadInput,
+            _ => Exit::Failure,
         }
+    }
+
+    /// [`EngineError::exit`] as the number the process exits with.
+    pub fn exit_code(&self) -> i32 {
+        i32::from(self.exit().code())
     }
 }

@@ -3,7 +3,7 @@
 use memledger_schemas::{MemoryType, Timestamp};
 use serde::Deserialize;
 
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError};
 
 /// Longest text a memory may hold.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
@@ -48,38 +48,35 @@ pub fn normalize_text(text: &str) -> String {
 pub fn validate_text(text: &str) -> Result<String, EngineError> {
     let text = normalize_text(text);
     if text.is_empty() {
-        return Err(EngineError::BadInput("the memory text is empty".into()));
+        return Err(BadInput::EmptyText.into());
     }
     if text.len() > MAX_TEXT_BYTES {
-        return Err(EngineError::BadInput(format!(
-            "the memory text is {} bytes; the limit is {MAX_TEXT_BYTES} (64 KiB)",
-            text.len()
-        )));
+        return Err(BadInput::TextTooLong { len: text.len(), max: MAX_TEXT_BYTES }.into());
     }
     if text.contains('\0') {
-        return Err(EngineError::BadInput("the memory text contains a NUL byte".into()));
+        return Err(BadInput::NulInText.into());
     }
     Ok(text)
 }
 
-fn field(name: &str, value: Option<String>) -> Result<Option<String>, EngineError> {
+fn field(name: &'static str, value: Option<String>) -> Result<Option<String>, EngineError> {
     let Some(v) = value else { return Ok(None) };
     let v = v.trim().to_string();
     if v.is_empty() {
-        return Err(EngineError::BadInput(format!("--{name} is empty")));
+        return Err(BadInput::EmptyField { field: name }.into());
     }
     if v.len() > MAX_FIELD_BYTES {
-        return Err(EngineError::BadInput(format!("--{name} is longer than {MAX_FIELD_BYTES} bytes")));
+        return Err(BadInput::FieldTooLong { field: name, max: MAX_FIELD_BYTES }.into());
     }
     if v.chars().any(|c| c.is_control()) {
-        return Err(EngineError::BadInput(format!("--{name} contains control characters")));
+        return Err(BadInput::ControlInField { field: name }.into());
     }
     Ok(Some(v))
 }
 
 /// Parse a memory type name.
 pub fn parse_type(name: &str) -> Result<MemoryType, EngineError> {
-    name.trim().parse::<MemoryType>().map_err(EngineError::BadInput)
+    name.trim().parse::<MemoryType>().map_err(|e| BadInput::UnknownName(e).into())
 }
 
 impl SaveRequest {
@@ -91,9 +88,7 @@ impl SaveRequest {
         };
         let scope = field("scope", self.scope)?.unwrap_or_else(|| "personal".to_string());
         let effective_at = match self.effective_at {
-            Some(s) => {
-                Some(Timestamp::parse_rfc3339(&s).map_err(|e| EngineError::BadInput(format!("--effective-at: {e}")))?)
-            }
+            Some(s) => Some(Timestamp::parse_rfc3339(&s).map_err(BadInput::EffectiveAt)?),
             None => None,
         };
         Ok(ValidSave {

@@ -4,11 +4,21 @@
 //! → classification → decision → one atomic append — and answers reads from the projections.
 //! Storage belongs to `ledger`, views to `projector`, presentation to the CLI: the decision logic
 //! lives here alone.
+//!
+//! `Memledger` (memledger.rs) holds an open store's parts and its one write path; each concept
+//! has a module of its own that reads what it needs and never names `Memledger`: the save
+//! pipeline's planning (`pipeline`), candidate search (`candidates`), the analysis cache
+//! (`analysis_cache`), the text index with its term cache (`index`, `term_cache`), the commands
+//! on a person's word (`resolve`), reads (`reads`), `recall`, the contradiction scan (`scan`),
+//! as-of points (`asof`) and the models over HTTP (`models`).
 
+mod analysis_cache;
 pub mod asof;
+mod candidates;
 pub mod classify;
 pub mod config;
 pub mod error;
+mod index;
 pub mod input;
 pub mod memledger;
 pub mod models;
@@ -19,14 +29,14 @@ pub mod resolve;
 pub mod scan;
 mod term_cache;
 
-pub use asof::{AsOf, Snapshot};
+pub use asof::AsOf;
 pub use classify::Classification;
 pub use config::EngineConfig;
-pub use error::EngineError;
+pub use error::{EngineError, Exit};
 pub use input::{SaveRequest, ValidSave};
-pub use memledger::{Durability, Memledger, Outcome, SaveResult};
+pub use memledger::{Durability, Memledger, Snapshot};
 pub use memledger_ledger::OpenOptions;
 pub use memledger_ledger::{OpenError, Stream, read_stream};
 pub use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
-pub use pipeline::PreparedSave;
+pub use pipeline::{Outcome, PreparedSave, SaveResult};
 pub use recall::{CONFLICT_NOTICE, RecallHit, RecallResult};

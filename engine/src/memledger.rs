@@ -1,24 +1,46 @@
 //! `Memledger`: a store opened for commands. One writer at a time within the process (a mutex)
 //! and across processes (RocksDB's lock).
+//!
+//! This module holds the store's parts and keeps them in step: the ledger, the views, the text
+//! index with its term cache (`Index`) and the analysis cache. Every command that writes takes
+//! the write lock, has its events planned by the module of its concept (`pipeline` for a save,
+//! `resolve`, `scan`, `models::judge`), and appends them through `Memledger::commit_with`,
+//! the one write path; reads go to `Reader`, `recall` and `models`. The methods here are thin
+//! on purpose: what a command decides lives with its concept, not with the store.
 
-use rustc_hash::FxHashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::io::{BufRead, Write};
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
-use memledger_ledger::{Appended, CommandMeta, Ledger, NewEvent, OpenOptions, SeqRange};
+use memledger_ledger::{
+    Appended, CommandMeta, ImportReport, Ledger, NewEvent, OpenOptions, SeqRange, Stream, read_stream,
+};
 use memledger_projector::Views;
 use memledger_projector::audit::AuditProjector;
-use memledger_projector::beliefs::{BeliefReader, BeliefsProjector};
-use memledger_projector::conflicts::{ConflictReader, ConflictsProjector};
-use memledger_projector::edges::{EdgeReader, EdgesProjector};
+use memledger_projector::beliefs::{BeliefsProjector, MemoryRecord};
+use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ConflictsProjector};
+use memledger_projector::edges::EdgesProjector;
+use memledger_projector::text_index::{TEXT_VIEW, TextIndex, TextRebuild};
 use memledger_schemas::*;
-use serde::Serialize;
 
-use crate::classify::{INDEX_TERMS_VERSION, index_terms};
+use crate::analysis_cache::AnalysisCache;
+use crate::asof::{AsOf, seq_as_of};
+use crate::candidates::CandidateSearch;
+use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
-use crate::error::EngineError;
-use crate::input::{SaveRequest, validate_actor};
-use crate::pipeline::PreparedSave;
+use crate::error::{BadInput, EngineError};
+use crate::index::{Index, activeness_of};
+use crate::input::{SaveRequest, validate_actor, validate_text};
+use crate::models::Models;
+use crate::models::embed::{self, EmbedReport};
+use crate::models::judge::{self, JudgeReport};
+use crate::pipeline::{Planner, PreparedSave, SaveResult, summarize};
+use crate::reads::{self, Decision, HistoryView, MemoryView, Reader, Stats, VerifyView};
+use crate::recall::{self, RecallResult};
+use crate::resolve::{self, ForgetResult, ResolveResult, UpdateResult};
+use crate::scan::{self, ScanOptions, ScanReport};
 
 /// When a write must be on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,68 +51,32 @@ pub enum Durability {
     Deferred,
 }
 
-/// What a save did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Added,
-    Merged,
-    Versioned,
-    Conflict,
-    Historical,
-}
-
-impl Outcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Added => "added",
-            Outcome::Merged => "merged",
-            Outcome::Versioned => "versioned",
-            Outcome::Conflict => "conflict",
-            Outcome::Historical => "historical",
-        }
-    }
-}
-
-/// The result of `save`, as docs/cli.md names it.
-#[derive(Clone, Debug, Serialize)]
-pub struct SaveResult {
-    pub outcome: Outcome,
-    pub memory_id: MemoryId,
-    pub root_id: MemoryId,
-    pub version: u32,
-    pub conflict_id: Option<ConflictId>,
-    pub replayed: bool,
-    pub seqs: Vec<u64>,
-    /// The conflict was opened and settled at once by effective time.
-    pub settled_by_effective_time: bool,
-}
-
 /// An open store.
 pub struct Memledger {
-    pub(crate) ledger: Ledger,
-    pub(crate) views: Views,
-    /// The recall index over active memories, kept in step by `commit_with` (engine/src/recall.rs).
-    pub(crate) text: memledger_projector::TextIndex,
-    pub(crate) config: EngineConfig,
+    ledger: Ledger,
+    views: Views,
+    /// The recall index over active memories and the candidate terms' cache, kept in step by
+    /// [`Memledger::commit_with`].
+    index: Index,
+    config: EngineConfig,
     /// The models over HTTP, when configured (engine/src/models).
-    pub(crate) models: crate::models::Models,
-    /// Analyses of candidate texts, reused across saves (engine/src/pipeline.rs).
-    pub(crate) analyses: Mutex<FxHashMap<MemoryId, Arc<crate::classify::lexical::Analysis>>>,
-    /// The candidate terms' postings as far as candidate search has read them from the text
-    /// index, kept in step by `commit_with` (engine/src/term_cache.rs).
-    pub(crate) terms: Mutex<crate::term_cache::TermCache>,
+    models: Models,
+    /// Analyses of candidate texts, reused across saves.
+    analyses: AnalysisCache,
     write: Mutex<()>,
     notes: Vec<String>,
     /// Events this process wrote to the ledger or replayed into views: past
     /// [`FLUSH_ON_CLOSE_AFTER`], closing flushes RocksDB's memtables so that the next open does not
     /// replay a long write-ahead log.
-    pub(crate) written: std::sync::atomic::AtomicU64,
+    written: AtomicU64,
 }
 
 /// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
 /// a longer log would make the next command's open slow to replay it.
 const FLUSH_ON_CLOSE_AFTER: u64 = 50_000;
+
+/// How many cached analyses make closing a store free its caches on a thread of their own.
+const FREE_BEHIND_ANALYSES: usize = 10_000;
 
 fn all_views() -> Views {
     Views::new(vec![
@@ -101,6 +87,23 @@ fn all_views() -> Views {
     ])
 }
 
+/// What [`Memledger::commit`] did.
+enum CommitResult {
+    Committed(Vec<Event>),
+    Replayed(SeqRange),
+}
+
+impl CommitResult {
+    /// The seqs of the command's events.
+    fn seqs(&self) -> Vec<u64> {
+        match self {
+            CommitResult::Committed(events) => events.iter().map(|e| e.seq).collect(),
+            CommitResult::Replayed(r) => (r.first..=r.last).collect(),
+        }
+    }
+}
+
+/// Opening, the parts, and the one write path.
 impl Memledger {
     /// Open (or, with `options.create`, create) the store at `dir` and bring its views up to date.
     pub fn open(dir: &Path, options: &OpenOptions) -> Result<Memledger, EngineError> {
@@ -110,7 +113,7 @@ impl Memledger {
     pub fn open_with(dir: &Path, options: &OpenOptions, config: EngineConfig) -> Result<Memledger, EngineError> {
         let views = all_views();
         // The embedding cache is a table of its own, not a view: rebuilds never clear it.
-        let tables = [views.tables(), vec![crate::models::embed::EMBED_TABLE.into()]].concat();
+        let tables = [views.tables(), vec![embed::EMBED_TABLE.into()]].concat();
         let ledger = Ledger::open(dir, options, &tables)?;
         // Belief records are read several times per save (ledger/src/read_cache.rs).
         ledger.store().cache_point_reads(memledger_projector::beliefs::TABLE);
@@ -118,18 +121,17 @@ impl Memledger {
         // is planned while RocksDB inserts this one's keys (ledger/src/write_behind.rs).
         ledger.store().write_behind();
         let mut notes = views.catch_up(&ledger)?;
-        let (text, text_notes) = memledger_projector::TextIndex::open(&ledger, index_terms, INDEX_TERMS_VERSION)?;
+        let (index, text_notes) = Index::open(&ledger)?;
         notes.extend(text_notes);
-        let models = crate::models::Models::new(config.models.clone());
+        let models = Models::new(config.models.clone());
         notes.extend(models.open_notes(ledger.store()));
         Ok(Memledger {
             ledger,
             views,
-            text,
+            index,
             config,
             models,
-            analyses: Mutex::new(FxHashMap::default()),
-            terms: Mutex::new(Default::default()),
+            analyses: AnalysisCache::default(),
             write: Mutex::new(()),
             notes,
             written: Default::default(),
@@ -153,35 +155,42 @@ impl Memledger {
         &self.config
     }
 
-    pub(crate) fn beliefs(&self) -> BeliefReader<'_> {
-        BeliefReader::new(self.ledger.store())
+    /// The models this store was opened with.
+    pub fn models(&self) -> &Models {
+        &self.models
     }
 
-    pub(crate) fn conflict_queue(&self) -> ConflictReader<'_> {
-        ConflictReader::new(self.ledger.store())
+    /// The text index, for inspection (its checkpoint, document count) and maintenance.
+    pub fn text_index(&self) -> &TextIndex {
+        self.index.text()
     }
 
-    pub(crate) fn edges(&self) -> EdgeReader<'_> {
-        EdgeReader::new(self.ledger.store())
+    fn reader(&self) -> Reader<'_> {
+        Reader::new(&self.ledger)
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, ()> {
+    fn candidate_search(&self) -> CandidateSearch<'_> {
+        CandidateSearch {
+            reader: self.reader(),
+            index: &self.index,
+            top_k: self.config.top_k,
+            budget: self.config.candidate_budget,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ()> {
         self.write.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Append one command's events against `expected_head` and apply them to the views.
-    pub(crate) fn commit(
-        &self,
-        expected_head: u64,
-        meta: &CommandMeta,
-        events: Vec<NewEvent>,
-    ) -> Result<CommitResult, EngineError> {
-        self.commit_with(expected_head, meta, events, Durability::Synced)
+    /// Append one command's events against `expected_head` and apply them, synced.
+    fn commit(&self, expected_head: u64, actor: String, events: Vec<NewEvent>) -> Result<CommitResult, EngineError> {
+        self.commit_with(expected_head, &CommandMeta::new(actor), events, Durability::Synced)
     }
 
-    /// [`Memledger::commit`] with a choice of durability: `Deferred` writes become durable at the
-    /// next [`Memledger::sync`] (group commit for the bulk path).
-    pub(crate) fn commit_with(
+    /// Append one command's events against `expected_head` and apply them to the views, the term
+    /// cache and the text index. `Deferred` writes become durable at the next
+    /// [`Memledger::sync`] (group commit for the bulk path). Under the write lock.
+    fn commit_with(
         &self,
         expected_head: u64,
         meta: &CommandMeta,
@@ -189,22 +198,23 @@ impl Memledger {
         durability: Durability,
     ) -> Result<CommitResult, EngineError> {
         let sync = durability == Durability::Synced;
-        let touched = self.activeness_of(&events)?;
+        let beliefs = self.reader().beliefs();
+        let touched = activeness_of(&beliefs, &events)?;
         match self.ledger.append_with(expected_head, meta, events, sync)? {
             Appended::Committed(events) => {
-                self.written.fetch_add(events.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                self.written.fetch_add(events.len() as u64, Ordering::Relaxed);
                 if let Err(e) = self.views.apply(&self.ledger, &events) {
-                    let _ = self.reset_term_cache();
+                    let _ = self.index.reset(&self.ledger);
                     return Err(e.into());
                 }
-                if self.follow_activeness(touched).is_err() {
+                if self.index.follow(&beliefs, &self.analyses, touched).is_err() {
                     // The command is committed; only the cache is unsure: start it again.
-                    let _ = self.reset_term_cache();
+                    let _ = self.index.reset(&self.ledger);
                 }
                 // A merged save's memory never becomes active: no save will meet it again.
                 for event in &events {
                     if let EventBody::BeliefMerged(b) = &event.body {
-                        self.forget_analysis(b.memory_id);
+                        self.analyses.forget(b.memory_id);
                     }
                 }
                 // The text index follows the belief view. Its (fsync-heavy) commit waits for the
@@ -212,15 +222,23 @@ impl Memledger {
                 // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
                 // The memories this command analysed (a save's new memory) give the index their
                 // terms, so the indexing thread does not analyse their text again.
-                let applied = self.text.apply_known(self.ledger.store(), &events, &|id| self.known_index_terms(id));
-                if applied.is_err() || self.term_cache().needs_reset(self.config.term_cache_max_ids) {
-                    let _ = self.reset_term_cache();
+                let applied =
+                    self.index.text().apply_known(self.ledger.store(), &events, &|id| self.analyses.index_terms(id));
+                if applied.is_err() || self.index.needs_reset(self.config.term_cache_max_ids) {
+                    let _ = self.index.reset(&self.ledger);
                 }
                 applied?;
                 Ok(CommitResult::Committed(events))
             }
             Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
         }
+    }
+
+    /// Catch the text index up when the views moved without it: an import, the scratch store of
+    /// an as-of read, or a deferred group not yet synced.
+    fn text_index_current(&self) -> Result<(), EngineError> {
+        let _guard = self.lock();
+        self.index.sync(&self.ledger)
     }
 
     /// Whether the in-memory term cache agrees with the belief view (`None`), or the first place
@@ -230,77 +248,12 @@ impl Memledger {
     #[doc(hidden)]
     pub fn term_cache_disagreement(&self) -> Result<Option<String>, EngineError> {
         let _guard = self.lock();
-        let (truth, _) = self.candidate_terms_of_beliefs()?;
-        let truth =
-            |scope: &str, term: &str| truth.get(&(scope.to_string(), term.to_string())).cloned().unwrap_or_default();
-        Ok(self.term_cache().disagreement(&truth))
+        self.index.disagreement(&self.reader().beliefs())
     }
+}
 
-    /// What candidate search should find, from the belief view alone: per (scope, index term),
-    /// the active memories whose text gives the term, in id order; and how many are active.
-    #[allow(clippy::type_complexity)]
-    pub(crate) fn candidate_terms_of_beliefs(
-        &self,
-    ) -> Result<(FxHashMap<(String, String), Vec<MemoryId>>, u64), EngineError> {
-        let mut truth: FxHashMap<(String, String), Vec<MemoryId>> = FxHashMap::default();
-        let mut active = 0u64;
-        for r in self.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
-            active += 1;
-            for term in index_terms(&r.text) {
-                truth.entry((r.scope.clone(), term)).or_default().push(r.memory_id);
-            }
-        }
-        Ok((truth, active))
-    }
-
-    /// Bring the text index up to the belief view and commit it, then empty the term cache
-    /// (whose invariant needs the commit: engine/src/term_cache.rs). Under the write lock. When
-    /// the index cannot be committed, the cache stays unusable (every candidate search an
-    /// error) until a later reset succeeds.
-    pub(crate) fn reset_term_cache(&self) -> Result<(), EngineError> {
-        let mut cache = self.term_cache();
-        cache.mark_stale();
-        self.sync_text_index()?;
-        cache.clear();
-        Ok(())
-    }
-
-    pub(crate) fn term_cache(&self) -> MutexGuard<'_, crate::term_cache::TermCache> {
-        self.terms.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Whether each memory is an active belief now (before a command's events apply).
-    /// A memory observed by the same command is not a belief yet: no read.
-    fn activeness_of(&self, events: &[NewEvent]) -> Result<Vec<(MemoryId, bool)>, EngineError> {
-        let beliefs = self.beliefs();
-        let observed =
-            |id: MemoryId| events.iter().any(|e| matches!(&e.body, EventBody::MemoryObserved(b) if b.memory_id == id));
-        touched_memories(events)
-            .into_iter()
-            .map(|id| {
-                let active = !observed(id) && beliefs.get(id)?.is_some_and(|r| r.status == Status::Active);
-                Ok((id, active))
-            })
-            .collect()
-    }
-
-    /// Tell the term cache about every memory whose activeness the applied command changed.
-    fn follow_activeness(&self, before: Vec<(MemoryId, bool)>) -> Result<(), EngineError> {
-        let beliefs = self.beliefs();
-        for (id, was) in before {
-            let Some(r) = beliefs.get(id)? else { continue };
-            let now = r.status == Status::Active;
-            if now != was {
-                let analysis = self.analysis_of(&r);
-                self.term_cache().changed(&self.text, &r.scope, analysis.index_terms(), id, now)?;
-            }
-            if !now {
-                self.forget_analysis(id);
-            }
-        }
-        Ok(())
-    }
-
+/// Saves.
+impl Memledger {
     /// Save one memory through the belief pipeline; durable when it returns.
     pub fn save(&self, request: SaveRequest, actor: &str) -> Result<SaveResult, EngineError> {
         self.save_with(request, actor, Durability::Synced)
@@ -344,94 +297,341 @@ impl Memledger {
     ) -> Result<SaveResult, EngineError> {
         let save = &prepared.save;
         let _guard = self.lock();
-        if self.term_cache().needs_reset(self.config.term_cache_max_ids) {
-            self.reset_term_cache()?;
+        if self.index.needs_reset(self.config.term_cache_max_ids) {
+            self.index.reset(&self.ledger)?;
         }
         if let Some(key) = &save.idempotency_key
             && let Some(range) = self.ledger.idempotent(key)?
         {
-            return self.replayed(range);
+            return summarize(self.reader(), &self.ledger.range(range)?, true);
         }
         let head = self.ledger.head().seq;
-        let plan = self.plan_save(&prepared, head)?;
+        let planner = Planner {
+            reader: self.reader(),
+            index: &self.index,
+            analyses: &self.analyses,
+            models: &self.models,
+            config: &self.config,
+        };
+        let plan = planner.plan_save(&prepared, head)?;
         let mut meta = CommandMeta::new(actor);
         meta.idempotency_key = save.idempotency_key.clone();
         match self.commit_with(head, &meta, plan, durability)? {
-            CommitResult::Committed(events) => self.summarize(&events, false),
-            CommitResult::Replayed(range) => self.replayed(range),
+            CommitResult::Committed(events) => summarize(self.reader(), &events, false),
+            CommitResult::Replayed(range) => summarize(self.reader(), &self.ledger.range(range)?, true),
         }
     }
+}
 
-    fn replayed(&self, range: SeqRange) -> Result<SaveResult, EngineError> {
-        let events = self.ledger.range(range)?;
-        self.summarize(&events, true)
+/// Commands on a person's word (engine/src/resolve.rs), the contradiction scan and the judge.
+impl Memledger {
+    /// An explicit edit: a new version of the belief, unconditionally, optionally only if the
+    /// current version is `expect_version`.
+    pub fn update(
+        &self,
+        id: MemoryId,
+        text: &str,
+        expect_version: Option<u32>,
+        actor: &str,
+    ) -> Result<UpdateResult, EngineError> {
+        let actor = validate_actor(actor)?;
+        let text = validate_text(text)?;
+        let _guard = self.lock();
+        let head = self.ledger.head().seq;
+        let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version)?;
+        result.seqs = self.commit(head, actor, events)?.seqs();
+        Ok(result)
     }
 
-    /// The save result a command's events amount to.
-    pub(crate) fn summarize(&self, events: &[Event], replayed: bool) -> Result<SaveResult, EngineError> {
-        let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-        let observed = events
-            .iter()
-            .find_map(|e| match &e.body {
-                EventBody::MemoryObserved(b) => Some(b.memory_id),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                EngineError::Conflict("that idempotency key belongs to a command that was not a save".into())
-            })?;
-        let mut result = SaveResult {
-            outcome: Outcome::Added,
-            memory_id: observed,
-            root_id: observed,
-            version: 1,
-            conflict_id: None,
-            replayed,
-            seqs,
-            settled_by_effective_time: false,
+    /// Retire a belief: out of recall and dedup, kept in history.
+    pub fn forget(&self, id: MemoryId, reason: Option<String>, actor: &str) -> Result<ForgetResult, EngineError> {
+        let actor = validate_actor(actor)?;
+        let _guard = self.lock();
+        let head = self.ledger.head().seq;
+        let (events, mut result) = resolve::plan_forget(self.reader(), id, reason)?;
+        result.seqs = self.commit(head, actor, events)?.seqs();
+        Ok(result)
+    }
+
+    /// Resolve a pending conflict. `merge_text` is required for `merge`.
+    pub fn resolve(
+        &self,
+        id: ConflictId,
+        action: ResolutionAction,
+        merge_text: Option<&str>,
+        note: Option<String>,
+        actor: &str,
+    ) -> Result<ResolveResult, EngineError> {
+        self.resolve_as(id, action, merge_text, note, actor, None)
+    }
+
+    /// Resolve on behalf of `by` (`judge:<model>`); a person when `None`.
+    pub fn resolve_as(
+        &self,
+        id: ConflictId,
+        action: ResolutionAction,
+        merge_text: Option<&str>,
+        note: Option<String>,
+        actor: &str,
+        by: Option<String>,
+    ) -> Result<ResolveResult, EngineError> {
+        let actor = validate_actor(actor)?;
+        let merge_text = match (action, merge_text) {
+            (ResolutionAction::Merge, Some(t)) => Some(validate_text(t)?),
+            (ResolutionAction::Merge, None) => {
+                return Err(BadInput::MergeNeedsText.into());
+            }
+            (_, _) => None,
         };
-        for e in events {
-            match &e.body {
-                EventBody::BeliefMerged(b) => {
-                    result.outcome = Outcome::Merged;
-                    result.memory_id = b.into;
-                    if let Some(r) = self.beliefs().get(b.into)? {
-                        result.root_id = r.root_id;
-                        result.version = r.version;
-                    }
-                }
-                EventBody::BeliefVersioned(b) => {
-                    result.outcome = Outcome::Versioned;
-                    result.root_id = b.root_id;
-                    result.version = b.version;
-                }
-                EventBody::BeliefHistorical(b) => {
-                    result.outcome = Outcome::Historical;
-                    result.root_id = b.root_id;
-                    result.version = b.version;
-                }
-                EventBody::ConflictOpened(b) => {
-                    result.outcome = Outcome::Conflict;
-                    result.conflict_id = Some(b.conflict_id);
-                }
-                EventBody::ConflictResolved(b) => {
-                    result.settled_by_effective_time = true;
-                    result.outcome = match b.action {
-                        ResolutionAction::KeepNew => Outcome::Versioned,
-                        _ => Outcome::Historical,
-                    };
-                    for effect in &b.effects {
-                        if let Effect::Reparented { memory_id, to_root, to_version, .. } = effect
-                            && *memory_id == observed
-                        {
-                            result.root_id = *to_root;
-                            result.version = *to_version;
-                        }
-                    }
-                }
-                _ => {}
+        let by = by.unwrap_or_else(|| format!("person:{actor}"));
+        let _guard = self.lock();
+        let head = self.ledger.head().seq;
+        let (events, mut result) = resolve::plan_resolve(self.reader(), id, action, merge_text, note, by)?;
+        result.seqs = self.commit(head, actor, events)?.seqs();
+        Ok(result)
+    }
+
+    /// Revert a conflict's resolution: a compensating event that undoes its exact effects and
+    /// puts the conflict back in the queue.
+    pub fn revert(&self, id: ConflictId, actor: &str) -> Result<ResolveResult, EngineError> {
+        let actor = validate_actor(actor)?;
+        let _guard = self.lock();
+        let head = self.ledger.head().seq;
+        let (events, mut result) = resolve::plan_revert(self.reader(), id)?;
+        result.seqs = self.commit(head, actor, events)?.seqs();
+        Ok(result)
+    }
+
+    /// Look for contradictions among stored active memories and open conflicts for new ones
+    /// (engine/src/scan.rs).
+    pub fn scan_conflicts(&self, options: &ScanOptions, actor: &str) -> Result<ScanReport, EngineError> {
+        let actor = validate_actor(actor)?;
+        let mut open = |incoming: &MemoryRecord, candidate: &MemoryRecord, class: &Classification, model| {
+            let _guard = self.lock();
+            let head = self.ledger.head().seq;
+            let Some((conflict_id, events)) =
+                scan::plan_open_scanned(self.reader(), incoming, candidate, class, model)?
+            else {
+                return Ok(None);
+            };
+            Ok(Some((conflict_id, self.commit(head, actor.clone(), events)?.seqs())))
+        };
+        scan::scan_conflicts(&self.candidate_search(), &self.models, &self.config, options, &mut open)
+    }
+
+    /// Run the judge over every pending conflict (engine/src/models/judge.rs). Decisive verdicts
+    /// resolve (unless `dry_run`); `unsure`, a failed call or an unusable answer leave the
+    /// conflict pending.
+    pub fn judge_pending(&self, dry_run: bool, actor: &str) -> Result<JudgeReport, EngineError> {
+        validate_actor(actor)?;
+        let mut resolve = |id: ConflictId, action: ResolutionAction, rationale: String, by: String| {
+            Ok(self.resolve_as(id, action, None, Some(rationale), actor, Some(by))?.seqs)
+        };
+        judge::judge_pending(&self.models, self.reader(), dry_run, &mut resolve)
+    }
+
+    /// Embed every active memory that has no vector of the configured model yet (after the model
+    /// changed, or for memories saved before an embedder was configured).
+    pub fn embed_missing(&self) -> Result<EmbedReport, EngineError> {
+        self.embed_missing_with(false)
+    }
+
+    /// [`Memledger::embed_missing`]; with `dry_run`, only count what would be embedded (no call,
+    /// no write). Writes only the vector cache, never the ledger.
+    pub fn embed_missing_with(&self, dry_run: bool) -> Result<EmbedReport, EngineError> {
+        embed::embed_missing(&self.models, self.reader(), dry_run)
+    }
+}
+
+/// Reads (engine/src/reads.rs, engine/src/recall.rs).
+impl Memledger {
+    /// A memory id from a full id or a unique prefix of at least 6 hex digits.
+    pub fn resolve_memory_id(&self, text: &str) -> Result<MemoryId, EngineError> {
+        self.reader().resolve_memory_id(text)
+    }
+
+    /// A conflict id from a full id or a unique prefix of at least 6 hex digits.
+    pub fn resolve_conflict_id(&self, text: &str) -> Result<ConflictId, EngineError> {
+        self.reader().resolve_conflict_id(text)
+    }
+
+    pub fn show(&self, id: MemoryId) -> Result<MemoryView, EngineError> {
+        self.reader().show(id)
+    }
+
+    /// Memories filtered by type, scope and status (`None` status: all).
+    pub fn list(
+        &self,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        status: Option<Status>,
+        limit: usize,
+    ) -> Result<Vec<MemoryView>, EngineError> {
+        self.reader().list(memory_type, scope, status, limit)
+    }
+
+    pub fn history(&self, id: MemoryId) -> Result<HistoryView, EngineError> {
+        self.reader().history(id)
+    }
+
+    /// Every classification that involved `id` (or the pair `id`–`other`), flagged or dropped.
+    pub fn why(&self, id: MemoryId, other: Option<MemoryId>) -> Result<Vec<Decision>, EngineError> {
+        self.reader().why(id, other)
+    }
+
+    pub fn conflicts(&self, status: Option<ConflictStatus>) -> Result<Vec<ConflictRecord>, EngineError> {
+        self.reader().conflicts(status)
+    }
+
+    pub fn conflict_record(&self, id: ConflictId) -> Result<ConflictRecord, EngineError> {
+        self.reader().conflict(id)
+    }
+
+    /// Events from `since`, at most `limit`, optionally only those naming `memory`.
+    pub fn log(&self, since: u64, limit: usize, memory: Option<MemoryId>) -> Result<Vec<Event>, EngineError> {
+        self.reader().log(since, limit, memory)
+    }
+
+    pub fn stats(&self) -> Result<Stats, EngineError> {
+        self.reader().stats()
+    }
+
+    /// The classifier on two texts, writing nothing.
+    pub fn classify(
+        &self,
+        a: &str,
+        b: &str,
+        type_a: Option<MemoryType>,
+        type_b: Option<MemoryType>,
+    ) -> Result<Classification, EngineError> {
+        let a = validate_text(a)?;
+        let b = validate_text(b)?;
+        Ok(classify_lexical(&a, &b, type_a, type_b, &self.config))
+    }
+
+    /// The active memories that best match `query` (BM25 over the analyzer's terms, OR-ed: any
+    /// text is a valid query), at most `limit`, optionally only of `memory_type` and in `scope`.
+    pub fn recall(
+        &self,
+        query: &str,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        limit: usize,
+    ) -> Result<RecallResult, EngineError> {
+        let query = recall::Query { text: query, memory_type, scope };
+        recall::check(&query, limit)?;
+        self.text_index_current()?;
+        recall::recall(self.index.text(), self.reader(), &self.models, &query, limit)
+    }
+}
+
+/// Store-wide checks and maintenance: verify, rebuild, export, import.
+impl Memledger {
+    /// Check the chain, that every view equals a fresh replay of the ledger, and that the text
+    /// index holds exactly the active memories under their candidate terms (reported as the
+    /// view `text`).
+    pub fn verify(&self) -> Result<VerifyView, EngineError> {
+        let ledger = self.ledger.verify()?;
+        let mut inconsistent_views =
+            if ledger.ok { reads::inconsistent_views(&self.ledger, &self.views)? } else { Vec::new() };
+        if ledger.ok && inconsistent_views.is_empty() && !self.text_index_consistent()? {
+            inconsistent_views.push(TEXT_VIEW.to_string());
+        }
+        Ok(VerifyView { views_consistent: ledger.ok && inconsistent_views.is_empty(), inconsistent_views, ledger })
+    }
+
+    fn text_index_consistent(&self) -> Result<bool, EngineError> {
+        let _guard = self.lock();
+        self.index.consistent(&self.ledger)
+    }
+
+    /// Drop and replay views (all when `only` is `None`). Returns the events replayed.
+    pub fn rebuild(&self, only: Option<&[&str]>, progress: &mut dyn FnMut(u64)) -> Result<u64, EngineError> {
+        if let Some(names) = only {
+            let known = self.views.names();
+            if let Some(bad) = names.iter().find(|n| !known.contains(n) && **n != TEXT_VIEW) {
+                let known = format!("{}, {TEXT_VIEW}", known.join(", "));
+                return Err(BadInput::UnknownView { name: bad.to_string(), known }.into());
             }
         }
-        Ok(result)
+        let _guard = self.lock();
+        let events = self.views.rebuild_with_progress(&self.ledger, only, progress);
+        let events = match events {
+            Ok(events) => events,
+            Err(e) => {
+                let _ = self.index.reset(&self.ledger);
+                return Err(e.into());
+            }
+        };
+        self.written.fetch_add(events, Ordering::Relaxed);
+        // The text index is rebuilt from the belief view, so after it.
+        if only.is_none_or(|names| names.contains(&TEXT_VIEW)) {
+            self.index.text().rebuild(&self.ledger)?;
+        }
+        self.index.reset(&self.ledger)?;
+        Ok(events)
+    }
+
+    /// Rebuild only the text index from the belief view; says how many documents and how fast.
+    pub fn rebuild_text_index(&self) -> Result<TextRebuild, EngineError> {
+        let _guard = self.lock();
+        Ok(self.index.text().rebuild(&self.ledger)?)
+    }
+
+    pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, EngineError> {
+        Ok(self.ledger.export(since, out)?)
+    }
+
+    /// Import a stream, then bring the views up to date.
+    pub fn import(&self, input: &mut dyn BufRead) -> Result<ImportReport, EngineError> {
+        self.import_stream(read_stream(input)?)
+    }
+
+    /// Import a stream read (and its chain checked) by [`memledger_ledger::read_stream`].
+    pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, EngineError> {
+        let _guard = self.lock();
+        let report = self.ledger.import_stream(stream)?;
+        self.written.fetch_add(report.appended, Ordering::Relaxed);
+        let caught_up = self.views.catch_up(&self.ledger);
+        // The imported memories reach the text index, which candidate search reads, with the reset.
+        self.index.reset(&self.ledger)?;
+        caught_up?;
+        Ok(report)
+    }
+}
+
+/// As-of reads (engine/src/asof.rs).
+impl Memledger {
+    /// The seq a point in the past names.
+    pub fn seq_as_of(&self, point: AsOf) -> Result<u64, EngineError> {
+        seq_as_of(&self.ledger, point)
+    }
+
+    /// The store as it stood at `point`, or the live store when `point` is `None` or the head.
+    pub fn as_of(&self, point: Option<AsOf>) -> Result<Snapshot<'_>, EngineError> {
+        let Some(point) = point else { return Ok(Snapshot::Live(self)) };
+        let seq = self.seq_as_of(point)?;
+        if seq == self.ledger.head().seq {
+            return Ok(Snapshot::Live(self));
+        }
+        let dir = std::env::temp_dir().join(format!("memledger-as-of-{}", MemoryId::random().hex()));
+        let build = || -> Result<Memledger, EngineError> {
+            let events = self.ledger.range(SeqRange { first: 1, last: seq })?;
+            let past = Memledger::open_with(&dir, &OpenOptions::default(), self.config.clone())?;
+            if !events.is_empty() {
+                past.import_stream(Stream::from_events(events)?)?;
+            }
+            // Recall there fuses cosine ranking too: lend it the vectors this store has.
+            embed::lend_vectors(&self.models, self.reader(), past.reader())?;
+            Ok(past)
+        };
+        match build() {
+            Ok(ml) => Ok(Snapshot::Past { ml: Box::new(ml), dir, seq }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                Err(e)
+            }
+        }
     }
 }
 
@@ -439,7 +639,7 @@ impl Drop for Memledger {
     /// Commit what the text index has applied, so the next open need not catch it up. Best
     /// effort: a failure here only costs that catch-up.
     fn drop(&mut self) {
-        let flush_store = self.written.load(std::sync::atomic::Ordering::Relaxed) >= FLUSH_ON_CLOSE_AFTER;
+        let flush_store = self.written.load(Ordering::Relaxed) >= FLUSH_ON_CLOSE_AFTER;
         // The index's commit and RocksDB's flush of its memtables are independent, and both are
         // long after a bulk save: they run side by side. (The commit writes the log buffer out
         // first, as always, so it never gets ahead of the ledger.)
@@ -450,55 +650,49 @@ impl Drop for Memledger {
                     let _ = store.flush();
                 });
             }
-            let _ = self.text.flush();
+            let _ = self.index.text().flush();
         });
         // Freeing a large store's caches is one deallocation per entry; a process about to exit
         // need not wait for that, so a thread of its own frees them.
-        let analyses = std::mem::take(self.analyses.get_mut().unwrap_or_else(|p| p.into_inner()));
-        let terms = std::mem::take(self.terms.get_mut().unwrap_or_else(|p| p.into_inner()));
+        let analyses = self.analyses.take();
+        let terms = self.index.take_terms();
         if analyses.len() >= FREE_BEHIND_ANALYSES {
             std::thread::spawn(move || drop((analyses, terms)));
         }
     }
 }
 
-/// How many cached analyses make closing a store free its caches on a thread of their own.
-const FREE_BEHIND_ANALYSES: usize = 10_000;
-
-/// The memories a command's events may make active or inactive: every subject of a belief
-/// event or of a resolution's effect. Must cover every status change `BeliefsProjector` makes.
-fn touched_memories(events: &[NewEvent]) -> Vec<MemoryId> {
-    let mut out = Vec::new();
-    let effects = |effects: &[Effect], out: &mut Vec<MemoryId>| {
-        for effect in effects {
-            match *effect {
-                Effect::MadeStale { memory_id } | Effect::Introduced { memory_id, .. } => out.push(memory_id),
-                Effect::Reparented { .. } | Effect::EdgeAdded { .. } => {}
-            }
-        }
-    };
-    for e in events {
-        match &e.body {
-            EventBody::BeliefAdded(b) => out.push(b.memory_id),
-            EventBody::BeliefVersioned(b) => out.extend([b.memory_id, b.replaces]),
-            EventBody::BeliefEdited(b) => out.extend([b.memory_id, b.replaces]),
-            EventBody::BeliefHistorical(b) => out.push(b.memory_id),
-            EventBody::BeliefRetired(b) => out.push(b.memory_id),
-            EventBody::ConflictResolved(b) => effects(&b.effects, &mut out),
-            EventBody::ResolutionReverted(b) => effects(&b.undone, &mut out),
-            EventBody::MemoryObserved(_)
-            | EventBody::PairClassified(_)
-            | EventBody::BeliefMerged(_)
-            | EventBody::ConflictOpened(_) => {}
-        }
-    }
-    out.sort();
-    out.dedup();
-    out
+/// A read-only view of the store as of a point: either the live store (the point is the head)
+/// or a scratch replay of the prefix, removed when dropped.
+pub enum Snapshot<'a> {
+    Live(&'a Memledger),
+    Past { ml: Box<Memledger>, dir: PathBuf, seq: u64 },
 }
 
-/// What [`Memledger::commit`] did.
-pub(crate) enum CommitResult {
-    Committed(Vec<Event>),
-    Replayed(SeqRange),
+impl Snapshot<'_> {
+    /// The last seq this snapshot includes.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Snapshot::Live(ml) => ml.ledger().head().seq,
+            Snapshot::Past { seq, .. } => *seq,
+        }
+    }
+}
+
+impl Deref for Snapshot<'_> {
+    type Target = Memledger;
+    fn deref(&self) -> &Memledger {
+        match self {
+            Snapshot::Live(ml) => ml,
+            Snapshot::Past { ml, .. } => ml,
+        }
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        if let Snapshot::Past { dir, .. } = self {
+            let _ = std::fs::remove_dir_all(&*dir);
+        }
+    }
 }

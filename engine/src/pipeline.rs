@@ -1,6 +1,7 @@
 //! The save pipeline (docs/design.md §4): exact duplicate → fact-key identity → candidates →
-//! classification of every candidate → decision. It only plans events; `Memledger::save`
-//! appends them in one atomic write against the head the plan was made on.
+//! classification of every candidate → decision. A `Planner` only plans events, reading the
+//! store; the caller appends them in one atomic write against the head the plan was made on,
+//! and `summarize` says what the appended events amount to.
 
 use std::sync::Arc;
 
@@ -8,11 +9,54 @@ use memledger_ledger::NewEvent;
 use memledger_projector::beliefs::MemoryRecord;
 use memledger_schemas::chain::content_hash;
 use memledger_schemas::*;
+use serde::Serialize;
 
+use crate::analysis_cache::AnalysisCache;
+use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical_analysed, lexical};
-use crate::error::EngineError;
+use crate::config::EngineConfig;
+use crate::error::{Conflict, EngineError};
+use crate::index::Index;
 use crate::input::{SaveRequest, ValidSave};
-use crate::memledger::Memledger;
+use crate::models::{Models, embed};
+use crate::reads::Reader;
+
+/// What a save did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Added,
+    Merged,
+    Versioned,
+    Conflict,
+    Historical,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Added => "added",
+            Outcome::Merged => "merged",
+            Outcome::Versioned => "versioned",
+            Outcome::Conflict => "conflict",
+            Outcome::Historical => "historical",
+        }
+    }
+}
+
+/// The result of `save`, as docs/cli.md names it.
+#[derive(Clone, Debug, Serialize)]
+pub struct SaveResult {
+    pub outcome: Outcome,
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub version: u32,
+    pub conflict_id: Option<ConflictId>,
+    pub replayed: bool,
+    pub seqs: Vec<u64>,
+    /// The conflict was opened and settled at once by effective time.
+    pub settled_by_effective_time: bool,
+}
 
 /// A save validated, hashed and analysed: all of its work that reads nothing from the store.
 /// `save --from` prepares the next lines on a thread of its own while this one saves.
@@ -45,50 +89,6 @@ impl PreparedSave {
     }
 }
 
-/// How many analyses of active memories the pipeline keeps in memory (about 2.3 KB each).
-///
-/// A save's candidates are spread over the whole store, so a cache smaller than the active
-/// memories misses often, and every miss analyses a candidate again (and a full cache is
-/// emptied, all at once). A memory that stops being active leaves it
-/// (`Memledger::forget_analysis`), so up to this many active memories are never analysed twice.
-const ANALYSIS_CACHE_ENTRIES: usize = 120_000;
-
-/// The best `k` of `weighed` that `keep` accepts, best first: highest weight, ties by id.
-///
-/// Only they are wanted, out of up to a budget's worth of weighed memories per save: they are
-/// kept in a short list, in order, while the weights are read, rather than every weighed memory
-/// collected and selected from.
-fn best_weighed(
-    weighed: impl Iterator<Item = (MemoryId, f64)>,
-    k: usize,
-    keep: impl Fn(MemoryId) -> bool,
-) -> Vec<(MemoryId, f64)> {
-    let best_first = |a: &(MemoryId, f64), b: &(MemoryId, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    let mut best: Vec<(MemoryId, f64)> = Vec::with_capacity(k.min(64) + 1);
-    if k == 0 {
-        return best;
-    }
-    for candidate in weighed {
-        if best.len() == k && best_first(&candidate, &best[k - 1]).is_ge() {
-            continue;
-        }
-        if !keep(candidate.0) {
-            continue;
-        }
-        let at = best.partition_point(|b| best_first(b, &candidate).is_lt());
-        best.insert(at, candidate);
-        best.truncate(k);
-    }
-    best
-}
-
-thread_local! {
-    /// Candidate search's weights per memory, kept between saves: it takes up to the whole
-    /// budget of postings per save, so it is allocated once rather than for every save. Ids
-    /// are random, so a fast non-keyed hash is enough.
-    static CANDIDATE_WEIGHTS: std::cell::RefCell<rustc_hash::FxHashMap<MemoryId, f64>> = Default::default();
-}
-
 /// A candidate and what the classifier said of it.
 struct Examined {
     candidate: MemoryRecord,
@@ -98,116 +98,24 @@ struct Examined {
     model: Option<ModelVerdict>,
 }
 
-impl Memledger {
-    /// Active memories of the same scope worth comparing with `save`: those sharing its fact key,
-    /// then the best `top_k` by shared index terms (rarer terms weigh more).
-    pub(crate) fn candidates(
-        &self,
-        save: &ValidSave,
-        exclude: Option<MemoryId>,
-    ) -> Result<Vec<(MemoryRecord, bool)>, EngineError> {
-        self.candidates_for(save, &lexical::analyse(&save.text), exclude)
-    }
+/// What planning a save reads: the views, the text index and term cache, the analyses, the
+/// models, the settings.
+pub(crate) struct Planner<'a> {
+    pub(crate) reader: Reader<'a>,
+    pub(crate) index: &'a Index,
+    pub(crate) analyses: &'a AnalysisCache,
+    pub(crate) models: &'a Models,
+    pub(crate) config: &'a EngineConfig,
+}
 
-    /// [`Memledger::candidates`] for a text already analysed.
-    pub(crate) fn candidates_for(
-        &self,
-        save: &ValidSave,
-        analysis: &lexical::Analysis,
-        exclude: Option<MemoryId>,
-    ) -> Result<Vec<(MemoryRecord, bool)>, EngineError> {
-        let beliefs = self.beliefs();
-        let mut out: Vec<(MemoryRecord, bool)> = Vec::new();
-        if let Some(fk) = &save.fact_key {
-            for id in beliefs.active_by_fact_key(&save.scope, fk)? {
-                if Some(id) == exclude {
-                    continue;
-                }
-                if let Some(r) = beliefs.get(id)? {
-                    out.push((r, true));
-                }
-            }
+impl Planner<'_> {
+    fn candidates(&self) -> CandidateSearch<'_> {
+        CandidateSearch {
+            reader: self.reader,
+            index: self.index,
+            top_k: self.config.top_k,
+            budget: self.config.candidate_budget,
         }
-        // Rarest terms first: they say most about identity, and reading postings in that order
-        // within a fixed budget keeps the cost flat as the store grows.
-        let mut terms: Vec<&str> = analysis.index_terms().iter().map(String::as_str).collect();
-        terms.sort_unstable();
-        terms.dedup();
-        let mut cache = self.term_cache();
-        let mut by_rarity = Vec::with_capacity(terms.len());
-        for term in terms {
-            let count = cache.count(&self.text, &save.scope, term)?;
-            if count > 0 {
-                by_rarity.push((count, term));
-            }
-        }
-        by_rarity.sort();
-        let ranked: Vec<(MemoryId, f64)> = CANDIDATE_WEIGHTS.with_borrow_mut(|weights| {
-            weights.clear();
-            weights.reserve(self.config.candidate_budget);
-            let mut budget = self.config.candidate_budget;
-            for (count, term) in by_rarity {
-                if budget == 0 {
-                    break;
-                }
-                let weight = 1.0 / (1.0 + (count as f64).ln());
-                for id in cache.holders(&self.text, &save.scope, term, budget)? {
-                    budget -= 1;
-                    *weights.entry(id).or_default() += weight;
-                }
-            }
-            let keep = |id: MemoryId| Some(id) != exclude && !out.iter().any(|(r, _)| r.memory_id == id);
-            Ok::<_, EngineError>(best_weighed(weights.iter().map(|(id, w)| (*id, *w)), self.config.top_k, keep))
-        })?;
-        drop(cache);
-        for (id, _) in ranked {
-            if let Some(r) = beliefs.get(id)? {
-                out.push((r, false));
-            }
-        }
-        Ok(out)
-    }
-
-    /// A stored memory's analysis, from the cache when it is there. A memory's text never changes
-    /// (a new version is a new memory), so entries never go stale; the cache is simply emptied
-    /// when it grows past its bound.
-    pub(crate) fn analysis_of(&self, r: &MemoryRecord) -> Arc<lexical::Analysis> {
-        let mut cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(a) = cache.get(&r.memory_id) {
-            return a.clone();
-        }
-        if cache.len() >= ANALYSIS_CACHE_ENTRIES {
-            cache.clear();
-        }
-        let a = Arc::new(lexical::analyse(&r.text));
-        cache.insert(r.memory_id, a.clone());
-        a
-    }
-
-    /// Drop a memory's analysis: it stopped being active (or, a merged save, never became
-    /// active), so no save will meet it as a candidate.
-    pub(crate) fn forget_analysis(&self, id: MemoryId) {
-        self.analyses.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
-    }
-
-    /// The index terms of a memory whose analysis is in the cache; `None` (never an analysis)
-    /// when it is not.
-    pub(crate) fn known_index_terms(&self, id: MemoryId) -> Option<Vec<String>> {
-        let cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
-        cache.get(&id).map(|a| a.index_terms().to_vec())
-    }
-
-    fn remember_analysis(&self, id: MemoryId, analysis: Arc<lexical::Analysis>) {
-        let mut cache = self.analyses.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= ANALYSIS_CACHE_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(id, analysis);
-    }
-
-    /// The next free version number of a lineage.
-    pub(crate) fn next_version(&self, root: MemoryId) -> Result<u32, EngineError> {
-        Ok(self.beliefs().lineage(root)?.iter().map(|r| r.version).max().unwrap_or(0) + 1)
     }
 
     /// Plan the events of one save, made against ledger head `head`.
@@ -235,7 +143,7 @@ impl Memledger {
         }
 
         // 3. An exact duplicate among the scope's active memories: provenance only.
-        if let Some(&dup) = self.beliefs().active_by_hash(&save.scope, &hash)?.first() {
+        if let Some(&dup) = self.reader.beliefs().active_by_hash(&save.scope, &hash)?.first() {
             events.push(
                 EventBody::PairClassified(PairClassified {
                     incoming: memory_id,
@@ -262,24 +170,25 @@ impl Memledger {
         let incoming = prepared.analysis.clone().unwrap_or_else(|| Arc::new(lexical::analyse(&save.text)));
         // The new memory's analysis serves the term cache after the commit and later saves that
         // meet it as a candidate.
-        self.remember_analysis(memory_id, incoming.clone());
-        let mut candidates = self.candidates_for(save, &incoming, None)?;
-        let embedding = self.embedding_candidates(save, &mut candidates)?;
+        self.analyses.remember(memory_id, incoming.clone());
+        let mut candidates = self.candidates().find(save, &incoming, None)?;
+        let embedding =
+            embed::embedding_candidates(self.models, self.reader, self.config.top_k, save, &mut candidates)?;
         let (records, same_keys): (Vec<MemoryRecord>, Vec<bool>) = candidates.into_iter().unzip();
         let mut classes: Vec<Classification> = records
             .iter()
             .map(|c| {
-                let analysis = self.analysis_of(c);
+                let analysis = self.analyses.of(c);
                 classify_lexical_analysed(
                     &incoming,
                     &analysis,
                     Some(save.memory_type),
                     Some(c.memory_type),
-                    &self.config,
+                    self.config,
                 )
             })
             .collect();
-        let models = self.classify_with_models(save, &records, &mut classes, &embedding)?;
+        let models = self.models.classify_candidates(self.reader, save, &records, &mut classes, &embedding)?;
         let mut examined: Vec<Examined> = Vec::new();
         for (((candidate, same_key), mut class), model) in records.into_iter().zip(same_keys).zip(classes).zip(models) {
             if same_key && matches!(class.relation, Relation::Complementary | Relation::Unrelated) && !class.near_miss {
@@ -308,7 +217,8 @@ impl Memledger {
         // A restatement adds nothing to a belief that says at least as much (or says it in the
         // same words): provenance only, so no qualifier is ever lost.
         let restatement =
-            best(Relation::Identical, &|c| !c.incoming_adds && (c.candidate_adds || c.gate == "exact_text"));
+            best(Relation::Identical, &|c| !c.incoming_adds && (c.candidate_adds || c.gate == "exact_text"))
+                .or_else(|| best(Relation::Complementary, &|c| c.gate == "restatement" && !c.near_miss));
         let contradicting: Vec<usize> =
             (0..examined.len()).filter(|&i| examined[i].class.relation == Relation::Contradictory).collect();
         let identical = best(Relation::Identical, &|_| true);
@@ -324,7 +234,7 @@ impl Memledger {
         } else if let Some(i) = identical {
             let (current, root, current_effective) =
                 (examined[i].candidate.memory_id, examined[i].candidate.root_id, examined[i].candidate.effective_at);
-            let version = self.next_version(root)?;
+            let version = self.reader.next_version(root)?;
             // Enriched: the incoming text says more, so it is current whatever its time.
             // Reworded: other words for the same fact; the later-effective wording is current.
             let enriched = examined[i].class.incoming_adds && !examined[i].class.candidate_adds;
@@ -418,7 +328,7 @@ impl Memledger {
         }
         if let Some(action) = settled {
             let first = &examined[ordered[0]].candidate;
-            let to_version = self.next_version(first.root_id)?;
+            let to_version = self.reader.next_version(first.root_id)?;
             let mut effects = vec![Effect::Reparented {
                 memory_id,
                 from_root: memory_id,
@@ -460,32 +370,68 @@ impl Memledger {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    proptest! {
-        /// The short list gives what sorting every kept memory best first and taking `k` gives,
-        /// ties (equal weights, which sums of the same term weights often are) by id included.
-        #[test]
-        fn best_weighed_is_the_first_k_of_a_full_sort(
-            weighed in proptest::collection::vec((0u128..400, 0u8..12), 0..300),
-            k in 0usize..12,
-            dropped in 0u128..8,
-        ) {
-            let mut seen = std::collections::HashSet::new();
-            let weighed: Vec<(MemoryId, f64)> = weighed
-                .into_iter()
-                .filter(|(id, _)| seen.insert(*id))
-                .map(|(id, w)| (MemoryId(id), f64::from(w) / 4.0))
-                .collect();
-            let keep = |id: MemoryId| id.0 % 8 != dropped;
-            let mut sorted: Vec<(MemoryId, f64)> = weighed.iter().copied().filter(|(id, _)| keep(*id)).collect();
-            sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            sorted.truncate(k);
-            prop_assert_eq!(best_weighed(weighed.into_iter(), k, keep), sorted);
+/// The save result a save's events amount to (`replayed`: they were appended before, under the
+/// same idempotency key).
+pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) -> Result<SaveResult, EngineError> {
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    let observed = events
+        .iter()
+        .find_map(|e| match &e.body {
+            EventBody::MemoryObserved(b) => Some(b.memory_id),
+            _ => None,
+        })
+        .ok_or(Conflict::KeyOfAnotherCommand)?;
+    let mut result = SaveResult {
+        outcome: Outcome::Added,
+        memory_id: observed,
+        root_id: observed,
+        version: 1,
+        conflict_id: None,
+        replayed,
+        seqs,
+        settled_by_effective_time: false,
+    };
+    for e in events {
+        match &e.body {
+            EventBody::BeliefMerged(b) => {
+                result.outcome = Outcome::Merged;
+                result.memory_id = b.into;
+                if let Some(r) = reader.beliefs().get(b.into)? {
+                    result.root_id = r.root_id;
+                    result.version = r.version;
+                }
+            }
+            EventBody::BeliefVersioned(b) => {
+                result.outcome = Outcome::Versioned;
+                result.root_id = b.root_id;
+                result.version = b.version;
+            }
+            EventBody::BeliefHistorical(b) => {
+                result.outcome = Outcome::Historical;
+                result.root_id = b.root_id;
+                result.version = b.version;
+            }
+            EventBody::ConflictOpened(b) => {
+                result.outcome = Outcome::Conflict;
+                result.conflict_id = Some(b.conflict_id);
+            }
+            EventBody::ConflictResolved(b) => {
+                result.settled_by_effective_time = true;
+                result.outcome = match b.action {
+                    ResolutionAction::KeepNew => Outcome::Versioned,
+                    _ => Outcome::Historical,
+                };
+                for effect in &b.effects {
+                    if let Effect::Reparented { memory_id, to_root, to_version, .. } = effect
+                        && *memory_id == observed
+                    {
+                        result.root_id = *to_root;
+                        result.version = *to_version;
+                    }
+                }
+            }
+            _ => {}
         }
     }
+    Ok(result)
 }

@@ -1,21 +1,19 @@
-//! Read commands: show, list, history, why, conflicts, log, stats, classify (a dry run), and the
-//! store-wide checks (verify, rebuild, export, import).
-
-use std::io::{BufRead, Write};
+//! Reads of one store's views: what `show`, `list`, `history`, `why`, `conflicts`, `log` and
+//! `stats` answer, the id prefixes they take, and the lookups the commands that write make
+//! before they plan (`Reader`); and the check that every view equals a fresh replay.
 
 use memledger_ledger::store::Store;
-use memledger_ledger::{ImportReport, OpenOptions, Stream, VerifyReport};
-use memledger_projector::beliefs::MemoryRecord;
-use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
-use memledger_projector::edges::EdgeRecord;
+use memledger_ledger::{Ledger, OpenOptions, VerifyReport};
+use memledger_projector::Views;
+use memledger_projector::audit::AuditReader;
+use memledger_projector::beliefs::{BeliefReader, MemoryRecord};
+use memledger_projector::conflicts::{ConflictReader, ConflictRecord, ConflictStatus};
+use memledger_projector::edges::{EdgeReader, EdgeRecord};
 use memledger_schemas::ids::is_hex_prefix;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::classify::{Classification, classify_lexical};
-use crate::error::EngineError;
-use crate::input::validate_text;
-use crate::memledger::Memledger;
+use crate::error::{BadInput, Conflict, EngineError, NotFound};
 
 /// The shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 6;
@@ -106,25 +104,66 @@ fn to_map(pairs: &[(Name, f64)]) -> serde_json::Map<String, serde_json::Value> {
     pairs.iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect()
 }
 
-impl Memledger {
+/// The views of one store as the commands read them. Cheap to copy: it holds the ledger, and
+/// each view's reader is made when asked for.
+#[derive(Clone, Copy)]
+pub(crate) struct Reader<'a> {
+    ledger: &'a Ledger,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(ledger: &'a Ledger) -> Self {
+        Reader { ledger }
+    }
+
+    pub(crate) fn store(&self) -> &'a Store {
+        self.ledger.store()
+    }
+
+    pub(crate) fn beliefs(&self) -> BeliefReader<'a> {
+        BeliefReader::new(self.ledger.store())
+    }
+
+    pub(crate) fn conflict_queue(&self) -> ConflictReader<'a> {
+        ConflictReader::new(self.ledger.store())
+    }
+
+    pub(crate) fn edges(&self) -> EdgeReader<'a> {
+        EdgeReader::new(self.ledger.store())
+    }
+
     /// A belief by id.
     pub(crate) fn record(&self, id: MemoryId) -> Result<MemoryRecord, EngineError> {
         match self.beliefs().get(id)? {
             Some(r) => Ok(r),
             None => match self.beliefs().observation(id)? {
                 Some(o) => match o.merged_into {
-                    Some(into) => {
-                        self.beliefs().get(into)?.ok_or_else(|| EngineError::NotFound(format!("no memory {into}")))
-                    }
-                    None => Err(EngineError::NotFound(format!("memory {id} is not a belief"))),
+                    Some(into) => self.beliefs().get(into)?.ok_or(NotFound::Memory(into).into()),
+                    None => Err(NotFound::NotABelief(id).into()),
                 },
-                None => Err(EngineError::NotFound(format!("no memory {id}"))),
+                None => Err(NotFound::Memory(id).into()),
             },
         }
     }
 
+    /// The current (newest active) version of the lineage `id` belongs to.
+    pub(crate) fn current_of(&self, id: MemoryId) -> Result<MemoryRecord, EngineError> {
+        let record = self.record(id)?;
+        self.beliefs().current(record.root_id)?.ok_or_else(|| Conflict::NoActiveVersion { root: record.root_id }.into())
+    }
+
+    /// The next free version number of a lineage.
+    pub(crate) fn next_version(&self, root: MemoryId) -> Result<u32, EngineError> {
+        Ok(self.beliefs().lineage(root)?.iter().map(|r| r.version).max().unwrap_or(0) + 1)
+    }
+
+    /// A conflict by id.
+    pub(crate) fn conflict(&self, id: ConflictId) -> Result<ConflictRecord, EngineError> {
+        self.conflict_queue().get(id)?.ok_or(NotFound::Conflict(id).into())
+    }
+
     /// A memory id from a full id or a unique prefix of at least 6 hex digits.
-    pub fn resolve_memory_id(&self, text: &str) -> Result<MemoryId, EngineError> {
+    pub(crate) fn resolve_memory_id(&self, text: &str) -> Result<MemoryId, EngineError> {
         let text = text.trim().to_ascii_lowercase();
         check_prefix(&text)?;
         if let Ok(id) = text.parse::<MemoryId>() {
@@ -133,16 +172,16 @@ impl Memledger {
         let found = self.beliefs().ids_with_prefix(&text, 2)?;
         match found.as_slice() {
             [one] => Ok(*one),
-            [] => Err(EngineError::NotFound(format!("no memory id starts with {text}"))),
-            many => Err(EngineError::BadInput(format!(
-                "id prefix {text} is ambiguous: it matches {} and more; type more digits",
-                many.iter().map(|i| i.short()).collect::<Vec<_>>().join(", ")
-            ))),
+            [] => Err(NotFound::MemoryPrefix(text).into()),
+            many => {
+                let matches = many.iter().map(|i| i.short()).collect::<Vec<_>>().join(", ");
+                Err(BadInput::AmbiguousMemoryPrefix { prefix: text, matches }.into())
+            }
         }
     }
 
     /// A conflict id from a full id or a unique prefix of at least 6 hex digits.
-    pub fn resolve_conflict_id(&self, text: &str) -> Result<ConflictId, EngineError> {
+    pub(crate) fn resolve_conflict_id(&self, text: &str) -> Result<ConflictId, EngineError> {
         let text = text.trim().to_ascii_lowercase();
         check_prefix(&text)?;
         if let Ok(id) = text.parse::<ConflictId>() {
@@ -151,8 +190,8 @@ impl Memledger {
         let found = self.conflict_queue().ids_with_prefix(&text)?;
         match found.as_slice() {
             [one] => Ok(*one),
-            [] => Err(EngineError::NotFound(format!("no conflict id starts with {text}"))),
-            _ => Err(EngineError::BadInput(format!("conflict id prefix {text} is ambiguous; type more digits"))),
+            [] => Err(NotFound::ConflictPrefix(text).into()),
+            _ => Err(BadInput::AmbiguousConflictPrefix(text).into()),
         }
     }
 
@@ -191,13 +230,13 @@ impl Memledger {
         })
     }
 
-    pub fn show(&self, id: MemoryId) -> Result<MemoryView, EngineError> {
+    pub(crate) fn show(&self, id: MemoryId) -> Result<MemoryView, EngineError> {
         let r = self.record(id)?;
         self.view(r)
     }
 
     /// Memories filtered by type, scope and status (`None` status: all).
-    pub fn list(
+    pub(crate) fn list(
         &self,
         memory_type: Option<MemoryType>,
         scope: Option<&str>,
@@ -217,7 +256,7 @@ impl Memledger {
         records.into_iter().map(|r| self.view(r)).collect()
     }
 
-    pub fn history(&self, id: MemoryId) -> Result<HistoryView, EngineError> {
+    pub(crate) fn history(&self, id: MemoryId) -> Result<HistoryView, EngineError> {
         let r = self.record(id)?;
         let mut versions: Vec<VersionView> = self
             .beliefs()
@@ -247,8 +286,8 @@ impl Memledger {
     }
 
     /// Every classification that involved `id` (or the pair `id`–`other`), flagged or dropped.
-    pub fn why(&self, id: MemoryId, other: Option<MemoryId>) -> Result<Vec<Decision>, EngineError> {
-        let audit = memledger_projector::audit::AuditReader::new(self.ledger.store());
+    pub(crate) fn why(&self, id: MemoryId, other: Option<MemoryId>) -> Result<Vec<Decision>, EngineError> {
+        let audit = AuditReader::new(self.ledger.store());
         let mut out = Vec::new();
         for seq in audit.seqs(id, other)? {
             let Some(event) = self.ledger.get(seq)? else { continue };
@@ -272,16 +311,12 @@ impl Memledger {
         Ok(out)
     }
 
-    pub fn conflicts(&self, status: Option<ConflictStatus>) -> Result<Vec<ConflictRecord>, EngineError> {
+    pub(crate) fn conflicts(&self, status: Option<ConflictStatus>) -> Result<Vec<ConflictRecord>, EngineError> {
         Ok(self.conflict_queue().list(status)?)
     }
 
-    pub fn conflict_record(&self, id: ConflictId) -> Result<ConflictRecord, EngineError> {
-        self.conflict_queue().get(id)?.ok_or_else(|| EngineError::NotFound(format!("no conflict {id}")))
-    }
-
     /// Events from `since`, at most `limit`, optionally only those naming `memory`.
-    pub fn log(&self, since: u64, limit: usize, memory: Option<MemoryId>) -> Result<Vec<Event>, EngineError> {
+    pub(crate) fn log(&self, since: u64, limit: usize, memory: Option<MemoryId>) -> Result<Vec<Event>, EngineError> {
         let mut out = Vec::new();
         for event in self.ledger.scan(since)? {
             let event = event?;
@@ -295,7 +330,7 @@ impl Memledger {
         Ok(out)
     }
 
-    pub fn stats(&self) -> Result<Stats, EngineError> {
+    pub(crate) fn stats(&self) -> Result<Stats, EngineError> {
         let mut stats = Stats { events: self.ledger.head().seq, ..Stats::default() };
         for r in self.beliefs().scan(|_| true, usize::MAX)? {
             *stats.memories.entry(r.status.to_string()).or_default() += 1;
@@ -309,128 +344,32 @@ impl Memledger {
         }
         Ok(stats)
     }
+}
 
-    /// The classifier on two texts, writing nothing.
-    pub fn classify(
-        &self,
-        a: &str,
-        b: &str,
-        type_a: Option<MemoryType>,
-        type_b: Option<MemoryType>,
-    ) -> Result<Classification, EngineError> {
-        let a = validate_text(a)?;
-        let b = validate_text(b)?;
-        Ok(classify_lexical(&a, &b, type_a, type_b, &self.config))
-    }
-
-    /// Check the chain, that every view equals a fresh replay of the ledger, and that the text
-    /// index holds exactly the active memories under their candidate terms (reported as the
-    /// view `text`).
-    pub fn verify(&self) -> Result<VerifyView, EngineError> {
-        let ledger = self.ledger.verify()?;
-        let mut inconsistent_views = if ledger.ok { self.inconsistent_views()? } else { Vec::new() };
-        if ledger.ok && inconsistent_views.is_empty() && !self.text_index_consistent()? {
-            inconsistent_views.push(memledger_projector::text_index::TEXT_VIEW.to_string());
-        }
-        Ok(VerifyView { views_consistent: ledger.ok && inconsistent_views.is_empty(), inconsistent_views, ledger })
-    }
-
-    /// Whether the text index, brought up to the belief view, holds one document per active
-    /// memory and, for every (scope, term) the active memories' texts give, exactly those
-    /// memories as the term's holders: what candidate search would load from it.
-    fn text_index_consistent(&self) -> Result<bool, EngineError> {
-        let _guard = self.lock();
-        self.sync_text_index()?;
-        let (truth, active) = self.candidate_terms_of_beliefs()?;
-        if self.text.num_docs() != active {
-            return Ok(false);
-        }
-        for ((scope, term), ids) in &truth {
-            if self.text.holders(scope, term)? != *ids {
-                return Ok(false);
+/// Views whose stored content in `ledger`'s store differs from a replay into a scratch store.
+pub(crate) fn inconsistent_views(ledger: &Ledger, views: &Views) -> Result<Vec<String>, EngineError> {
+    let scratch = std::env::temp_dir().join(format!("memledger-verify-{}", MemoryId::random().hex()));
+    let result = (|| -> Result<Vec<String>, EngineError> {
+        let store = Store::open(&scratch, &views.tables(), true, OpenOptions::default().wait)?;
+        views.replay_into(ledger, &store)?;
+        let mut bad = Vec::new();
+        for table in views.names() {
+            if views.dump_store(ledger.store(), table)? != views.dump_store(&store, table)? {
+                bad.push(table.to_string());
             }
         }
-        Ok(true)
-    }
-
-    /// Views whose stored content differs from a replay into a scratch store.
-    fn inconsistent_views(&self) -> Result<Vec<String>, EngineError> {
-        let scratch = std::env::temp_dir().join(format!("memledger-verify-{}", MemoryId::random().hex()));
-        let result = (|| -> Result<Vec<String>, EngineError> {
-            let store = Store::open(&scratch, &self.views.tables(), true, OpenOptions::default().wait)?;
-            self.views.replay_into(&self.ledger, &store)?;
-            let mut bad = Vec::new();
-            for table in self.views.names() {
-                if self.views.dump_store(self.ledger.store(), table)? != self.views.dump_store(&store, table)? {
-                    bad.push(table.to_string());
-                }
-            }
-            Ok(bad)
-        })();
-        let _ = std::fs::remove_dir_all(&scratch);
-        result
-    }
-
-    /// Drop and replay views (all when `only` is `None`). Returns the events replayed.
-    pub fn rebuild(&self, only: Option<&[&str]>, progress: &mut dyn FnMut(u64)) -> Result<u64, EngineError> {
-        use memledger_projector::text_index::TEXT_VIEW;
-        if let Some(names) = only {
-            let known = self.views.names();
-            if let Some(bad) = names.iter().find(|n| !known.contains(n) && **n != TEXT_VIEW) {
-                return Err(EngineError::BadInput(format!(
-                    "no view named {bad:?} (views: {}, {TEXT_VIEW})",
-                    known.join(", ")
-                )));
-            }
-        }
-        let _guard = self.lock();
-        let events = self.views.rebuild_with_progress(&self.ledger, only, progress);
-        let events = match events {
-            Ok(events) => events,
-            Err(e) => {
-                let _ = self.reset_term_cache();
-                return Err(e.into());
-            }
-        };
-        self.written.fetch_add(events, std::sync::atomic::Ordering::Relaxed);
-        // The text index is rebuilt from the belief view, so after it.
-        if only.is_none_or(|names| names.contains(&TEXT_VIEW)) {
-            self.text.rebuild(&self.ledger)?;
-        }
-        self.reset_term_cache()?;
-        Ok(events)
-    }
-
-    pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, EngineError> {
-        Ok(self.ledger.export(since, out)?)
-    }
-
-    /// Import a stream, then bring the views up to date.
-    pub fn import(&self, input: &mut dyn BufRead) -> Result<ImportReport, EngineError> {
-        self.import_stream(memledger_ledger::read_stream(input)?)
-    }
-
-    /// Import a stream read (and its chain checked) by [`memledger_ledger::read_stream`].
-    pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, EngineError> {
-        let _guard = self.lock();
-        let report = self.ledger.import_stream(stream)?;
-        self.written.fetch_add(report.appended, std::sync::atomic::Ordering::Relaxed);
-        let caught_up = self.views.catch_up(&self.ledger);
-        // The imported memories reach the text index, which candidate search reads, with the reset.
-        self.reset_term_cache()?;
-        caught_up?;
-        Ok(report)
-    }
+        Ok(bad)
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
 }
 
 fn check_prefix(text: &str) -> Result<(), EngineError> {
     if !is_hex_prefix(text) {
-        return Err(EngineError::BadInput(format!("not an id: {text:?} (ids are hex digits)")));
+        return Err(BadInput::NotAnId(text.to_string()).into());
     }
     if text.len() < MIN_PREFIX {
-        return Err(EngineError::BadInput(format!(
-            "id prefix {text:?} is too short: give at least {MIN_PREFIX} digits"
-        )));
+        return Err(BadInput::PrefixTooShort { prefix: text.to_string(), min: MIN_PREFIX }.into());
     }
     Ok(())
 }

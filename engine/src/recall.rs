@@ -4,14 +4,15 @@
 
 use std::collections::HashMap;
 
-use memledger_projector::text_index::{TextIndex, TextRebuild};
-use memledger_projector::{Checkpoint, beliefs};
+use memledger_projector::TextIndex;
+use memledger_projector::beliefs;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::EngineError;
-use crate::memledger::Memledger;
+use crate::error::{BadInput, EngineError};
+use crate::models::Models;
 use crate::models::embed::{VectorCache, cosine};
+use crate::reads::Reader;
 
 /// The constant of reciprocal-rank fusion: a hit at rank `r` (from 1) of a ranking adds
 /// `1 / (RRF_K + r)` (Cormack, Clarke and Büttcher 2009).
@@ -76,161 +77,142 @@ struct CosineRanking {
     error: Option<String>,
 }
 
-impl Memledger {
-    /// The active memories that best match `query` (BM25 over the analyzer's terms, OR-ed: any
-    /// text is a valid query), at most `limit`, optionally only of `memory_type` and in `scope`.
-    pub fn recall(
-        &self,
-        query: &str,
-        memory_type: Option<MemoryType>,
-        scope: Option<&str>,
-        limit: usize,
-    ) -> Result<RecallResult, EngineError> {
-        if query.trim().is_empty() {
-            return Err(EngineError::BadInput("recall needs a query: some words to look for".into()));
-        }
-        if limit == 0 {
-            return Err(EngineError::BadInput("--limit must be at least 1".into()));
-        }
-        // The ranking reserves room for `limit` hits: a limit past any store's size is refused
-        // rather than allocated.
-        if limit > MAX_LIMIT {
-            return Err(EngineError::BadInput(format!("--limit must be at most {MAX_LIMIT}")));
-        }
-        self.text_index_current()?;
-        let depth = if self.models.embedder().is_some() { limit.max(FUSION_DEPTH) } else { limit };
-        let bm25 = self.text.search(query, memory_type, scope, depth)?;
-        let cosines = self.cosine_ranking(query, memory_type, scope, depth)?;
-        let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
-        // (memory id, ranking score, BM25, cosine); BM25 alone keeps the text index's order.
-        let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
-            bm25.iter().take(limit).map(|h| (h.memory_id, h.score as f64, Some(h.score), None)).collect()
-        } else {
-            let mut fused: HashMap<MemoryId, (f64, Option<f32>, Option<f64>)> = HashMap::new();
-            for (rank, hit) in bm25.iter().enumerate() {
-                let e = fused.entry(hit.memory_id).or_default();
-                e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
-                e.1 = Some(hit.score);
-            }
-            for (rank, (id, c)) in cosines.ranked.iter().enumerate() {
-                let e = fused.entry(*id).or_default();
-                e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
-                e.2 = Some(*c);
-            }
-            fused.into_iter().map(|(id, (s, b, c))| (id, s, b, c)).collect()
-        };
-        let mut results = Vec::new();
-        for (id, score, bm25, cosine) in scored {
-            let m = self.show(id)?;
-            let in_filter = memory_type.is_none_or(|t| m.memory_type == t) && scope.is_none_or(|s| m.scope == s);
-            if m.status != Status::Active || m.memory_id != id || !in_filter {
-                // The index is committed with the views and the cosine ranking reads only active
-                // memories of the scope and type; this would be a bug, never an answer.
-                continue;
-            }
-            results.push(RecallHit {
-                memory_id: m.memory_id,
-                root_id: m.root_id,
-                text: m.text,
-                memory_type: m.memory_type,
-                scope: m.scope,
-                score: score as f32,
-                bm25,
-                cosine,
-                asserted_at: m.asserted_at,
-                conflicts_with: m.conflicts_with,
-            });
-        }
-        if ranking == RANKING_FUSED {
-            // Best first: fused score, then newest, then the smaller id.
-            results.sort_by(|a, b| {
-                b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
-            });
-            results.truncate(limit);
-        }
-        let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
-        Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
-    }
+/// What `recall` is asked: some words, and optionally a memory type and a scope.
+#[derive(Clone, Copy)]
+pub(crate) struct Query<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) memory_type: Option<MemoryType>,
+    pub(crate) scope: Option<&'a str>,
+}
 
-    /// The active memories of the type and scope that have a vector of the configured embedding
-    /// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]), best `depth`. The query
-    /// is embedded once, and only when such vectors exist; it is not cached (recall writes
-    /// nothing). Without an embedder, or when the embedder fails: empty (the error is kept).
-    fn cosine_ranking(
-        &self,
-        query: &str,
-        memory_type: Option<MemoryType>,
-        scope: Option<&str>,
-        depth: usize,
-    ) -> Result<CosineRanking, EngineError> {
-        let Some(endpoint) = self.models.embedder() else { return Ok(CosineRanking::default()) };
-        let model = endpoint.model.clone();
-        let cache = VectorCache::new(self.ledger.store());
-        let mut vectors = Vec::new();
-        let keep = |r: &beliefs::MemoryRecord| {
-            r.status == Status::Active
-                && memory_type.is_none_or(|t| r.memory_type == t)
-                && scope.is_none_or(|s| r.scope == s)
-        };
-        for r in self.beliefs().scan(keep, usize::MAX)? {
-            // Only vectors of the configured model: the model is part of the cache key.
-            if let Some(v) = cache.get(&model, &r.content_hash)? {
-                vectors.push((r.memory_id, r.asserted_at, v));
-            }
+impl Query<'_> {
+    /// Whether a memory of this type and scope is one the query asks about.
+    fn admits(&self, memory_type: MemoryType, scope: &str) -> bool {
+        self.memory_type.is_none_or(|t| memory_type == t) && self.scope.is_none_or(|s| scope == s)
+    }
+}
+
+/// Refuse what no recall can answer: an empty query, a limit of 0 or above [`MAX_LIMIT`].
+pub(crate) fn check(query: &Query<'_>, limit: usize) -> Result<(), EngineError> {
+    if query.text.trim().is_empty() {
+        return Err(BadInput::EmptyQuery.into());
+    }
+    if limit == 0 {
+        return Err(BadInput::ZeroLimit.into());
+    }
+    // The ranking reserves room for `limit` hits: a limit past any store's size is refused
+    // rather than allocated.
+    if limit > MAX_LIMIT {
+        return Err(BadInput::LimitTooLarge(MAX_LIMIT).into());
+    }
+    Ok(())
+}
+
+/// The active memories that best match `query` (BM25 over the analyzer's terms, OR-ed: any text
+/// is a valid query), at most `limit`; `text` must be current with the belief view, and the
+/// query [`check`]ed.
+pub(crate) fn recall(
+    text: &TextIndex,
+    reader: Reader<'_>,
+    models: &Models,
+    query: &Query<'_>,
+    limit: usize,
+) -> Result<RecallResult, EngineError> {
+    let depth = if models.embedder().is_some() { limit.max(FUSION_DEPTH) } else { limit };
+    let bm25 = text.search(query.text, query.memory_type, query.scope, depth)?;
+    let cosines = cosine_ranking(reader, models, query, depth)?;
+    let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
+    // (memory id, ranking score, BM25, cosine); BM25 alone keeps the text index's order.
+    let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
+        bm25.iter().take(limit).map(|h| (h.memory_id, h.score as f64, Some(h.score), None)).collect()
+    } else {
+        let mut fused: HashMap<MemoryId, (f64, Option<f32>, Option<f64>)> = HashMap::new();
+        for (rank, hit) in bm25.iter().enumerate() {
+            let e = fused.entry(hit.memory_id).or_default();
+            e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
+            e.1 = Some(hit.score);
         }
-        if vectors.is_empty() {
-            return Ok(CosineRanking::default());
+        for (rank, (id, c)) in cosines.ranked.iter().enumerate() {
+            let e = fused.entry(*id).or_default();
+            e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
+            e.2 = Some(*c);
         }
-        let q = match self.models.embed_texts(&[query.to_string()]) {
-            Some(Ok(mut vs)) if vs.len() == 1 => vs.remove(0),
-            Some(Ok(_)) => {
-                let error = format!("embedder {model} answered the wrong number of vectors; BM25 only");
-                return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
-            }
-            Some(Err(e)) => {
-                let error = format!("embedder {model} failed: {e}; BM25 only");
-                return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
-            }
-            None => return Ok(CosineRanking::default()),
-        };
-        let mut ranked: Vec<(f64, Timestamp, MemoryId)> = vectors
-            .into_iter()
-            .map(|(id, at, v)| (cosine(&q, &v), at, id))
-            .filter(|(c, _, _)| *c >= RECALL_COSINE_MIN)
-            .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
-        ranked.truncate(depth);
-        Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), error: None })
-    }
-
-    /// The text index, for inspection (its checkpoint, document count) and maintenance.
-    pub fn text_index(&self) -> &TextIndex {
-        &self.text
-    }
-
-    /// Rebuild only the text index from the belief view; says how many documents and how fast.
-    pub fn rebuild_text_index(&self) -> Result<TextRebuild, EngineError> {
-        let _guard = self.lock();
-        Ok(self.text.rebuild(&self.ledger)?)
-    }
-
-    /// Catch the text index up when the views moved without it: an import, the scratch store of
-    /// an as-of read, or a deferred group not yet synced.
-    fn text_index_current(&self) -> Result<(), EngineError> {
-        let _guard = self.lock();
-        self.sync_text_index()
-    }
-
-    /// [`Memledger::text_index_current`] for a caller that holds the write lock.
-    pub(crate) fn sync_text_index(&self) -> Result<(), EngineError> {
-        let store = self.ledger.store();
-        let beliefs_at = Checkpoint::read(store, beliefs::TABLE)?.map_or(0, |c| c.seq);
-        if self.text.uncommitted() == Some(beliefs_at) {
-            // Applied by earlier commands, waiting for a commit: make it searchable.
-            self.text.flush()?;
-        } else if self.text.seq()? != beliefs_at {
-            self.text.catch_up(&self.ledger)?;
+        fused.into_iter().map(|(id, (s, b, c))| (id, s, b, c)).collect()
+    };
+    let mut results = Vec::new();
+    for (id, score, bm25, cosine) in scored {
+        let m = reader.show(id)?;
+        if m.status != Status::Active || m.memory_id != id || !query.admits(m.memory_type, &m.scope) {
+            // The index is committed with the views and the cosine ranking reads only active
+            // memories of the scope and type; this would be a bug, never an answer.
+            continue;
         }
-        Ok(())
+        results.push(RecallHit {
+            memory_id: m.memory_id,
+            root_id: m.root_id,
+            text: m.text,
+            memory_type: m.memory_type,
+            scope: m.scope,
+            score: score as f32,
+            bm25,
+            cosine,
+            asserted_at: m.asserted_at,
+            conflicts_with: m.conflicts_with,
+        });
     }
+    if ranking == RANKING_FUSED {
+        // Best first: fused score, then newest, then the smaller id.
+        results.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
+        });
+        results.truncate(limit);
+    }
+    let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
+    Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
+}
+
+/// The active memories of the type and scope that have a vector of the configured embedding
+/// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]), best `depth`. The query
+/// is embedded once, and only when such vectors exist; it is not cached (recall writes
+/// nothing). Without an embedder, or when the embedder fails: empty (the error is kept).
+fn cosine_ranking(
+    reader: Reader<'_>,
+    models: &Models,
+    query: &Query<'_>,
+    depth: usize,
+) -> Result<CosineRanking, EngineError> {
+    let Some(endpoint) = models.embedder() else { return Ok(CosineRanking::default()) };
+    let model = endpoint.model.clone();
+    let cache = VectorCache::new(reader.store());
+    let mut vectors = Vec::new();
+    let keep = |r: &beliefs::MemoryRecord| r.status == Status::Active && query.admits(r.memory_type, &r.scope);
+    for r in reader.beliefs().scan(keep, usize::MAX)? {
+        // Only vectors of the configured model: the model is part of the cache key.
+        if let Some(v) = cache.get(&model, &r.content_hash)? {
+            vectors.push((r.memory_id, r.asserted_at, v));
+        }
+    }
+    if vectors.is_empty() {
+        return Ok(CosineRanking::default());
+    }
+    let q = match models.embed_texts(&[query.text.to_string()]) {
+        Some(Ok(mut vs)) if vs.len() == 1 => vs.remove(0),
+        Some(Ok(_)) => {
+            let error = format!("embedder {model} answered the wrong number of vectors; BM25 only");
+            return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
+        }
+        Some(Err(e)) => {
+            let error = format!("embedder {model} failed: {e}; BM25 only");
+            return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
+        }
+        None => return Ok(CosineRanking::default()),
+    };
+    let mut ranked: Vec<(f64, Timestamp, MemoryId)> = vectors
+        .into_iter()
+        .map(|(id, at, v)| (cosine(&q, &v), at, id))
+        .filter(|(c, _, _)| *c >= RECALL_COSINE_MIN)
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
+    ranked.truncate(depth);
+    Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), error: None })
 }

@@ -1,17 +1,19 @@
 //! Commands that change beliefs on a person's word: explicit edits, forgetting, conflict
 //! resolutions and their reverts. Each is compare-and-set against the state it was asked about:
 //! a mismatch writes nothing and says what the state is now.
+//!
+//! Each function here plans one command from what a `Reader` finds (with its input already
+//! validated): the events to append and the command's result, whose `seqs` the caller fills in
+//! once they are appended against the head the plan was made on.
 
-use memledger_ledger::{CommandMeta, NewEvent};
-use memledger_projector::beliefs::MemoryRecord;
-use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
+use memledger_ledger::NewEvent;
+use memledger_projector::conflicts::ConflictStatus;
 use memledger_schemas::chain::content_hash;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::EngineError;
-use crate::input::{validate_actor, validate_text};
-use crate::memledger::{CommitResult, Memledger};
+use crate::error::{Conflict, EngineError};
+use crate::reads::Reader;
 
 /// The result of `update`.
 #[derive(Clone, Debug, Serialize)]
@@ -43,292 +45,213 @@ pub struct ResolveResult {
     pub seqs: Vec<u64>,
 }
 
-fn seqs(result: CommitResult) -> Vec<u64> {
-    match result {
-        CommitResult::Committed(events) => events.iter().map(|e| e.seq).collect(),
-        CommitResult::Replayed(r) => (r.first..=r.last).collect(),
+/// An explicit edit: a new version of the belief, unconditionally, optionally only if the
+/// current version is `expect_version`.
+pub(crate) fn plan_update(
+    reader: Reader<'_>,
+    id: MemoryId,
+    text: String,
+    expect_version: Option<u32>,
+) -> Result<(Vec<NewEvent>, UpdateResult), EngineError> {
+    let current = reader.current_of(id)?;
+    if let Some(expected) = expect_version
+        && expected != current.version
+    {
+        return Err(Conflict::VersionMoved { expected, current: current.version, memory_id: current.memory_id }.into());
     }
-}
-
-impl Memledger {
-    /// The current (newest active) version of the lineage `id` belongs to.
-    fn current_of(&self, id: MemoryId) -> Result<MemoryRecord, EngineError> {
-        let record = self.record(id)?;
-        self.beliefs().current(record.root_id)?.ok_or_else(|| {
-            EngineError::Conflict(format!(
-                "belief {} has no active version (it was retired or superseded)",
-                record.root_id.short()
-            ))
+    let memory_id = MemoryId::random();
+    let version = reader.next_version(current.root_id)?;
+    let events: Vec<NewEvent> = vec![
+        EventBody::MemoryObserved(MemoryObserved {
+            memory_id,
+            content_hash: content_hash(&text),
+            text,
+            memory_type: current.memory_type,
+            scope: current.scope.clone(),
+            source: current.source.clone(),
+            fact_key: current.fact_key.clone(),
+            effective_at: None,
+            dedup: false,
         })
-    }
-
-    /// An explicit edit: a new version of the belief, unconditionally, optionally only if the
-    /// current version is `expect_version`.
-    pub fn update(
-        &self,
-        id: MemoryId,
-        text: &str,
-        expect_version: Option<u32>,
-        actor: &str,
-    ) -> Result<UpdateResult, EngineError> {
-        let actor = validate_actor(actor)?;
-        let text = validate_text(text)?;
-        let _guard = self.lock();
-        let head = self.ledger.head().seq;
-        let current = self.current_of(id)?;
-        if let Some(expected) = expect_version
-            && expected != current.version
-        {
-            return Err(EngineError::Conflict(format!(
-                "expected version {expected} but the current version is {} ({}); nothing was written",
-                current.version, current.memory_id
-            )));
-        }
-        let memory_id = MemoryId::random();
-        let version = self.next_version(current.root_id)?;
-        let events: Vec<NewEvent> = vec![
-            EventBody::MemoryObserved(MemoryObserved {
-                memory_id,
-                content_hash: content_hash(&text),
-                text,
-                memory_type: current.memory_type,
-                scope: current.scope.clone(),
-                source: current.source.clone(),
-                fact_key: current.fact_key.clone(),
-                effective_at: None,
-                dedup: false,
-            })
-            .into(),
-            EventBody::BeliefEdited(BeliefEdited {
-                memory_id,
-                root_id: current.root_id,
-                version,
-                replaces: current.memory_id,
-                expected_version: expect_version,
-            })
-            .into(),
-        ];
-        let result = self.commit(head, &CommandMeta::new(actor), events)?;
-        Ok(UpdateResult {
+        .into(),
+        EventBody::BeliefEdited(BeliefEdited {
             memory_id,
             root_id: current.root_id,
             version,
             replaces: current.memory_id,
-            seqs: seqs(result),
+            expected_version: expect_version,
         })
-    }
+        .into(),
+    ];
+    let result =
+        UpdateResult { memory_id, root_id: current.root_id, version, replaces: current.memory_id, seqs: Vec::new() };
+    Ok((events, result))
+}
 
-    /// Retire a belief: out of recall and dedup, kept in history.
-    pub fn forget(&self, id: MemoryId, reason: Option<String>, actor: &str) -> Result<ForgetResult, EngineError> {
-        let actor = validate_actor(actor)?;
-        let _guard = self.lock();
-        let head = self.ledger.head().seq;
-        let record = self.record(id)?;
-        let target = if record.status == Status::Active { record } else { self.current_of(id)? };
-        let events = vec![EventBody::BeliefRetired(BeliefRetired { memory_id: target.memory_id, reason }).into()];
-        let result = self.commit(head, &CommandMeta::new(actor), events)?;
-        Ok(ForgetResult { memory_id: target.memory_id, root_id: target.root_id, seqs: seqs(result) })
-    }
+/// Retire a belief: out of recall and dedup, kept in history.
+pub(crate) fn plan_forget(
+    reader: Reader<'_>,
+    id: MemoryId,
+    reason: Option<String>,
+) -> Result<(Vec<NewEvent>, ForgetResult), EngineError> {
+    let record = reader.record(id)?;
+    let target = if record.status == Status::Active { record } else { reader.current_of(id)? };
+    let events = vec![EventBody::BeliefRetired(BeliefRetired { memory_id: target.memory_id, reason }).into()];
+    Ok((events, ForgetResult { memory_id: target.memory_id, root_id: target.root_id, seqs: Vec::new() }))
+}
 
-    fn conflict(&self, id: ConflictId) -> Result<ConflictRecord, EngineError> {
-        self.conflict_queue().get(id)?.ok_or_else(|| EngineError::NotFound(format!("no conflict {id}")))
+/// Resolve a pending conflict, on behalf of `by` (`person:<actor>`, `judge:<model>`).
+/// `merge_text` (validated) is the reconciled text of a `merge`.
+pub(crate) fn plan_resolve(
+    reader: Reader<'_>,
+    id: ConflictId,
+    action: ResolutionAction,
+    merge_text: Option<String>,
+    note: Option<String>,
+    by: String,
+) -> Result<(Vec<NewEvent>, ResolveResult), EngineError> {
+    let conflict = reader.conflict(id)?;
+    if conflict.status != ConflictStatus::Pending {
+        let resolution = conflict.resolution.map(|r| (r.action, r.by));
+        return Err(Conflict::AlreadyResolved { conflict: id, resolution }.into());
     }
-
-    /// Resolve a pending conflict. `merge_text` is required for `merge`.
-    pub fn resolve(
-        &self,
-        id: ConflictId,
-        action: ResolutionAction,
-        merge_text: Option<&str>,
-        note: Option<String>,
-        actor: &str,
-    ) -> Result<ResolveResult, EngineError> {
-        self.resolve_as(id, action, merge_text, note, actor, None)
+    // Compare-and-set: the sides must be as they were when the conflict opened.
+    let incoming = reader.record(conflict.incoming)?;
+    if incoming.status != Status::Active || incoming.root_id != incoming.memory_id || incoming.version != 1 {
+        let (memory, status, version) = (incoming.memory_id, incoming.status, incoming.version);
+        return Err(Conflict::IncomingChanged { memory, status, version }.into());
     }
-
-    /// Resolve on behalf of `by` (`judge:<model>`); a person when `None`.
-    pub fn resolve_as(
-        &self,
-        id: ConflictId,
-        action: ResolutionAction,
-        merge_text: Option<&str>,
-        note: Option<String>,
-        actor: &str,
-        by: Option<String>,
-    ) -> Result<ResolveResult, EngineError> {
-        let actor = validate_actor(actor)?;
-        let merge_text = match (action, merge_text) {
-            (ResolutionAction::Merge, Some(t)) => Some(validate_text(t)?),
-            (ResolutionAction::Merge, None) => {
-                return Err(EngineError::BadInput("--merge needs the reconciled text".into()));
-            }
-            (_, _) => None,
-        };
-        let _guard = self.lock();
-        let head = self.ledger.head().seq;
-        let conflict = self.conflict(id)?;
-        if conflict.status != ConflictStatus::Pending {
-            let by = conflict.resolution.as_ref().map(|r| format!(" ({} by {})", r.action, r.by)).unwrap_or_default();
-            return Err(EngineError::Conflict(format!(
-                "conflict {} is already resolved{by}; revert it first to resolve it another way",
-                id.short()
-            )));
+    let mut sides = Vec::new();
+    for side in &conflict.candidates {
+        let r = reader.record(side.memory_id)?;
+        if r.status != Status::Active || r.root_id != side.root_id || r.version != side.version {
+            return Err(Conflict::SideChanged { memory: r.memory_id, status: r.status, version: r.version }.into());
         }
-        // Compare-and-set: the sides must be as they were when the conflict opened.
-        let incoming = self.record(conflict.incoming)?;
-        if incoming.status != Status::Active || incoming.root_id != incoming.memory_id || incoming.version != 1 {
-            return Err(EngineError::Conflict(format!(
-                "the incoming memory {} changed since the conflict opened (now {} v{}); nothing was written",
-                incoming.memory_id.short(),
-                incoming.status,
-                incoming.version
-            )));
-        }
-        let mut sides = Vec::new();
-        for side in &conflict.candidates {
-            let r = self.record(side.memory_id)?;
-            if r.status != Status::Active || r.root_id != side.root_id || r.version != side.version {
-                return Err(EngineError::Conflict(format!(
-                    "memory {} changed since the conflict opened (now {} v{}); nothing was written",
-                    r.memory_id.short(),
-                    r.status,
-                    r.version
-                )));
-            }
-            sides.push(r);
-        }
-        let Some(first) = sides.first() else {
-            return Err(EngineError::Conflict("the conflict has no candidates".into()));
-        };
-        let mut events: Vec<NewEvent> = Vec::new();
-        let mut effects = Vec::new();
-        let mut merged_memory_id = None;
-        match action {
-            ResolutionAction::KeepNew => {
-                effects.push(Effect::Reparented {
-                    memory_id: incoming.memory_id,
-                    from_root: incoming.memory_id,
-                    from_version: 1,
-                    to_root: first.root_id,
-                    to_version: self.next_version(first.root_id)?,
-                });
-                for side in &sides {
-                    effects.push(Effect::MadeStale { memory_id: side.memory_id });
-                    effects.push(Effect::EdgeAdded {
-                        edge: Edge { kind: EdgeKind::Replaces, from: incoming.memory_id, to: side.memory_id },
-                    });
-                }
-            }
-            ResolutionAction::KeepExisting => effects.push(Effect::MadeStale { memory_id: incoming.memory_id }),
-            ResolutionAction::KeepBoth => {
-                for side in &sides {
-                    effects.push(Effect::EdgeAdded {
-                        edge: Edge { kind: EdgeKind::Distinct, from: incoming.memory_id, to: side.memory_id },
-                    });
-                }
-            }
-            ResolutionAction::Merge => {
-                let text = merge_text.unwrap_or_default();
-                let merged = MemoryId::random();
-                merged_memory_id = Some(merged);
-                events.push(
-                    EventBody::MemoryObserved(MemoryObserved {
-                        memory_id: merged,
-                        content_hash: content_hash(&text),
-                        text,
-                        memory_type: first.memory_type,
-                        scope: first.scope.clone(),
-                        source: None,
-                        fact_key: first.fact_key.clone(),
-                        effective_at: None,
-                        dedup: false,
-                    })
-                    .into(),
-                );
-                effects.push(Effect::Introduced {
-                    memory_id: merged,
-                    root_id: first.root_id,
-                    version: self.next_version(first.root_id)?,
-                });
-                effects.push(Effect::MadeStale { memory_id: incoming.memory_id });
+        sides.push(r);
+    }
+    let Some(first) = sides.first() else {
+        return Err(Conflict::NoCandidates.into());
+    };
+    let mut events: Vec<NewEvent> = Vec::new();
+    let mut effects = Vec::new();
+    let mut merged_memory_id = None;
+    match action {
+        ResolutionAction::KeepNew => {
+            effects.push(Effect::Reparented {
+                memory_id: incoming.memory_id,
+                from_root: incoming.memory_id,
+                from_version: 1,
+                to_root: first.root_id,
+                to_version: reader.next_version(first.root_id)?,
+            });
+            for side in &sides {
+                effects.push(Effect::MadeStale { memory_id: side.memory_id });
                 effects.push(Effect::EdgeAdded {
-                    edge: Edge { kind: EdgeKind::DerivedFrom, from: merged, to: incoming.memory_id },
+                    edge: Edge { kind: EdgeKind::Replaces, from: incoming.memory_id, to: side.memory_id },
                 });
-                for side in &sides {
-                    effects.push(Effect::MadeStale { memory_id: side.memory_id });
-                    effects.push(Effect::EdgeAdded {
-                        edge: Edge { kind: EdgeKind::Replaces, from: merged, to: side.memory_id },
-                    });
-                }
             }
         }
-        events.push(NewEvent {
-            body: EventBody::ConflictResolved(ConflictResolved {
-                conflict_id: id,
-                action,
-                by: by.unwrap_or_else(|| format!("person:{actor}")),
-                rationale: note,
-                effects: effects.clone(),
-            }),
-            causation: Some(conflict.opened_seq),
-        });
-        let result = self.commit(head, &CommandMeta::new(actor), events)?;
-        Ok(ResolveResult {
-            conflict_id: id,
-            status: "resolved".into(),
-            action: Some(action),
-            effects,
-            merged_memory_id,
-            seqs: seqs(result),
-        })
+        ResolutionAction::KeepExisting => effects.push(Effect::MadeStale { memory_id: incoming.memory_id }),
+        ResolutionAction::KeepBoth => {
+            for side in &sides {
+                effects.push(Effect::EdgeAdded {
+                    edge: Edge { kind: EdgeKind::Distinct, from: incoming.memory_id, to: side.memory_id },
+                });
+            }
+        }
+        ResolutionAction::Merge => {
+            let text = merge_text.unwrap_or_default();
+            let merged = MemoryId::random();
+            merged_memory_id = Some(merged);
+            events.push(
+                EventBody::MemoryObserved(MemoryObserved {
+                    memory_id: merged,
+                    content_hash: content_hash(&text),
+                    text,
+                    memory_type: first.memory_type,
+                    scope: first.scope.clone(),
+                    source: None,
+                    fact_key: first.fact_key.clone(),
+                    effective_at: None,
+                    dedup: false,
+                })
+                .into(),
+            );
+            effects.push(Effect::Introduced {
+                memory_id: merged,
+                root_id: first.root_id,
+                version: reader.next_version(first.root_id)?,
+            });
+            effects.push(Effect::MadeStale { memory_id: incoming.memory_id });
+            effects.push(Effect::EdgeAdded {
+                edge: Edge { kind: EdgeKind::DerivedFrom, from: merged, to: incoming.memory_id },
+            });
+            for side in &sides {
+                effects.push(Effect::MadeStale { memory_id: side.memory_id });
+                effects.push(Effect::EdgeAdded {
+                    edge: Edge { kind: EdgeKind::Replaces, from: merged, to: side.memory_id },
+                });
+            }
+        }
     }
+    events.push(NewEvent {
+        body: EventBody::ConflictResolved(ConflictResolved {
+            conflict_id: id,
+            action,
+            by,
+            rationale: note,
+            effects: effects.clone(),
+        }),
+        causation: Some(conflict.opened_seq),
+    });
+    let result = ResolveResult {
+        conflict_id: id,
+        status: "resolved".into(),
+        action: Some(action),
+        effects,
+        merged_memory_id,
+        seqs: Vec::new(),
+    };
+    Ok((events, result))
+}
 
-    /// Revert a conflict's resolution: a compensating event that undoes its exact effects and
-    /// puts the conflict back in the queue.
-    pub fn revert(&self, id: ConflictId, actor: &str) -> Result<ResolveResult, EngineError> {
-        let actor = validate_actor(actor)?;
-        let _guard = self.lock();
-        let head = self.ledger.head().seq;
-        let conflict = self.conflict(id)?;
-        let Some(resolution) = conflict.resolution.clone() else {
-            return Err(EngineError::Conflict(format!(
-                "conflict {} is pending: there is no resolution to revert",
-                id.short()
-            )));
-        };
-        // Compare-and-set: every effect must still hold, or undoing it would be wrong.
-        for effect in &resolution.effects {
-            let holds = match *effect {
-                Effect::MadeStale { memory_id } => self.record(memory_id)?.status == Status::Stale,
-                Effect::Reparented { memory_id, to_root, to_version, .. } => {
-                    let r = self.record(memory_id)?;
-                    r.root_id == to_root && r.version == to_version
-                }
-                Effect::EdgeAdded { edge } => self.edges().joined(edge.from, edge.to, edge.kind)?,
-                Effect::Introduced { memory_id, .. } => self.record(memory_id)?.status == Status::Active,
-            };
-            if !holds {
-                return Err(EngineError::Conflict(format!(
-                    "the beliefs this resolution touched have changed since (effect {effect:?} no longer holds); nothing was written"
-                )));
+/// Revert a conflict's resolution: a compensating event that undoes its exact effects and puts
+/// the conflict back in the queue.
+pub(crate) fn plan_revert(reader: Reader<'_>, id: ConflictId) -> Result<(Vec<NewEvent>, ResolveResult), EngineError> {
+    let conflict = reader.conflict(id)?;
+    let Some(resolution) = conflict.resolution.clone() else {
+        return Err(Conflict::NothingToRevert(id).into());
+    };
+    // Compare-and-set: every effect must still hold, or undoing it would be wrong.
+    for effect in &resolution.effects {
+        let holds = match *effect {
+            Effect::MadeStale { memory_id } => reader.record(memory_id)?.status == Status::Stale,
+            Effect::Reparented { memory_id, to_root, to_version, .. } => {
+                let r = reader.record(memory_id)?;
+                r.root_id == to_root && r.version == to_version
             }
+            Effect::EdgeAdded { edge } => reader.edges().joined(edge.from, edge.to, edge.kind)?,
+            Effect::Introduced { memory_id, .. } => reader.record(memory_id)?.status == Status::Active,
+        };
+        if !holds {
+            return Err(Conflict::EffectNoLongerHolds(effect.clone()).into());
         }
-        let events = vec![NewEvent {
-            body: EventBody::ResolutionReverted(ResolutionReverted {
-                conflict_id: id,
-                resolution_seq: resolution.seq,
-                undone: resolution.effects.clone(),
-            }),
-            causation: Some(resolution.seq),
-        }];
-        let result = self.commit(head, &CommandMeta::new(actor), events)?;
-        Ok(ResolveResult {
-            conflict_id: id,
-            status: "pending".into(),
-            action: None,
-            effects: resolution.effects,
-            merged_memory_id: None,
-            seqs: seqs(result),
-        })
     }
+    let events = vec![NewEvent {
+        body: EventBody::ResolutionReverted(ResolutionReverted {
+            conflict_id: id,
+            resolution_seq: resolution.seq,
+            undone: resolution.effects.clone(),
+        }),
+        causation: Some(resolution.seq),
+    }];
+    let result = ResolveResult {
+        conflict_id: id,
+        status: "pending".into(),
+        action: None,
+        effects: resolution.effects,
+        merged_memory_id: None,
+        seqs: Vec::new(),
+    };
+    Ok((events, result))
 }

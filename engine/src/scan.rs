@@ -10,16 +10,18 @@
 
 use std::collections::{HashMap, HashSet};
 
-use memledger_ledger::{CommandMeta, NewEvent};
+use memledger_ledger::NewEvent;
 use memledger_projector::beliefs::MemoryRecord;
 use memledger_schemas::*;
 use serde::Serialize;
 
+use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical};
+use crate::config::EngineConfig;
 use crate::error::EngineError;
 use crate::input::ValidSave;
-use crate::memledger::{CommitResult, Memledger};
-use crate::models::llm;
+use crate::models::{Models, facts_of, llm};
+use crate::reads::Reader;
 
 /// How a scan runs.
 #[derive(Clone, Debug)]
@@ -92,231 +94,235 @@ fn first_version(r: &MemoryRecord) -> bool {
     r.root_id == r.memory_id && r.version == 1
 }
 
-impl Memledger {
-    /// Pairs already recorded: every pair of a conflict in any state, by memory and by lineage.
-    fn recorded_pairs(&self) -> Result<HashSet<(MemoryId, MemoryId)>, EngineError> {
-        let mut out = HashSet::new();
-        for c in self.conflict_queue().list(None)? {
-            let incoming_root = self.beliefs().get(c.incoming)?.map_or(c.incoming, |r| r.root_id);
-            for side in &c.candidates {
-                out.insert(pair(c.incoming, side.memory_id));
-                out.insert(pair(incoming_root, side.root_id));
+/// Pairs already recorded: every pair of a conflict in any state, by memory and by lineage.
+fn recorded_pairs(reader: Reader<'_>) -> Result<HashSet<(MemoryId, MemoryId)>, EngineError> {
+    let mut out = HashSet::new();
+    for c in reader.conflict_queue().list(None)? {
+        let incoming_root = reader.beliefs().get(c.incoming)?.map_or(c.incoming, |r| r.root_id);
+        for side in &c.candidates {
+            out.insert(pair(c.incoming, side.memory_id));
+            out.insert(pair(incoming_root, side.root_id));
+        }
+    }
+    Ok(out)
+}
+
+fn is_recorded(
+    reader: Reader<'_>,
+    recorded: &HashSet<(MemoryId, MemoryId)>,
+    a: &MemoryRecord,
+    b: &MemoryRecord,
+) -> Result<bool, EngineError> {
+    Ok(recorded.contains(&pair(a.memory_id, b.memory_id))
+        || recorded.contains(&pair(a.root_id, b.root_id))
+        || reader.edges().joined(a.memory_id, b.memory_id, EdgeKind::Distinct)?)
+}
+
+/// The stored memories most like `m` in its scope: the save pipeline's candidate search.
+fn neighbours(search: &CandidateSearch<'_>, m: &MemoryRecord) -> Result<Vec<MemoryId>, EngineError> {
+    let query = ValidSave {
+        text: m.text.clone(),
+        memory_type: m.memory_type,
+        scope: m.scope.clone(),
+        source: m.source.clone(),
+        effective_at: m.effective_at,
+        fact_key: m.fact_key.clone(),
+        idempotency_key: None,
+        dedup: true,
+    };
+    Ok(search.of_text(&query, Some(m.memory_id))?.into_iter().map(|(r, _)| r.memory_id).collect())
+}
+
+/// What opens a conflict for a scanned pair (incoming, candidate, classification, the model's
+/// record): the conflict and the seqs appended, or `None` when the pair changed meanwhile.
+pub(crate) type OpenScanned<'a> = dyn FnMut(
+        &MemoryRecord,
+        &MemoryRecord,
+        &Classification,
+        Option<ModelVerdict>,
+    ) -> Result<Option<(ConflictId, Vec<u64>)>, EngineError>
+    + 'a;
+
+/// Look for contradictions among stored active memories, and open conflicts for new ones through
+/// `open` (unless `options.dry_run`).
+pub(crate) fn scan_conflicts(
+    search: &CandidateSearch<'_>,
+    models: &Models,
+    config: &EngineConfig,
+    options: &ScanOptions,
+    open: &mut OpenScanned<'_>,
+) -> Result<ScanReport, EngineError> {
+    let reader = search.reader;
+    let actives = reader
+        .beliefs()
+        .scan(|r| r.status == Status::Active && options.scope.as_deref().is_none_or(|s| r.scope == s), usize::MAX)?;
+    let recorded = recorded_pairs(reader)?;
+    let mut seen: HashSet<(MemoryId, MemoryId)> = HashSet::new();
+    let mut skipped_recorded = 0usize;
+    // (incoming, candidate, lexical classification)
+    let mut found: Vec<(MemoryRecord, MemoryRecord, Classification)> = Vec::new();
+    let by_id: HashMap<MemoryId, &MemoryRecord> = actives.iter().map(|r| (r.memory_id, r)).collect();
+    for m in &actives {
+        for other_id in neighbours(search, m)? {
+            let Some(other) = by_id.get(&other_id).copied() else { continue };
+            if other.root_id == m.root_id
+                || other.memory_type != m.memory_type
+                || !seen.insert(pair(m.memory_id, other_id))
+            {
+                continue;
+            }
+            if is_recorded(reader, &recorded, m, other)? {
+                skipped_recorded += 1;
+                continue;
+            }
+            // The later first version is "new": that is the side a resolution can move.
+            let (incoming, candidate) = match (first_version(m), first_version(other)) {
+                (true, false) => (m, other),
+                (false, true) => (other, m),
+                _ if m.observed_seq >= other.observed_seq => (m, other),
+                _ => (other, m),
+            };
+            let class = classify_lexical(
+                &incoming.text,
+                &candidate.text,
+                Some(incoming.memory_type),
+                Some(candidate.memory_type),
+                config,
+            );
+            found.push((incoming.clone(), candidate.clone(), class));
+        }
+    }
+    let candidate_pairs = found.len();
+    found.sort_by(|a, b| {
+        b.2.score.total_cmp(&a.2.score).then(a.0.memory_id.cmp(&b.0.memory_id)).then(a.1.memory_id.cmp(&b.1.memory_id))
+    });
+    found.truncate(options.max_pairs);
+
+    // Ask the model about every pair worth asking, concurrently.
+    let asked: Vec<usize> = (0..found.len()).filter(|&i| llm::worth_asking(&found[i].2)).collect();
+    let model = models.llm().map(|e| e.model.clone());
+    let mut verdicts: HashMap<usize, ModelVerdict> = HashMap::new();
+    if let Some(model_name) = &model {
+        let mut pairs = Vec::with_capacity(asked.len());
+        for &i in &asked {
+            pairs.push((facts_of(reader, found[i].0.memory_id)?, facts_of(reader, found[i].1.memory_id)?));
+        }
+        if let Some(answers) = models.classify_pairs(&pairs) {
+            for (&i, answer) in asked.iter().zip(answers) {
+                let class = &mut found[i].2;
+                if let Ok(v) = &answer.result {
+                    llm::apply(class, v, model_name);
+                }
+                verdicts.insert(i, answer.record(model_name));
             }
         }
-        Ok(out)
     }
 
-    fn is_recorded(
-        &self,
-        recorded: &HashSet<(MemoryId, MemoryId)>,
-        a: &MemoryRecord,
-        b: &MemoryRecord,
-    ) -> Result<bool, EngineError> {
-        Ok(recorded.contains(&pair(a.memory_id, b.memory_id))
-            || recorded.contains(&pair(a.root_id, b.root_id))
-            || self.edges().joined(a.memory_id, b.memory_id, EdgeKind::Distinct)?)
-    }
-
-    /// The stored memories most like `m` in its scope: the save pipeline's candidate search.
-    fn neighbours(&self, m: &MemoryRecord) -> Result<Vec<MemoryId>, EngineError> {
-        let query = ValidSave {
-            text: m.text.clone(),
-            memory_type: m.memory_type,
-            scope: m.scope.clone(),
-            source: m.source.clone(),
-            effective_at: m.effective_at,
-            fact_key: m.fact_key.clone(),
-            idempotency_key: None,
-            dedup: true,
+    let mut report = ScanReport {
+        dry_run: options.dry_run,
+        method: if model.is_some() { Method::Llm } else { Method::Lexical },
+        model,
+        memories: actives.len(),
+        candidate_pairs,
+        skipped_recorded,
+        examined: found.len(),
+        detected: 0,
+        opened: 0,
+        pairs: Vec::new(),
+    };
+    for (i, (incoming, candidate, class)) in found.into_iter().enumerate() {
+        let confidence = if class.method == Method::Llm {
+            class.scores.iter().find(|(k, _)| k == "llm_confidence").map_or(1.0, |(_, c)| *c)
+        } else {
+            class.score
         };
-        Ok(self.candidates(&query, Some(m.memory_id))?.into_iter().map(|(r, _)| r.memory_id).collect())
-    }
-
-    /// Look for contradictions among stored active memories and open conflicts for new ones.
-    pub fn scan_conflicts(&self, options: &ScanOptions, actor: &str) -> Result<ScanReport, EngineError> {
-        crate::input::validate_actor(actor)?;
-        let actives = self.beliefs().scan(
-            |r| r.status == Status::Active && options.scope.as_deref().is_none_or(|s| r.scope == s),
-            usize::MAX,
-        )?;
-        let recorded = self.recorded_pairs()?;
-        let mut seen: HashSet<(MemoryId, MemoryId)> = HashSet::new();
-        let mut skipped_recorded = 0usize;
-        // (incoming, candidate, lexical classification)
-        let mut found: Vec<(MemoryRecord, MemoryRecord, Classification)> = Vec::new();
-        let by_id: HashMap<MemoryId, &MemoryRecord> = actives.iter().map(|r| (r.memory_id, r)).collect();
-        for m in &actives {
-            for other_id in self.neighbours(m)? {
-                let Some(other) = by_id.get(&other_id).copied() else { continue };
-                if other.root_id == m.root_id
-                    || other.memory_type != m.memory_type
-                    || !seen.insert(pair(m.memory_id, other_id))
-                {
-                    continue;
-                }
-                if self.is_recorded(&recorded, m, other)? {
-                    skipped_recorded += 1;
-                    continue;
-                }
-                // The later first version is "new": that is the side a resolution can move.
-                let (incoming, candidate) = match (first_version(m), first_version(other)) {
-                    (true, false) => (m, other),
-                    (false, true) => (other, m),
-                    _ if m.observed_seq >= other.observed_seq => (m, other),
-                    _ => (other, m),
-                };
-                let class = classify_lexical(
-                    &incoming.text,
-                    &candidate.text,
-                    Some(incoming.memory_type),
-                    Some(candidate.memory_type),
-                    &self.config,
-                );
-                found.push((incoming.clone(), candidate.clone(), class));
-            }
-        }
-        let candidate_pairs = found.len();
-        found.sort_by(|a, b| {
-            b.2.score
-                .total_cmp(&a.2.score)
-                .then(a.0.memory_id.cmp(&b.0.memory_id))
-                .then(a.1.memory_id.cmp(&b.1.memory_id))
-        });
-        found.truncate(options.max_pairs);
-
-        // Ask the model about every pair worth asking, concurrently.
-        let asked: Vec<usize> = (0..found.len()).filter(|&i| llm::worth_asking(&found[i].2)).collect();
-        let model = self.models.llm().map(|e| e.model.clone());
-        let mut verdicts: HashMap<usize, ModelVerdict> = HashMap::new();
-        if let Some(model_name) = &model {
-            let mut pairs = Vec::with_capacity(asked.len());
-            for &i in &asked {
-                pairs.push((self.facts_of(found[i].0.memory_id)?, self.facts_of(found[i].1.memory_id)?));
-            }
-            if let Some(answers) = self.models.classify_pairs(&pairs) {
-                for (&i, answer) in asked.iter().zip(answers) {
-                    let class = &mut found[i].2;
-                    if let Ok(v) = &answer.result {
-                        llm::apply(class, v, model_name);
-                    }
-                    verdicts.insert(i, answer.record(model_name));
-                }
-            }
-        }
-
-        let mut report = ScanReport {
-            dry_run: options.dry_run,
-            method: if model.is_some() { Method::Llm } else { Method::Lexical },
-            model,
-            memories: actives.len(),
-            candidate_pairs,
-            skipped_recorded,
-            examined: found.len(),
-            detected: 0,
-            opened: 0,
-            pairs: Vec::new(),
+        let mut item = ScannedPair {
+            incoming: incoming.memory_id,
+            candidate: candidate.memory_id,
+            scope: incoming.scope.clone(),
+            similarity: class.score,
+            method: class.method,
+            relation: class.relation,
+            gate: class.gate.to_string(),
+            reason: class.reason.clone(),
+            confidence,
+            model: verdicts.remove(&i),
+            outcome: "not_contradictory".into(),
+            conflict_id: None,
+            seqs: Vec::new(),
         };
-        for (i, (incoming, candidate, class)) in found.into_iter().enumerate() {
-            let confidence = if class.method == Method::Llm {
-                class.scores.iter().find(|(k, _)| k == "llm_confidence").map_or(1.0, |(_, c)| *c)
+        if class.relation == Relation::Contradictory && !class.near_miss {
+            report.detected += 1;
+            item.outcome = if confidence < options.min_confidence {
+                "below_confidence".into()
+            } else if !first_version(&incoming) {
+                "unresolvable".into()
+            } else if options.dry_run {
+                "would_open".into()
             } else {
-                class.score
-            };
-            let mut item = ScannedPair {
-                incoming: incoming.memory_id,
-                candidate: candidate.memory_id,
-                scope: incoming.scope.clone(),
-                similarity: class.score,
-                method: class.method,
-                relation: class.relation,
-                gate: class.gate.to_string(),
-                reason: class.reason.clone(),
-                confidence,
-                model: verdicts.remove(&i),
-                outcome: "not_contradictory".into(),
-                conflict_id: None,
-                seqs: Vec::new(),
-            };
-            if class.relation == Relation::Contradictory && !class.near_miss {
-                report.detected += 1;
-                item.outcome = if confidence < options.min_confidence {
-                    "below_confidence".into()
-                } else if !first_version(&incoming) {
-                    "unresolvable".into()
-                } else if options.dry_run {
-                    "would_open".into()
-                } else {
-                    match self.open_scanned(&incoming, &candidate, &class, item.model.clone(), actor)? {
-                        Some((cid, seqs)) => {
-                            report.opened += 1;
-                            item.conflict_id = Some(cid);
-                            item.seqs = seqs;
-                            "opened".into()
-                        }
-                        None => "changed".into(),
+                match open(&incoming, &candidate, &class, item.model.clone())? {
+                    Some((cid, seqs)) => {
+                        report.opened += 1;
+                        item.conflict_id = Some(cid);
+                        item.seqs = seqs;
+                        "opened".into()
                     }
-                };
-            }
-            report.pairs.push(item);
+                    None => "changed".into(),
+                }
+            };
         }
-        Ok(report)
+        report.pairs.push(item);
     }
+    Ok(report)
+}
 
-    /// Open a conflict for a scanned pair, if both sides are still as they were and the pair has
-    /// gained no record meanwhile. `None` when the pair changed.
-    fn open_scanned(
-        &self,
-        incoming: &MemoryRecord,
-        candidate: &MemoryRecord,
-        class: &Classification,
-        model: Option<ModelVerdict>,
-        actor: &str,
-    ) -> Result<Option<(ConflictId, Vec<u64>)>, EngineError> {
-        let _guard = self.lock();
-        let head = self.ledger.head().seq;
-        let now_in = self.beliefs().get(incoming.memory_id)?;
-        let now_c = self.beliefs().get(candidate.memory_id)?;
-        let (Some(now_in), Some(now_c)) = (now_in, now_c) else { return Ok(None) };
-        if now_in.status != Status::Active
-            || !first_version(&now_in)
-            || now_c.status != Status::Active
-            || now_c.root_id != candidate.root_id
-            || now_c.version != candidate.version
-            || self.is_recorded(&self.recorded_pairs()?, &now_in, &now_c)?
-        {
-            return Ok(None);
-        }
-        let conflict_id = ConflictId::random();
-        let events: Vec<NewEvent> = vec![
-            EventBody::PairClassified(PairClassified {
-                incoming: incoming.memory_id,
-                candidate: candidate.memory_id,
-                method: class.method,
-                relation: class.relation,
-                gate: class.gate.clone(),
-                reason: format!("found by conflicts scan: {}", class.reason),
-                scores: class.scores.clone(),
-                thresholds: class.thresholds.clone(),
-                model,
-                outcome: PairOutcome::ConflictOpened,
-            })
-            .into(),
-            EventBody::ConflictOpened(ConflictOpened {
-                conflict_id,
-                incoming: incoming.memory_id,
-                candidates: vec![ConflictSide {
-                    memory_id: candidate.memory_id,
-                    root_id: candidate.root_id,
-                    version: candidate.version,
-                    reason: class.reason.clone(),
-                }],
-            })
-            .into(),
-        ];
-        let seqs = match self.commit(head, &CommandMeta::new(actor), events)? {
-            CommitResult::Committed(events) => events.iter().map(|e| e.seq).collect(),
-            CommitResult::Replayed(r) => (r.first..=r.last).collect(),
-        };
-        Ok(Some((conflict_id, seqs)))
+/// The events that open a conflict for a scanned pair, if both sides are still as they were and
+/// the pair has gained no record meanwhile (with the conflict's id). `None` when the pair changed.
+pub(crate) fn plan_open_scanned(
+    reader: Reader<'_>,
+    incoming: &MemoryRecord,
+    candidate: &MemoryRecord,
+    class: &Classification,
+    model: Option<ModelVerdict>,
+) -> Result<Option<(ConflictId, Vec<NewEvent>)>, EngineError> {
+    let now_in = reader.beliefs().get(incoming.memory_id)?;
+    let now_c = reader.beliefs().get(candidate.memory_id)?;
+    let (Some(now_in), Some(now_c)) = (now_in, now_c) else { return Ok(None) };
+    if now_in.status != Status::Active
+        || !first_version(&now_in)
+        || now_c.status != Status::Active
+        || now_c.root_id != candidate.root_id
+        || now_c.version != candidate.version
+        || is_recorded(reader, &recorded_pairs(reader)?, &now_in, &now_c)?
+    {
+        return Ok(None);
     }
+    let conflict_id = ConflictId::random();
+    let events: Vec<NewEvent> = vec![
+        EventBody::PairClassified(PairClassified {
+            incoming: incoming.memory_id,
+            candidate: candidate.memory_id,
+            method: class.method,
+            relation: class.relation,
+            gate: class.gate.clone(),
+            reason: format!("found by conflicts scan: {}", class.reason),
+            scores: class.scores.clone(),
+            thresholds: class.thresholds.clone(),
+            model,
+            outcome: PairOutcome::ConflictOpened,
+        })
+        .into(),
+        EventBody::ConflictOpened(ConflictOpened {
+            conflict_id,
+            incoming: incoming.memory_id,
+            candidates: vec![ConflictSide {
+                memory_id: candidate.memory_id,
+                root_id: candidate.root_id,
+                version: candidate.version,
+                reason: class.reason.clone(),
+            }],
+        })
+        .into(),
+    ];
+    Ok(Some((conflict_id, events)))
 }

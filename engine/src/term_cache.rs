@@ -10,9 +10,9 @@
 //!
 //! > every term whose holders changed since the text index's last commit is in the cache.
 //!
-//! [`TermCache::changed`], which `Memledger::commit_with` calls for every memory whose
-//! activeness a command changed, loads a term it does not hold before changing it, and the cache
-//! is emptied only together with a commit of the text index (`Memledger::reset_term_cache`):
+//! [`TermCache::changed`], which `Index::follow` (engine/src/index.rs) calls for every memory
+//! whose activeness a command changed, loads a term it does not hold before changing it, and the cache
+//! is emptied only together with a commit of the text index (`Index::reset`):
 //! after a rebuild, an import, a failed commit, or when it grows past its bound. Only one process
 //! writes a store at a time (RocksDB's lock), so nothing else moves the index under it.
 
@@ -40,9 +40,7 @@ pub(crate) struct TermCache {
 impl TermCache {
     fn entry(&mut self, text: &TextIndex, scope: &str, term: &str) -> Result<&mut Holders, EngineError> {
         if self.stale {
-            return Err(EngineError::Project(memledger_projector::ProjectError::TextIndex(
-                "the candidate index could not be brought up to date after an earlier error; reopen the store".into(),
-            )));
+            return Err(EngineError::StaleTermCache);
         }
         let terms = self.scopes.entry_ref(scope).or_default();
         match terms.entry_ref(term) {

@@ -5,9 +5,7 @@ use std::io::Cursor;
 use memledger_engine::*;
 use memledger_schemas::*;
 
-fn save(ml: &Memledger, text: &str) -> SaveResult {
-    ml.save(SaveRequest { text: text.into(), ..SaveRequest::default() }, "cli:test").unwrap()
-}
+use crate::support::save;
 
 /// Everything a reader can ask, as JSON, for comparison.
 fn answers(ml: &Memledger) -> serde_json::Value {

@@ -1,20 +1,17 @@
 //! Models over HTTP against a scripted server on 127.0.0.1: LLM classification and its
 //! fallbacks, the conflict judge, the contradiction scan and embedding candidates.
 
-mod support {
-    pub mod mock_http;
-}
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::mock_http::{self, MockServer, Reply};
+use crate::support::req;
 use memledger_engine::models::{Endpoint, ModelConfig};
 use memledger_engine::reads::Decision;
 use memledger_engine::scan::ScanOptions;
 use memledger_engine::*;
 use memledger_schemas::*;
 use serde_json::Value;
-use support::mock_http::{self, MockServer, Reply};
 
 const MODEL: &str = "test-model";
 const ACTOR: &str = "cli:test";
@@ -29,10 +26,6 @@ fn llm(url: &str) -> ModelConfig {
 fn open(dir: &Path, models: ModelConfig) -> Memledger {
     let config = EngineConfig { models, ..EngineConfig::default() };
     Memledger::open_with(dir, &OpenOptions::default(), config).unwrap()
-}
-
-fn req(text: &str) -> SaveRequest {
-    SaveRequest { text: text.into(), ..SaveRequest::default() }
 }
 
 fn no_dedup(text: &str) -> SaveRequest {

@@ -7,11 +7,7 @@ use memledger_engine::*;
 use memledger_schemas::*;
 use proptest::prelude::*;
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
+use crate::support::manifest_dir;
 
 fn open() -> (tempfile::TempDir, Memledger) {
     let dir = tempfile::tempdir().unwrap();
@@ -189,7 +185,7 @@ proptest! {
 /// On a realistic stream of consistent facts about people and projects, conflicts are rare.
 #[test]
 fn a_consistent_stream_opens_almost_no_conflicts() {
-    let path = &format!("{}/../tests/fixtures/consistent_stream.jsonl", manifest_dir());
+    let path = &format!("{}/../tests/fixtures/consistent_stream.jsonl", manifest_dir().display());
     let text = std::fs::read_to_string(path).unwrap();
     let (_dir, ml) = open();
     let mut saves = 0usize;

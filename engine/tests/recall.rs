@@ -1,22 +1,12 @@
 //! `recall` and the text index, on real stores: what it finds, what it must never return, the
 //! conflict notice, rebuild against incremental maintenance, and catch-up after a crash.
 
-use std::path::Path;
-
 use memledger_engine::*;
 use memledger_ledger::{CommandMeta, NewEvent};
 use memledger_schemas::chain::content_hash;
 use memledger_schemas::*;
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
-
-fn open(dir: &Path) -> Memledger {
-    Memledger::open(dir, &OpenOptions::default()).unwrap()
-}
+use crate::support::{manifest_dir, open};
 
 fn req(text: &str, scope: &str) -> SaveRequest {
     SaveRequest { text: text.into(), scope: Some(scope.into()), ..SaveRequest::default() }
@@ -111,6 +101,12 @@ fn query_syntax_is_just_words() {
     assert!(recall(&ml, "what is it?", None).results.is_empty(), "only stop words: nothing to look for");
     assert!(matches!(ml.recall("   ", None, None, 10), Err(EngineError::BadInput(_))));
     assert!(matches!(ml.recall("foo", None, None, 0), Err(EngineError::BadInput(_))));
+    // A limit is room reserved for hits: one past any store's size is refused, not allocated.
+    let huge = ml.recall("foo", None, None, recall::MAX_LIMIT + 1).unwrap_err();
+    assert!(matches!(huge, EngineError::BadInput(error::BadInput::LimitTooLarge(recall::MAX_LIMIT))), "{huge:?}");
+    assert_eq!(huge.to_string(), "--limit must be at most 100000");
+    assert_eq!(huge.exit(), Exit::BadInput);
+    assert_eq!(ids(&ml.recall("foo", None, None, recall::MAX_LIMIT).unwrap()), vec![foo]);
 }
 
 #[test]
@@ -188,7 +184,7 @@ fn as_sets(a: &[Vec<(MemoryId, f32)>]) -> Vec<std::collections::BTreeSet<MemoryI
 fn rebuild_equals_incremental() {
     let d = tempfile::tempdir().unwrap();
     let ml = open(d.path());
-    let path = &format!("{}/../tests/fixtures/consistent_stream.jsonl", manifest_dir());
+    let path = &format!("{}/../tests/fixtures/consistent_stream.jsonl", manifest_dir().display());
     let mut saved = Vec::new();
     for line in std::fs::read_to_string(path).unwrap().lines().take(200) {
         let r: SaveRequest = serde_json::from_str(line).unwrap();

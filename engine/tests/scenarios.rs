@@ -5,6 +5,8 @@
 use memledger_engine::*;
 use memledger_schemas::*;
 
+use crate::support::{dumps, req};
+
 struct Store {
     _dir: tempfile::TempDir,
     ml: Memledger,
@@ -14,10 +16,6 @@ fn store() -> Store {
     let dir = tempfile::tempdir().unwrap();
     let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
     Store { _dir: dir, ml }
-}
-
-fn req(text: &str) -> SaveRequest {
-    SaveRequest { text: text.into(), ..SaveRequest::default() }
 }
 
 fn at(text: &str, effective_at: &str) -> SaveRequest {
@@ -41,7 +39,7 @@ impl Store {
         self.ml.show(id).unwrap().status
     }
     fn dumps(&self) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
-        self.ml.views().names().iter().map(|n| self.ml.views().dump(self.ml.ledger(), n).unwrap()).collect()
+        dumps(&self.ml)
     }
     /// Then: a rebuild gives the same bytes, and verify is ok.
     fn assert_rebuild_equal_and_verified(&self) {

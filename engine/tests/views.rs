@@ -3,13 +3,7 @@
 
 use memledger_engine::{Memledger, OpenOptions, SaveRequest};
 
-fn save(ml: &Memledger, text: &str) {
-    ml.save(SaveRequest { text: text.into(), ..SaveRequest::default() }, "cli:test").unwrap();
-}
-
-fn dumps(ml: &Memledger) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
-    ml.views().names().iter().map(|n| ml.views().dump(ml.ledger(), n).unwrap()).collect()
-}
+use crate::support::{dumps, save};
 
 #[test]
 fn a_view_of_another_version_is_rebuilt_on_open_with_a_note() {

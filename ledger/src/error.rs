@@ -1,6 +1,7 @@
 //! One error enum per boundary, all wrapping the shared storage error.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use memledger_schemas::CodecError;
@@ -9,19 +10,17 @@ use memledger_schemas::CodecError;
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     #[error("storage error: {0}")]
-    Rocks(String),
+    Rocks(#[from] rocksdb::Error),
+    /// A write queued for the writer thread failed (crate::write_behind): every operation after
+    /// it fails until the store is opened again.
+    #[error("storage error: an earlier write failed ({0}); nothing after it was written: open the store again")]
+    EarlierWriteFailed(#[source] Arc<LedgerError>),
     #[error("corrupt record in {table} at {key}: {source}")]
     Corrupt { table: &'static str, key: String, source: CodecError },
     #[error("ledger is inconsistent: {0}")]
     Inconsistent(String),
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
-}
-
-impl From<rocksdb::Error> for LedgerError {
-    fn from(e: rocksdb::Error) -> Self {
-        LedgerError::Rocks(e.into_string())
-    }
 }
 
 /// Opening a store failed.
@@ -36,6 +35,9 @@ pub enum OpenError {
     Missing { path: PathBuf },
     #[error("{} is not a usable memledger store: {reason}", path.display())]
     Unusable { path: PathBuf, reason: String },
+    /// RocksDB refused to open the store; `file` is the damaged file when its info log names one.
+    #[error("{} is not a usable memledger store: {source}{}", path.display(), in_file(file))]
+    Refused { path: PathBuf, source: rocksdb::Error, file: Option<String> },
     #[error(transparent)]
     Storage(#[from] LedgerError),
 }
@@ -63,4 +65,9 @@ pub enum ImportError {
     Io(#[from] std::io::Error),
     #[error(transparent)]
     Storage(#[from] LedgerError),
+}
+
+/// " (in <file>)", or nothing.
+fn in_file(file: &Option<String>) -> String {
+    file.as_ref().map(|f| format!(" (in {f})")).unwrap_or_default()
 }

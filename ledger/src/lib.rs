@@ -6,6 +6,7 @@
 //! families of the projections, which the `projector` crate reads and writes through
 //! [`store::ViewBatch`] — this crate is the only one that talks to RocksDB.
 
+mod batch;
 pub mod error;
 pub mod exchange;
 pub mod ledger;

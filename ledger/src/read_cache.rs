@@ -4,8 +4,8 @@
 //! changes, by the projector that updates it, for the save's result. RocksDB answers each read by
 //! searching its memtable's skip list and then its files; a hash map answers without either.
 //!
-//! The cache is never a second source of truth. [`crate::store::Store`] has one write path, and it
-//! writes every batch through the cache under the cache's lock (an unsynced batch when it is
+//! The cache is never a second source of truth. The store has one write path, and it writes
+//! every batch through the cache under the cache's lock (an unsynced batch when it is
 //! queued for the writer thread, crate::write_behind): a put replaces the value, a delete removes
 //! it, a cleared table is emptied, and a failed write empties everything. A
 //! read that missed fills the cache only if no write to a cached table came in between. It
@@ -21,7 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rustc_hash::FxHashMap;
 
-use crate::store::{Batch, Write};
+use crate::batch::{Batch, Write};
 
 /// The most key and value bytes the cache holds (with a fixed allowance per entry for the map).
 pub const READ_CACHE_BYTES: usize = 64 << 20;
@@ -34,7 +34,7 @@ fn entry_size(key: &[u8], value: Option<&[u8]>) -> usize {
 /// A batch with more writes to cached tables than this (a rebuild's chunk, thousands of records)
 /// empties them instead of being copied in: a command writes a few dozen keys, while a rebuild
 /// writes every record once, and copying those would only slow it down.
-const LARGE_BATCH: usize = 1024;
+pub(crate) const LARGE_BATCH: usize = 1024;
 
 /// What a lookup found.
 pub(crate) enum Lookup {
@@ -212,88 +212,9 @@ fn set(map: &mut Values, bytes: usize, key: &[u8], value: Option<&[u8]>) -> usiz
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
-    use proptest::prelude::*;
-
     use super::*;
-    use crate::store::Store;
 
     const TABLE: &str = "records";
-
-    fn open(dir: &std::path::Path) -> Store {
-        Store::open(dir, &[TABLE.into()], true, Duration::from_secs(1)).unwrap()
-    }
-
-    #[derive(Clone, Debug)]
-    enum Op {
-        Put(u8, Vec<u8>),
-        Delete(u8),
-        Clear,
-        Get(u8),
-        /// Several writes in one batch.
-        Batch(Vec<(u8, Option<Vec<u8>>)>),
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        let key = 0u8..6;
-        let value = proptest::collection::vec(any::<u8>(), 0..40);
-        prop_oneof![
-            4 => (key.clone(), value.clone()).prop_map(|(k, v)| Op::Put(k, v)),
-            2 => key.clone().prop_map(Op::Delete),
-            1 => Just(Op::Clear),
-            6 => key.clone().prop_map(Op::Get),
-            2 => proptest::collection::vec((key, proptest::option::of(value)), 1..5).prop_map(Op::Batch),
-        ]
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
-
-        /// A store whose table is cached answers every read as the same store without the cache
-        /// does, whatever sequence of puts, deletes, clears and batches came before; and the
-        /// cache is really used (a value read or written is held afterwards).
-        #[test]
-        fn a_cached_table_reads_as_the_store_holds_it(ops in proptest::collection::vec(op(), 1..60)) {
-            let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-            let (cached, plain) = (open(a.path()), open(b.path()));
-            cached.cache_point_reads(TABLE);
-            for op in ops {
-                let mut batches = [Batch::default(), Batch::default()];
-                match &op {
-                    Op::Get(k) => {
-                        let got = cached.get(TABLE, &[*k]).unwrap();
-                        prop_assert_eq!(&got, &plain.get(TABLE, &[*k]).unwrap(), "key {}", k);
-                        // Held after the read, as its value or as absent.
-                        prop_assert!(cached.cache.holds(TABLE, &[*k]));
-                        continue;
-                    }
-                    Op::Put(k, v) => batches.iter_mut().for_each(|b| b.put(TABLE, [*k], v)),
-                    Op::Delete(k) => batches.iter_mut().for_each(|b| b.delete(TABLE, [*k])),
-                    Op::Clear => batches.iter_mut().for_each(|b| b.clear(TABLE)),
-                    Op::Batch(writes) => {
-                        for (k, v) in writes {
-                            for b in batches.iter_mut() {
-                                match v {
-                                    Some(v) => b.put(TABLE, [*k], v),
-                                    None => b.delete(TABLE, [*k]),
-                                }
-                            }
-                        }
-                    }
-                }
-                let [x, y] = batches;
-                cached.write(x, false).unwrap();
-                plain.write(y, false).unwrap();
-                if let Op::Put(k, _) | Op::Delete(k) = op {
-                    prop_assert!(cached.cache.holds(TABLE, &[k]), "a key just written is held");
-                }
-            }
-            for k in 0..6u8 {
-                prop_assert_eq!(cached.get(TABLE, &[k]).unwrap(), plain.get(TABLE, &[k]).unwrap());
-            }
-        }
-    }
 
     /// A read that missed does not fill the cache with what it read when a write came between
     /// the miss and the fill: the value it read may be the one that write replaced. (The write
@@ -331,29 +252,6 @@ mod tests {
         cache.lock_for(&failed).unwrap().written(&failed, false);
         assert!(!cache.holds(TABLE, b"k") && !cache.holds(TABLE, b"j"));
         assert_eq!(cache.held_bytes(), 0);
-    }
-
-    /// A batch of more than `LARGE_BATCH` writes to a cached table (a rebuild's chunk) empties
-    /// the cache, and reads after it answer what the store holds.
-    #[test]
-    fn a_large_batch_empties_the_cache() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = open(dir.path());
-        store.cache_point_reads(TABLE);
-        let mut small = Batch::default();
-        small.put(TABLE, b"k", b"old");
-        store.write(small, false).unwrap();
-        assert!(store.cache.holds(TABLE, b"k"));
-        let mut large = Batch::default();
-        for i in 0..=LARGE_BATCH as u32 {
-            large.put(TABLE, i.to_be_bytes(), b"v");
-        }
-        large.put(TABLE, b"k", b"new");
-        store.write(large, false).unwrap();
-        assert!(!store.cache.holds(TABLE, b"k") && !store.cache.holds(TABLE, &0u32.to_be_bytes()));
-        assert_eq!(store.cache.held_bytes(), 0);
-        assert_eq!(store.get(TABLE, b"k").unwrap().as_deref(), Some(&b"new"[..]));
-        assert!(store.cache.holds(TABLE, b"k"), "a read fills it again");
     }
 
     /// The cache never holds more than its bound: a fill or a write past it starts it again.

@@ -10,6 +10,8 @@ use std::time::Duration;
 use memledger_ledger::*;
 
 const CHILD_ENV: &str = "MEMLEDGER_CREATE_RACE_DIR";
+/// The child's test, by its full name in the ledger's test binary.
+const CHILD_TEST: &str = "create_race::create_one_store_as_a_child";
 
 /// Processes per round, and rounds (`MEMLEDGER_CREATE_RACE_ROUNDS` changes the rounds).
 const PROCESSES: usize = 16;
@@ -46,7 +48,7 @@ fn processes_creating_the_same_store_at_once_all_succeed() {
         let children: Vec<_> = (0..PROCESSES)
             .map(|_| {
                 Command::new(&exe)
-                    .args(["--exact", "create_one_store_as_a_child", "--test-threads=1", "-q"])
+                    .args(["--exact", CHILD_TEST, "--test-threads=1", "-q"])
                     .env(CHILD_ENV, &dir)
                     .stdout(Stdio::null())
                     .stderr(Stdio::piped())

@@ -249,9 +249,12 @@ fn unsynced_appends_survive_close_and_a_written_log_buffer_survives_abort() {
     }
     assert_eq!(open(dir.path()).head().seq, 2, "close writes unsynced appends out");
     let mut expected = 2;
+    // The test's name in this binary: its module path without the crate's name.
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    let name = format!("{module}::unsynced_appends_survive_close_and_a_written_log_buffer_survives_abort");
     for how in ["write", "sync"] {
         let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "unsynced_appends_survive_close_and_a_written_log_buffer_survives_abort"])
+            .args(["--exact", &name])
             .env(CHILD, format!("{}|{how}", dir.path().display()))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())

@@ -1,5 +1,7 @@
 //! The projection boundary's error.
 
+use std::path::PathBuf;
+
 use memledger_ledger::LedgerError;
 use memledger_schemas::CodecError;
 
@@ -17,5 +19,15 @@ pub enum ProjectError {
     Inapplicable { view: &'static str, seq: u64, reason: String },
     /// The text index (tantivy) failed.
     #[error("text index: {0}")]
-    TextIndex(String),
+    TextIndex(#[from] tantivy::TantivyError),
+    /// Reading the text index's files failed.
+    #[error("text index: {0}")]
+    TextIndexIo(#[from] std::io::Error),
+    /// The text index's directory could not be prepared.
+    #[error("text index: cannot {action} {}: {source}", path.display())]
+    TextIndexDir { action: &'static str, path: PathBuf, source: std::io::Error },
+    /// The text index holds what this build never writes: another schema, a document without
+    /// its memory id.
+    #[error("text index: {0}")]
+    TextIndexUnreadable(&'static str),
 }

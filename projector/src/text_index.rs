@@ -70,19 +70,21 @@ const WRITER_HEAP: usize = 50_000_000;
 /// How many events catch-up reads per step.
 const CATCH_UP_CHUNK: usize = 4096;
 
-/// English stop words: Lucene's list (the one tantivy ships) plus the words a question is made
-/// of — interrogatives, auxiliaries and pronouns — which say nothing about which memory is meant.
-const STOP_WORDS: &[&str] = &[
-    // Lucene's English list.
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of",
-    "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
-    // Question words.
+/// The words a question is made of — interrogatives, auxiliaries and pronouns — which say nothing
+/// about which memory is meant. The analyzer removes them after Lucene's English stop words
+/// ([`english_stop_words`]).
+const QUESTION_WORDS: &[&str] = &[
     "what", "which", "who", "whom", "whose", "where", "when", "why", "how", "do", "does", "did", "doing", "am", "were",
     "been", "being", "has", "have", "had", "can", "could", "should", "would", "shall", "may", "might", "must", "i",
     "me", "my", "mine", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers",
     "its", "them", "theirs", "any", "some", "about", "from", "so", "than", "too", "very", "just", "also", "tell",
     "know", "remind",
 ];
+
+/// Lucene's English stop words, the list tantivy ships (its `stopwords` feature, on by default).
+fn english_stop_words() -> StopWordFilter {
+    StopWordFilter::new(Language::English).unwrap_or_else(|| StopWordFilter::remove(Vec::new()))
+}
 
 /// Characters that join two alphanumeric runs into one token: versions (`1.29`), hosts
 /// (`registry.int.example.com`), keys (`tax_rates`), times (`9:45`), paths, tickets (`PAY-1423`).
@@ -192,11 +194,12 @@ fn normalize_apostrophes(s: &str) -> String {
 }
 
 /// The analyzer, registered on the index under `ANALYZER`: [`MemoryTokenizer`], then lower
-/// case, stop words removed, tokens over 64 bytes dropped, English (Snowball) stemming.
+/// case, stop words removed (Lucene's English list, then the question words), tokens over 64 bytes dropped, English (Snowball) stemming.
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(MemoryTokenizer::default())
         .filter(LowerCaser)
-        .filter(StopWordFilter::remove(STOP_WORDS.iter().map(|w| w.to_string())))
+        .filter(english_stop_words())
+        .filter(StopWordFilter::remove(QUESTION_WORDS.iter().map(|w| w.to_string())))
         .filter(RemoveLongFilter::limit(64))
         .filter(Stemmer::new(Language::English))
         .build()
@@ -326,8 +329,8 @@ fn schema() -> (Schema, Fields) {
     (b.build(), fields)
 }
 
-fn err(e: impl std::fmt::Display) -> ProjectError {
-    ProjectError::TextIndex(e.to_string())
+fn dir_error(action: &'static str, path: &Path, source: std::io::Error) -> ProjectError {
+    ProjectError::TextIndexDir { action, path: path.to_path_buf(), source }
 }
 
 /// The stored format of an index written with the term function of version `terms_version`.
@@ -413,7 +416,7 @@ fn belief_seq(store: &Store) -> Result<u64, ProjectError> {
 /// so a delete still applies to the documents added before it).
 fn send(writer: &IndexWriter, queued: &mut Vec<UserOperation<TantivyDocument>>) -> Result<(), ProjectError> {
     if !queued.is_empty() {
-        writer.run(queued.drain(..)).map_err(err)?;
+        writer.run(queued.drain(..))?;
     }
     Ok(())
 }
@@ -449,8 +452,11 @@ impl TextIndex {
         let mut notes = Vec::new();
         let existed = dir.join("meta.json").exists();
         let new = |dir: &Path| Self::create_dir(dir, ledger.store(), terms, terms_version);
-        let opened =
-            if existed { Self::open_dir(&dir, ledger.store(), terms, terms_version) } else { Err(err("missing")) };
+        let opened = if existed {
+            Self::open_dir(&dir, ledger.store(), terms, terms_version)
+        } else {
+            Err(ProjectError::TextIndexUnreadable("missing"))
+        };
         let (text, rebuild) = match opened {
             Ok(text) => match text.stored_checkpoint() {
                 Ok(Some((format, _))) if format == text.format() => (text, false),
@@ -490,10 +496,10 @@ impl TextIndex {
     }
 
     fn open_dir(dir: &Path, store: &Store, terms: TermFn, terms_version: u32) -> Result<TextIndex, ProjectError> {
-        let index = Index::open_in_dir(dir).map_err(err)?;
+        let index = Index::open_in_dir(dir)?;
         let (schema, fields) = schema();
         if index.schema() != schema {
-            return Err(err("its schema is not this build's"));
+            return Err(ProjectError::TextIndexUnreadable("its schema is not this build's"));
         }
         Self::wrap(dir, index, fields, store, terms, terms_version)
     }
@@ -501,11 +507,11 @@ impl TextIndex {
     /// A fresh, empty index in `dir` (whatever was there is removed).
     fn create_dir(dir: &Path, store: &Store, terms: TermFn, terms_version: u32) -> Result<TextIndex, ProjectError> {
         if dir.exists() {
-            std::fs::remove_dir_all(dir).map_err(|e| err(format!("cannot remove {}: {e}", dir.display())))?;
+            std::fs::remove_dir_all(dir).map_err(|source| dir_error("remove", dir, source))?;
         }
-        std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
+        std::fs::create_dir_all(dir).map_err(|source| dir_error("create", dir, source))?;
         let (schema, fields) = schema();
-        let index = Index::create_in_dir(dir, schema).map_err(err)?;
+        let index = Index::create_in_dir(dir, schema)?;
         Self::wrap(dir, index, fields, store, terms, terms_version)
     }
 
@@ -519,7 +525,7 @@ impl TextIndex {
     ) -> Result<TextIndex, ProjectError> {
         index.tokenizers().register(ANALYZER, analyzer());
         index.tokenizers().register(CANDIDATE_TERMS, TextAnalyzer::from(CandidateTerms { terms, tokens: Vec::new() }));
-        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         // What the index holds: up to its checkpoint (none in a new index); unknown when its
         // commit cannot be read, and then no delete is ever skipped.
         let given_through = match index.load_metas() {
@@ -553,7 +559,7 @@ impl TextIndex {
 
     /// `(format, seq)` of the last commit, if it carries a checkpoint.
     fn stored_checkpoint(&self) -> Result<Option<(u32, u64)>, ProjectError> {
-        let metas = self.index.load_metas().map_err(err)?;
+        let metas = self.index.load_metas()?;
         Ok(metas.payload.as_deref().and_then(parse_payload))
     }
 
@@ -582,8 +588,8 @@ impl TextIndex {
     /// while committing leaves a file the next commit then cannot create ("FileAlreadyExists",
     /// seen in the kill-resolve test). Collecting the files no commit refers to removes it.
     fn new_writer(&self, threads: usize) -> Result<IndexWriter, ProjectError> {
-        let writer = self.index.writer_with_num_threads(threads, WRITER_HEAP * threads).map_err(err)?;
-        writer.garbage_collect_files().wait().map_err(err)?;
+        let writer = self.index.writer_with_num_threads(threads, WRITER_HEAP * threads)?;
+        writer.garbage_collect_files().wait()?;
         Ok(writer)
     }
 
@@ -686,14 +692,14 @@ impl TextIndex {
             return Err(e);
         }
         self.given_through.fetch_max(seq, std::sync::atomic::Ordering::SeqCst);
-        let mut prepared = writer.prepare_commit().map_err(err)?;
+        let mut prepared = writer.prepare_commit()?;
         prepared.set_payload(&payload(self.format(), seq));
-        prepared.commit().map_err(err)?;
+        prepared.commit()?;
         *self.uncommitted.lock().unwrap_or_else(|p| p.into_inner()) = None;
         // Only a catch-up or a rebuild commits a broken index (`flush` does not), and either
         // has re-applied everything up to `seq`.
         self.broken.store(false, std::sync::atomic::Ordering::SeqCst);
-        self.reader.reload().map_err(err)?;
+        self.reader.reload()?;
         Ok(())
     }
 
@@ -742,14 +748,14 @@ impl TextIndex {
         let searcher = self.reader.searcher();
         let mut out = Vec::new();
         for segment in searcher.segment_readers() {
-            let inverted = segment.inverted_index(self.fields.terms).map_err(err)?;
-            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic).map_err(err)? else {
+            let inverted = segment.inverted_index(self.fields.terms)?;
+            let Some(mut postings) = inverted.read_postings(&term, IndexRecordOption::Basic)? else {
                 continue;
             };
             let ff = segment.fast_fields();
-            let hi = ff.u64("id_hi").map_err(err)?.first_or_default_col(0);
-            let lo = ff.u64("id_lo").map_err(err)?.first_or_default_col(0);
-            let scopes = ff.u64("scope_digest").map_err(err)?.first_or_default_col(0);
+            let hi = ff.u64("id_hi")?.first_or_default_col(0);
+            let lo = ff.u64("id_lo")?.first_or_default_col(0);
+            let scopes = ff.u64("scope_digest")?.first_or_default_col(0);
             let mut doc = postings.doc();
             while doc != TERMINATED {
                 if !segment.is_deleted(doc) && scopes.get_val(doc) == scope {
@@ -794,7 +800,7 @@ impl TextIndex {
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
             *guard = Some(self.new_writer(threads)?);
             let writer = guard.as_ref().expect("writer created");
-            writer.delete_all_documents().map_err(err)?;
+            writer.delete_all_documents()?;
             let mut failed = None;
             BeliefReader::new(store).scan(
                 |r| {
@@ -809,7 +815,7 @@ impl TextIndex {
                 usize::MAX,
             )?;
             if let Some(e) = failed {
-                return Err(err(e));
+                return Err(e.into());
             }
         }
         self.commit(seq)?;
@@ -819,12 +825,12 @@ impl TextIndex {
     /// Merge every segment into one, dropping deleted documents (BM25 statistics then count
     /// live memories only, as after a rebuild), and wait for it.
     pub fn compact(&self) -> Result<(), ProjectError> {
-        let ids = self.index.searchable_segment_ids().map_err(err)?;
+        let ids = self.index.searchable_segment_ids()?;
         if ids.len() > 1 || self.reader.searcher().segment_readers().iter().any(|s| s.has_deletes()) {
             let mut guard = self.writer()?;
             let writer = guard.as_mut().expect("writer created");
-            writer.merge(&ids).wait().map_err(err)?;
-            self.reader.reload().map_err(err)?;
+            writer.merge(&ids).wait()?;
+            self.reader.reload()?;
         }
         Ok(())
     }
@@ -881,15 +887,15 @@ impl TextIndex {
             }
         });
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &collector).map_err(err)?;
+        let top = searcher.search(&query, &collector)?;
         let mut out = Vec::with_capacity(top.len());
         for ((score, at, _, _), address) in top {
-            let doc: TantivyDocument = searcher.doc(address).map_err(err)?;
+            let doc: TantivyDocument = searcher.doc(address)?;
             let id = doc
                 .get_first(f.memory_id)
                 .and_then(|v| v.as_str())
                 .and_then(|s| s.parse::<MemoryId>().ok())
-                .ok_or_else(|| err("a document without a memory id"))?;
+                .ok_or(ProjectError::TextIndexUnreadable("a document without a memory id"))?;
             out.push(TextHit { memory_id: id, score, asserted_at: Timestamp::from_micros(at) });
         }
         Ok(out)
@@ -922,6 +928,17 @@ mod tests {
         assert_eq!(analyze("foo AND ( \"unbalanced"), ["foo", "unbalanc"]);
         assert_eq!(analyze("9:45 eu-west-1 1.29 A/B"), ["9:45", "eu-west-1", "eu", "west", "1.29", "a/b"]);
         assert!(analyze("?? -- ...").is_empty());
+    }
+
+    /// Lucene's English stop words (tantivy's list) and every question word are dropped; other
+    /// short words stay.
+    #[test]
+    fn stop_words_are_lucenes_english_list_and_the_question_words() {
+        // A few of Lucene's: the list itself is tantivy's.
+        for word in ["the", "such", "into", "their", "will"].into_iter().chain(QUESTION_WORDS.iter().copied()) {
+            assert!(analyze(word).is_empty(), "{word:?} is a stop word");
+        }
+        assert_eq!(analyze("Such a team, then their rota: ask them"), ["team", "rota", "ask"]);
     }
 
     /// What the `terms` tokenizer makes of a memory's `terms` value: the given terms as they

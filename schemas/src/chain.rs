@@ -64,6 +64,16 @@ impl<'de> Deserialize<'de> for Hash {
     }
 }
 
+/// 64 lowercase hex digits, as serialised.
+impl schemars::JsonSchema for Hash {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Hash".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({ "type": "string", "pattern": "^[0-9a-f]{64}$" })
+    }
+}
+
 /// `blake3_derive_key(CHAIN_CONTEXT, prev_hash ‖ encoded)`, where `encoded` is the codec's
 /// encoding of every field of the event except the hash itself.
 pub fn chain_hash(prev_hash: &Hash, encoded: &[u8]) -> Hash {

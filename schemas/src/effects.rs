@@ -2,12 +2,15 @@
 //! records the same list and the projectors undo each one, so a revert is exact by construction.
 
 use bincode::{Decode, Encode};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::MemoryId;
 
 /// The kinds of edge in the edge graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     /// child → parent: the child version replaced the parent.
@@ -38,7 +41,9 @@ impl EdgeKind {
 }
 
 /// A directed edge between two memories.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, Serialize, Deserialize, JsonSchema,
+)]
 pub struct Edge {
     pub kind: EdgeKind,
     pub from: MemoryId,
@@ -46,7 +51,7 @@ pub struct Edge {
 }
 
 /// One effect of a resolution on the views.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "effect", rename_all = "snake_case")]
 pub enum Effect {
     /// An active memory went stale. Undo: active again.

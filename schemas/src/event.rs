@@ -6,6 +6,7 @@
 //! The in-memory form is the same for both; only the stored bytes differ (`codec.rs`).
 
 use bincode::{Decode, Encode};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::chain::Hash;
@@ -16,15 +17,18 @@ use crate::name::Name;
 use crate::time::Timestamp;
 
 /// One ledger entry: envelope and body.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     /// Global, gap-free position in the ledger, from 1.
+    #[schemars(range(min = 1))]
     pub seq: u64,
     pub event_id: EventId,
     /// The format version this event was written in.
+    #[schemars(range(min = 1, max = crate::codec::CURRENT_FORMAT))]
     pub format: u16,
     pub recorded_at: Timestamp,
     /// Who acted: `cli:<user>`, `agent:<name>`, `judge:<model>`.
+    #[schemars(length(min = 1))]
     pub actor: String,
     /// Shared by all events one command appended.
     pub correlation_id: CorrelationId,
@@ -40,7 +44,7 @@ pub struct Event {
 }
 
 /// What happened.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", content = "body", rename_all = "snake_case")]
 pub enum EventBody {
     /// A memory was observed: the text and everything said about it.
@@ -133,7 +137,7 @@ fn effect_ids(effects: &[Effect]) -> Vec<MemoryId> {
     ids
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct MemoryObserved {
     pub memory_id: MemoryId,
     /// The text as stored: line endings normalised, surrounding whitespace trimmed.
@@ -151,7 +155,7 @@ pub struct MemoryObserved {
 }
 
 /// A model's answer for one pair, recorded whatever it was (docs/models.md).
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct ModelVerdict {
     pub model: String,
     /// The raw answer text, when there was one.
@@ -162,7 +166,7 @@ pub struct ModelVerdict {
     pub error: Option<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct PairClassified {
     pub incoming: MemoryId,
     pub candidate: MemoryId,
@@ -179,12 +183,12 @@ pub struct PairClassified {
     pub outcome: PairOutcome,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefAdded {
     pub memory_id: MemoryId,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefVersioned {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -193,14 +197,14 @@ pub struct BeliefVersioned {
     pub cause: VersionCause,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefMerged {
     pub memory_id: MemoryId,
     pub into: MemoryId,
     pub kind: MergeKind,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefHistorical {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -209,14 +213,14 @@ pub struct BeliefHistorical {
     pub current: MemoryId,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefRetired {
     pub memory_id: MemoryId,
     pub reason: Option<String>,
 }
 
 /// One side of a conflict, as it stood when the conflict opened.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct ConflictSide {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -224,14 +228,14 @@ pub struct ConflictSide {
     pub reason: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct ConflictOpened {
     pub conflict_id: ConflictId,
     pub incoming: MemoryId,
     pub candidates: Vec<ConflictSide>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct ConflictResolved {
     pub conflict_id: ConflictId,
     pub action: ResolutionAction,
@@ -241,7 +245,7 @@ pub struct ConflictResolved {
     pub effects: Vec<Effect>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct ResolutionReverted {
     pub conflict_id: ConflictId,
     /// The seq of the `conflict_resolved` event being reverted.
@@ -250,7 +254,7 @@ pub struct ResolutionReverted {
     pub undone: Vec<Effect>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefEdited {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,

@@ -78,6 +78,16 @@ macro_rules! id_type {
                 s.parse().map_err(serde::de::Error::custom)
             }
         }
+
+        /// 32 lowercase hex digits, as serialised.
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({ "type": "string", "pattern": "^[0-9a-f]{32}$" })
+            }
+        }
     };
 }
 

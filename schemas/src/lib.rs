@@ -9,6 +9,7 @@ pub mod codec;
 pub mod effects;
 pub mod event;
 pub mod ids;
+pub mod json_schema;
 pub mod kinds;
 pub mod name;
 pub mod samples;

@@ -83,6 +83,19 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
+/// RFC 3339 in UTC to the microsecond, as serialised.
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$"
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

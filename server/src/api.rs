@@ -4,6 +4,7 @@
 //! printed and its exit code. Every transport carries these: the CLI over the Unix socket, the
 //! HTTP routes (each builds a `Call`), the MCP tools.
 
+use memledger_engine::error::Exit;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -372,6 +373,13 @@ pub struct Reply {
     /// `save --from` lines refused in this call.
     #[serde(default)]
     pub refused: usize,
+}
+
+impl Reply {
+    /// A command that could not run to its end ([`Exit::Failure`]), printing nothing.
+    pub fn failure(error: String) -> Reply {
+        Reply { exit_code: Exit::Failure.into(), error: Some(error), ..Reply::default() }
+    }
 }
 
 /// Who serves a store (`GET /v1/status`).

@@ -21,6 +21,8 @@ use utoipa::{OpenApi, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use memledger_engine::error::Exit;
+
 use crate::api::*;
 use crate::contract;
 use crate::{CallFn, Dispatch};
@@ -103,13 +105,13 @@ pub struct Problem {
 }
 
 impl Problem {
-    pub fn new(status: StatusCode, exit_code: i32, detail: impl Into<String>, hint: Option<String>) -> Problem {
+    pub fn new(status: StatusCode, exit: Exit, detail: impl Into<String>, hint: Option<String>) -> Problem {
         Problem {
             kind: "about:blank".into(),
             title: status.canonical_reason().unwrap_or("error").into(),
             status: status.as_u16(),
             detail: detail.into(),
-            exit_code,
+            exit_code: exit.into(),
             hint,
         }
     }
@@ -118,7 +120,7 @@ impl Problem {
     fn malformed(status: StatusCode, detail: String) -> Response {
         let status = if status == StatusCode::PAYLOAD_TOO_LARGE { status } else { StatusCode::BAD_REQUEST };
         eprintln!("memledger serve: refused a request ({}): {detail}", status.as_u16());
-        Problem::new(status, 2, detail, None).into_response()
+        Problem::new(status, Exit::BadInput, detail, None).into_response()
     }
 }
 
@@ -135,11 +137,11 @@ impl IntoResponse for Problem {
 }
 
 /// The HTTP status of a command's exit code.
-pub fn status_of(exit_code: i32, message: &str) -> StatusCode {
-    match exit_code {
-        2 => StatusCode::UNPROCESSABLE_ENTITY,
-        3 => StatusCode::CONFLICT,
-        4 => StatusCode::NOT_FOUND,
+pub fn status_of(exit: Exit, message: &str) -> StatusCode {
+    match exit {
+        Exit::BadInput => StatusCode::UNPROCESSABLE_ENTITY,
+        Exit::Conflict => StatusCode::CONFLICT,
+        Exit::NotFound => StatusCode::NOT_FOUND,
         _ if message.contains("another memledger process holds the store") => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -172,16 +174,16 @@ pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, colo
     let dispatch = dispatch.clone();
     match tokio::task::spawn_blocking(move || dispatch.run(call, json, color, &actor)).await {
         Ok(reply) => reply,
-        Err(e) => Reply { exit_code: 1, error: Some(format!("the command failed: {e}")), ..Reply::default() },
+        Err(e) => Reply::failure(format!("the command failed: {e}")),
     }
 }
 
 /// The document a command printed (JSON, or JSON Lines for `lines`), or its problem.
 fn document(reply: Reply, lines: bool) -> Response {
-    if reply.exit_code != 0 && reply.stdout.is_empty() {
+    let exit = Exit::from_code(reply.exit_code);
+    if exit != Exit::Ok && reply.stdout.is_empty() {
         let message = reply.error.unwrap_or_else(|| "the command failed".into());
-        return Problem::new(status_of(reply.exit_code, &message), reply.exit_code, message, reply.hint)
-            .into_response();
+        return Problem::new(status_of(exit, &message), exit, message, reply.hint).into_response();
     }
     let media = if lines { "application/x-ndjson" } else { "application/json" };
     let mut response = (StatusCode::OK, reply.stdout).into_response();
@@ -556,7 +558,7 @@ async fn import(State(state): State<AppState>, headers: HeaderMap, body: Bytes) 
     let dispatch = state.dispatch.clone();
     let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &actor))
         .await
-        .unwrap_or_else(|e| Reply { exit_code: 1, error: Some(format!("the import failed: {e}")), ..Reply::default() });
+        .unwrap_or_else(|e| Reply::failure(format!("the import failed: {e}")));
     if reply_wanted { reply_response(reply) } else { document(reply, false) }
 }
 
@@ -661,7 +663,7 @@ async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) 
     eprintln!("memledger serve: refused a request without the bearer token ({})", request.uri().path());
     let mut response = Problem::new(
         StatusCode::UNAUTHORIZED,
-        2,
+        Exit::BadInput,
         "this server needs `Authorization: Bearer <token>`",
         Some("the token is in the store directory: `memledger serve --print-token`".into()),
     )
@@ -676,8 +678,13 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 /// A route nobody serves: problem+json, not an empty 404.
 async fn fallback(request: Request) -> Response {
-    Problem::new(StatusCode::NOT_FOUND, 4, format!("no route {} {}", request.method(), request.uri().path()), None)
-        .into_response()
+    Problem::new(
+        StatusCode::NOT_FOUND,
+        Exit::NotFound,
+        format!("no route {} {}", request.method(), request.uri().path()),
+        None,
+    )
+    .into_response()
 }
 
 /// The whole application: the API, `/openapi.json`, `/mcp`; with a token, every request but

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+use memledger_engine::error::Exit;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock as Content, Implementation, ServerCapabilities, ServerConfig};
@@ -174,7 +175,7 @@ fn bad_input(message: &str) -> CallToolResult {
 
 /// The document a reply printed, or its error.
 fn document(reply: Reply) -> Result<Value, (String, Option<String>)> {
-    if reply.exit_code != 0 {
+    if Exit::from_code(reply.exit_code) != Exit::Ok {
         return Err((reply.error.unwrap_or_else(|| "the command failed".into()), reply.hint));
     }
     serde_json::from_str(reply.stdout.trim()).map_err(|e| (format!("the command printed no JSON document: {e}"), None))

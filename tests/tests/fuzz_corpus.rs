@@ -10,14 +10,10 @@ use memledger_engine::classify::lexical::{LexicalConfig, classify};
 use memledger_schemas::Event;
 use memledger_schemas::codec::{decode_event, encode_event, peek_event};
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
+use crate::manifest_dir;
 
 fn corpus(target: &str) -> Vec<(PathBuf, Vec<u8>)> {
-    let dir = PathBuf::from(manifest_dir()).join("../fuzz/corpus").join(target);
+    let dir = manifest_dir().join("../fuzz/corpus").join(target);
     let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

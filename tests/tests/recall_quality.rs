@@ -5,22 +5,18 @@
 //! is among the first five results. The figure is printed and recorded in docs/quality.md; the
 //! assertion is a floor set below what is measured, so a regression fails and noise does not.
 //!
-//! Run: `cargo test --release -p memledger-tests --test recall_quality -- --nocapture`
+//! Run: `cargo test --release -p memledger-tests --test main -- recall_quality --nocapture`
 
 use memledger_engine::{Memledger, OpenOptions, SaveRequest};
 use memledger_schemas::Status;
 use serde_json::Value;
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
+use crate::manifest_dir;
 
 const FLOOR: f64 = 0.80;
 
 fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{}/fixtures/{name}", manifest_dir())).unwrap()
+    std::fs::read_to_string(format!("{}/fixtures/{name}", manifest_dir().display())).unwrap()
 }
 
 #[test]

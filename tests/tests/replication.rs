@@ -6,11 +6,7 @@ use std::io::Cursor;
 use memledger_engine::{Memledger, OpenOptions, SaveRequest};
 use memledger_schemas::ResolutionAction;
 
-/// This package's directory, read when the test runs (cargo sets it) rather than baked in at
-/// compile time: a build cache shared between checkouts must not send a test to another tree.
-fn manifest_dir() -> String {
-    std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string())
-}
+use crate::manifest_dir;
 
 fn open(dir: &std::path::Path) -> Memledger {
     Memledger::open(dir, &OpenOptions::default()).unwrap()
@@ -24,7 +20,7 @@ fn dumps(ml: &Memledger) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
 fn an_imported_stream_reproduces_every_view() {
     let a = tempfile::tempdir().unwrap();
     let src = open(a.path());
-    let path = &format!("{}/fixtures/consistent_stream.jsonl", manifest_dir());
+    let path = &format!("{}/fixtures/consistent_stream.jsonl", manifest_dir().display());
     for line in std::fs::read_to_string(path).unwrap().lines().take(120) {
         let req: SaveRequest = serde_json::from_str(line).unwrap();
         src.save(req, "agent:replay").unwrap();

@@ -1,5 +1,6 @@
 //! `memledger classify`: the classifier as a dry run; writes nothing, needs no store.
 
+use memledger_engine::error::Exit;
 use std::io::BufRead;
 
 use std::collections::HashMap;
@@ -78,11 +79,13 @@ impl Embedder {
         }
         match self.models.embed_texts(&distinct) {
             Some(Ok(vs)) if vs.len() == distinct.len() => Ok(distinct.into_iter().zip(vs).collect()),
-            Some(Ok(_)) => {
-                Err(CliError::new(1, format!("embedder {} answered the wrong number of vectors", self.model), None))
-            }
+            Some(Ok(_)) => Err(CliError::new(
+                Exit::Failure,
+                format!("embedder {} answered the wrong number of vectors", self.model),
+                None,
+            )),
             Some(Err(e)) => Err(CliError::new(
-                1,
+                Exit::Failure,
                 format!("embedder {} failed: {e}", self.model),
                 Some("unset MEMLEDGER_EMBED_URL to classify with the lexical rules alone".into()),
             )),

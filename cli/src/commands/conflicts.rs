@@ -1,6 +1,7 @@
 //! `memledger conflicts`: the queue of contradictions, and resolving and reverting them.
 
 use memledger_engine::Memledger;
+use memledger_engine::error::Exit;
 use memledger_engine::{ConflictRecord, ConflictStatus};
 use memledger_schemas::ResolutionAction;
 use serde_json::{Value, json};
@@ -202,7 +203,7 @@ fn needs_model(configured: bool) -> Result<(), CliError> {
         return Ok(());
     }
     Err(CliError::new(
-        2,
+        Exit::BadInput,
         "conflicts auto needs a model, and none is configured; nothing was written",
         Some(
             "set MEMLEDGER_LLM_URL (an OpenAI-compatible base URL) and MEMLEDGER_LLM_MODEL; see docs/models.md".into(),
@@ -337,7 +338,7 @@ pub fn execute_auto(ml: &Memledger, actor: &str, args: &AutoBody, out: &mut Outp
     if report.failed > 0 {
         out.flush()?;
         return Err(CliError::new(
-            1,
+            Exit::Failure,
             format!("{} of {} judge call(s) failed; those conflicts stay pending", report.failed, report.judged),
             None,
         ));

@@ -5,6 +5,7 @@ use memledger_server::api::{AutoBody, Call};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
+use memledger_engine::error::Exit;
 
 /// Embed active memories that have no vector of the configured embedding model yet.
 ///
@@ -28,7 +29,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 pub fn execute(ml: &Memledger, b: &AutoBody, out: &mut Output) -> Result<(), CliError> {
     if ml.models().embedder().is_none() {
         return Err(CliError::new(
-            2,
+            Exit::BadInput,
             "embed needs an embedding model, and none is configured; nothing was written",
             Some(
                 "set MEMLEDGER_EMBED_URL (an OpenAI-compatible base URL) and MEMLEDGER_EMBED_MODEL; see docs/models.md"

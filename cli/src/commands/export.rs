@@ -2,6 +2,7 @@
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
+use memledger_engine::error::Exit;
 
 /// Export the event stream as JSON Lines (to stdout, or -o FILE).
 ///
@@ -61,7 +62,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         Some(path) => {
             let tmp = path.with_extension("partial");
             let file = std::fs::File::create(&tmp)
-                .map_err(|e| CliError::new(1, format!("cannot write {}: {e}", tmp.display()), None))?;
+                .map_err(|e| CliError::new(Exit::Failure, format!("cannot write {}: {e}", tmp.display()), None))?;
             let mut w = std::io::BufWriter::new(file);
             source.export(args.since, &mut Counting { inner: &mut w, bar: bar.clone() })?;
             let n = bar.position();

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use memledger_engine::error::Exit;
 use memledger_server::api::{Call, CallRequest, Reply};
 use memledger_server::client::Client;
 use memledger_server::mcp::Defaults;
@@ -29,7 +30,7 @@ pub fn run(ctx: &Context, _args: Args, _out: &mut Output) -> Result<(), CliError
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(1, format!("cannot start the MCP server: {e}"), None))?;
+        .map_err(|e| CliError::new(Exit::Failure, format!("cannot start the MCP server: {e}"), None))?;
     let direct = Arc::new(Context {
         dir: ctx.dir.clone(),
         json: true,
@@ -53,15 +54,15 @@ pub fn run(ctx: &Context, _args: Args, _out: &mut Output) -> Result<(), CliError
                 }
             }
             let _turn = turn.lock().await;
-            tokio::task::spawn_blocking(move || run_direct(&direct, call, &actor)).await.unwrap_or_else(|e| Reply {
-                exit_code: 1,
-                error: Some(format!("the tool call failed: {e}")),
-                ..Reply::default()
-            })
+            tokio::task::spawn_blocking(move || run_direct(&direct, call, &actor))
+                .await
+                .unwrap_or_else(|e| Reply::failure(format!("the tool call failed: {e}")))
         })
     });
     let defaults = Defaults { scope: crate::config::default_scope(), memory_type: crate::config::default_type() };
-    runtime.block_on(memledger_server::mcp::serve_stdio(call, defaults)).map_err(|e| CliError::new(1, e, None))
+    runtime
+        .block_on(memledger_server::mcp::serve_stdio(call, defaults))
+        .map_err(|e| CliError::new(Exit::Failure, e, None))
 }
 
 /// A call on the store opened for it alone, dropped before the answer goes out.

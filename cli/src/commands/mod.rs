@@ -25,6 +25,7 @@ pub mod why;
 use std::io::Read;
 
 use memledger_engine::Memledger;
+use memledger_engine::error::Exit;
 use memledger_server::api::{Call, Reply};
 
 use crate::output::{CliError, Output};
@@ -66,12 +67,12 @@ pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
         Ok(refused) => Reply {
             stdout,
             stderr,
-            exit_code: 2,
+            exit_code: Exit::BadInput.into(),
             error: Some(format!("{refused} line(s) were refused; the rest were saved")),
             hint: None,
             refused,
         },
-        Err(e) => Reply { stdout, stderr, exit_code: e.code, error: Some(e.message), hint: e.hint, refused: 0 },
+        Err(e) => Reply { stdout, stderr, exit_code: e.code.into(), error: Some(e.message), hint: e.hint, refused: 0 },
     }
 }
 

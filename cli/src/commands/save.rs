@@ -1,5 +1,6 @@
 //! `memledger save`: one memory through the belief pipeline, or many with `--from`.
 
+use memledger_engine::error::Exit;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 
@@ -119,7 +120,7 @@ pub fn execute_lines(ml: &Memledger, actor: &str, lines: &api::SaveLines, out: &
             Err(message) => pending.push(Answer::Refused(line.line, message)),
             Ok(prepared) => match ml.save_prepared(prepared, actor, Durability::Deferred) {
                 Ok(result) => pending.push(Answer::Saved(result)),
-                Err(e) if e.exit_code() == 2 => pending.push(Answer::Refused(line.line, e.to_string())),
+                Err(e) if e.exit() == Exit::BadInput => pending.push(Answer::Refused(line.line, e.to_string())),
                 Err(e) => {
                     let mut refused = 0;
                     flush(Some(ml), out, &mut pending, &mut refused)?;
@@ -193,7 +194,7 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
                 };
                 match ml.save_prepared(prepared, &ctx.actor, Durability::Deferred) {
                     Ok(result) => pending.push(Answer::Saved(result)),
-                    Err(e) if e.exit_code() == 2 => pending.push(Answer::Refused(line.number, e.to_string())),
+                    Err(e) if e.exit() == Exit::BadInput => pending.push(Answer::Refused(line.number, e.to_string())),
                     Err(e) => {
                         // A storage failure: answer what is durable, then stop.
                         flush(store.as_ref(), out, &mut pending, &mut refused)?;
@@ -214,7 +215,11 @@ fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError>
 fn refused_error(refused: usize, out: &mut Output) -> Result<(), CliError> {
     if refused > 0 {
         out.flush()?;
-        return Err(CliError::new(2, format!("{refused} line(s) were refused; the rest were saved"), None));
+        return Err(CliError::new(
+            Exit::BadInput,
+            format!("{refused} line(s) were refused; the rest were saved"),
+            None,
+        ));
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
 
 use memledger_engine::Memledger;
+use memledger_engine::error::Exit;
 use memledger_server::Dispatch;
 use memledger_server::api::{Call, Reply};
 
@@ -41,7 +42,7 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let io = |e: std::io::Error| CliError::new(1, format!("{}: {e}", ctx.dir.display()), None);
+    let io = |e: std::io::Error| CliError::new(Exit::Failure, format!("{}: {e}", ctx.dir.display()), None);
     if args.print_token {
         return out.line(memledger_server::token(&ctx.dir).map_err(io)?);
     }
@@ -76,7 +77,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         // Create it first, as a save would: the server's own files come after the store's.
         drop(ctx.open_direct(true)?);
     }
-    let _lock = memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(1, e.to_string(), None))?;
+    let _lock =
+        memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
     let dispatch = Arc::new(Shared { ml, gate: RwLock::new(()), writes: Mutex::new(()) });
     let options = memledger_server::serve::Options {
@@ -93,7 +95,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let result = memledger_server::serve::run(options, dispatch.clone());
     // Every command has finished (the runtime waited for them): close the store.
     drop(dispatch);
-    result.map_err(|e| CliError::new(1, e.to_string(), None))
+    result.map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
 }
 
 /// The server's store and its locks: commands that write take `writes` one at a time; a

@@ -5,6 +5,7 @@ use memledger_server::api::{Call, Empty};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
+use memledger_engine::error::Exit;
 
 /// Verify the hash chain from the first event to the head, that every view equals a fresh
 /// replay, and that the text index holds exactly the active memories under their candidate
@@ -40,7 +41,7 @@ pub fn execute(ml: &Memledger, out: &mut Output) -> Result<(), CliError> {
     } else {
         out.flush()?;
         Err(CliError::new(
-            1,
+            Exit::Failure,
             "verification failed",
             v.ledger.first_bad_seq.map(|s| format!("the chain breaks at seq {s}")),
         ))

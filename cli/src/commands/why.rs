@@ -19,6 +19,16 @@ pub struct Args {
     pub other: Option<String>,
 }
 
+/// The scores human output shows, in order, with their labels; counts are shown whole, the
+/// rest to two places.
+const KEY_SCORES: &[(&str, &str, bool)] = &[
+    ("score", "similarity", false),
+    ("agreements", "words agreeing", true),
+    ("rest_jaccard", "rest alike", false),
+    ("cosine", "cosine", false),
+    ("llm_confidence", "model confidence", false),
+];
+
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     ctx.run(Call::Why(WhyQuery { id: args.id, other: args.other }), out)
 }
@@ -34,19 +44,26 @@ pub fn execute(ml: &Memledger, q: &WhyQuery, out: &mut Output) -> Result<(), Cli
         out.line("no classification involved this memory (it was saved with nothing similar in its scope, or with --no-dedup)")?;
     }
     for d in &decisions {
-        let scores: Vec<String> = d.scores.iter().map(|(k, v)| format!("{k}={}", v)).collect();
+        // The gate and its reason first, then the few scores a person weighs; --json has them all.
         out.line(format!(
-            "seq {}  {} → {}  {} ({}, gate {})  outcome {}",
-            d.seq,
+            "{} → {}  {}  gate {}  ({}, outcome {}, seq {})",
             d.incoming.short(),
             d.candidate.short(),
             d.relation,
-            d.method,
             d.gate,
-            d.outcome
+            d.method,
+            d.outcome,
+            d.seq
         ))?;
         out.line(format!("  {}", d.reason))?;
-        out.line(format!("  scores: {}", scores.join(" ")))?;
+        let key: Vec<String> = KEY_SCORES
+            .iter()
+            .filter_map(|&(name, label, count)| Some((label, count, d.scores.get(name)?.as_f64()?)))
+            .map(|(label, count, v)| if count { format!("{label} {v:.0}") } else { format!("{label} {v:.2}") })
+            .collect();
+        if !key.is_empty() {
+            out.line(format!("  {}", key.join(" · ")))?;
+        }
         if let Some(m) = &d.model {
             match (&m.error, m.relation) {
                 (Some(e), _) => out.line(format!("  model {}: not used ({e})", m.model))?,

@@ -1,23 +1,110 @@
-//! Shared by the crash tests: a small seeded generator for kill points, so a failing run can be
-//! replayed with `MEMLEDGER_CRASH_SEED`.
+//! Shared by the CLI's end-to-end tests: the `memledger` binary, ways to run it on a store, a
+//! real `memledger serve` to talk to (`served`), and the seeded generator of the crash loops.
+//!
+//! The functions here run a command the way a person's shell would: through the store's server
+//! when one runs, else on the store directly. [`direct`] and [`server`] have the same functions
+//! on one route each, for the tests that run twice (`cli.rs`).
 
-/// A small deterministic generator (xorshift), so the tests need no extra crate.
-pub struct Rng(u64);
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
-impl Rng {
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::Value;
+
+/// The model over HTTP the engine's tests script, shared with them.
+#[path = "../../../engine/tests/support/mock_http.rs"]
+pub mod mock_http;
+
+pub mod direct;
+pub mod served;
+pub mod server;
+
+/// This package's directory (`memledger_tests::manifest_dir`).
+pub fn manifest_dir() -> PathBuf {
+    memledger_tests::manifest_dir(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The seed from `MEMLEDGER_CRASH_SEED`, else from the clock; printed with `label`.
-pub fn seeded(label: &str) -> Rng {
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_memledger")
+}
+
+/// `memledger --dir DIR`, with no store directory and no choice of route from the environment:
+/// through the store's server when one runs, else directly, and no server started.
+pub fn memledger(dir: &Path) -> Command {
+    let mut command = Command::new(bin());
+    command
+        .arg("--dir")
+        .arg(dir)
+        .env_remove("MEMLEDGER_DIR")
+        .env_remove("MEMLEDGER_NO_SERVER")
+        .env_remove("MEMLEDGER_AUTOSTART");
+    command
+}
+
+/// Run `memledger --dir DIR ARGS…` to the end.
+pub fn run(dir: &Path, args: &[&str]) -> Output {
+    run_with(memledger(dir), args)
+}
+
+/// [`run`], with `stdin` on its standard input.
+pub fn run_stdin(dir: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    run_stdin_with(memledger(dir), args, stdin)
+}
+
+/// `memledger --json ARGS…`, which must succeed: its one JSON value.
+pub fn json(dir: &Path, args: &[&str]) -> Value {
+    value(&run(dir, &[&["--json"], args].concat()), args)
+}
+
+/// `command ARGS…` run to the end.
+fn run_with(mut command: Command, args: &[&str]) -> Output {
+    command.args(args).output().unwrap()
+}
+
+/// `command ARGS…` run to the end with `stdin` on its standard input.
+fn run_stdin_with(mut command: Command, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child =
+        command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // A command that refuses its input may exit before reading it all.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    child.wait_with_output().unwrap()
+}
+
+/// The one JSON value of a command that must have succeeded.
+pub fn value(out: &Output, args: &[&str]) -> Value {
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// `memledger --json ARGS…`, which must succeed: its JSON lines.
+pub fn json_lines(dir: &Path, args: &[&str]) -> Vec<Value> {
+    lines(&run(dir, &[&["--json"], args].concat()), args)
+}
+
+/// The JSON lines of a command that must have succeeded.
+pub fn lines(out: &Output, args: &[&str]) -> Vec<Value> {
+    assert!(out.status.success(), "{args:?} exited {:?}: {}", out.status.code(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{args:?}: {e}: {l}")))
+        .collect()
+}
+
+/// The exit code.
+pub fn code(out: &Output) -> i32 {
+    out.status.code().unwrap()
+}
+
+/// A generator seeded from `MEMLEDGER_CRASH_SEED`, else from the clock; the seed is printed with
+/// `label`, so that a failing run can be replayed.
+pub fn seeded(label: &str) -> StdRng {
     let seed: u64 = std::env::var("MEMLEDGER_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1) | 1
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     });
     println!("{label}: seed {seed} (MEMLEDGER_CRASH_SEED)");
-    Rng(seed)
+    StdRng::seed_from_u64(seed)
 }

@@ -5,7 +5,7 @@
 //! `embeddings` ([ADR 0004](../../../docs/adr/0004-models.md)). It is not a projection: `rebuild`
 //! never clears it and replay never calls the embedder. A vector is only ever compared with
 //! vectors of the same model — the model is part of the key — so a changed embedding model finds
-//! none of the old vectors; the store says so at open and [`Memledger::embed_missing`] re-embeds.
+//! none of the old vectors; the store says so at open and `Memledger::embed_missing` re-embeds.
 
 use std::collections::{HashMap, HashSet};
 
@@ -15,10 +15,11 @@ use memledger_schemas::chain::{Hash, content_hash};
 use memledger_schemas::{MemoryId, Method, Relation, Status};
 use serde::Serialize;
 
+use super::Models;
 use crate::classify::Classification;
-use crate::error::EngineError;
+use crate::error::{BadInput, EngineError, ModelError};
 use crate::input::ValidSave;
-use crate::memledger::Memledger;
+use crate::reads::Reader;
 
 /// The column family of the vector cache.
 pub const EMBED_TABLE: &str = "embeddings";
@@ -128,7 +129,7 @@ pub fn gate_identical(class: &mut Classification, cosine: f64, min: f64, model: 
     }
 }
 
-/// What [`Memledger::embed_missing`] did.
+/// What `Memledger::embed_missing` did.
 #[derive(Clone, Debug, Serialize)]
 pub struct EmbedReport {
     /// The configured embedding model.
@@ -156,149 +157,136 @@ pub(crate) struct EmbeddingCandidates {
     pub error: Option<String>,
 }
 
-impl Memledger {
-    /// The vector of `text` from the cache, else from the embedder (then cached).
-    fn vector_of(&self, model: &str, text: &str) -> Result<Result<Vec<f32>, String>, EngineError> {
-        let hash = content_hash(text);
-        let cache = VectorCache::new(self.ledger.store());
-        if let Some(v) = cache.get(model, &hash)? {
-            return Ok(Ok(v));
-        }
-        match self.models.embed_texts(&[text.to_string()]) {
-            Some(Ok(mut vs)) if vs.len() == 1 => {
-                let v = vs.remove(0);
-                cache.put_all(model, &[(hash, v.clone())])?;
-                Ok(Ok(v))
-            }
-            Some(Ok(_)) => Ok(Err("the embedder answered the wrong number of vectors".into())),
-            Some(Err(e)) => Ok(Err(e)),
-            None => Ok(Err("no embedder is configured".into())),
-        }
+/// The vector of `text` from the cache, else from the embedder (then cached).
+fn vector_of(models: &Models, store: &Store, model: &str, text: &str) -> Result<Result<Vec<f32>, String>, EngineError> {
+    let hash = content_hash(text);
+    let cache = VectorCache::new(store);
+    if let Some(v) = cache.get(model, &hash)? {
+        return Ok(Ok(v));
     }
+    match models.embed_texts(&[text.to_string()]) {
+        Some(Ok(mut vs)) if vs.len() == 1 => {
+            let v = vs.remove(0);
+            cache.put_all(model, &[(hash, v.clone())])?;
+            Ok(Ok(v))
+        }
+        Some(Ok(_)) => Ok(Err("the embedder answered the wrong number of vectors".into())),
+        Some(Err(e)) => Ok(Err(e.to_string())),
+        None => Ok(Err("no embedder is configured".into())),
+    }
+}
 
-    /// Fuse embedding candidates with the term candidates: every active memory of the scope whose
-    /// cached vector (same model) has cosine ≥ [`COSINE_MIN`] with the incoming text, best
-    /// `top_k` of them, added after the term candidates. Without an embedder: unchanged.
-    pub(crate) fn embedding_candidates(
-        &self,
-        save: &ValidSave,
-        candidates: &mut Vec<(MemoryRecord, bool)>,
-    ) -> Result<EmbeddingCandidates, EngineError> {
-        let mut out = EmbeddingCandidates { cosines: HashMap::new(), model: None, error: None };
-        let Some(endpoint) = self.models.embedder() else { return Ok(out) };
-        let model = endpoint.model.clone();
-        out.model = Some(model.clone());
-        let incoming = match self.vector_of(&model, &save.text)? {
-            Ok(v) => v,
-            Err(e) => {
-                out.error = Some(format!("embedder {model} failed: {e}; term candidates only"));
-                return Ok(out);
-            }
-        };
-        let cache = VectorCache::new(self.ledger.store());
-        let mut scored: Vec<(f64, MemoryRecord)> = Vec::new();
-        for r in self.beliefs().scan(|r| r.status == Status::Active && r.scope == save.scope, usize::MAX)? {
-            if let Some(v) = cache.get(&model, &r.content_hash)? {
-                let c = cosine(&incoming, &v);
-                out.cosines.insert(r.memory_id, c);
-                if c >= COSINE_MIN {
-                    scored.push((c, r));
-                }
+/// Fuse embedding candidates with the term candidates: every active memory of the scope whose
+/// cached vector (same model) has cosine ≥ [`COSINE_MIN`] with the incoming text, best
+/// `top_k` of them, added after the term candidates. Without an embedder: unchanged.
+pub(crate) fn embedding_candidates(
+    models: &Models,
+    reader: Reader<'_>,
+    top_k: usize,
+    save: &ValidSave,
+    candidates: &mut Vec<(MemoryRecord, bool)>,
+) -> Result<EmbeddingCandidates, EngineError> {
+    let mut out = EmbeddingCandidates { cosines: HashMap::new(), model: None, error: None };
+    let Some(endpoint) = models.embedder() else { return Ok(out) };
+    let model = endpoint.model.clone();
+    out.model = Some(model.clone());
+    let incoming = match vector_of(models, reader.store(), &model, &save.text)? {
+        Ok(v) => v,
+        Err(e) => {
+            out.error = Some(format!("embedder {model} failed: {e}; term candidates only"));
+            return Ok(out);
+        }
+    };
+    let cache = VectorCache::new(reader.store());
+    let mut scored: Vec<(f64, MemoryRecord)> = Vec::new();
+    for r in reader.beliefs().scan(|r| r.status == Status::Active && r.scope == save.scope, usize::MAX)? {
+        if let Some(v) = cache.get(&model, &r.content_hash)? {
+            let c = cosine(&incoming, &v);
+            out.cosines.insert(r.memory_id, c);
+            if c >= COSINE_MIN {
+                scored.push((c, r));
             }
         }
-        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.memory_id.cmp(&b.1.memory_id)));
-        for (_, r) in scored.into_iter().take(self.config.top_k) {
-            if !candidates.iter().any(|(c, _)| c.memory_id == r.memory_id) {
-                candidates.push((r, false));
-            }
-        }
-        Ok(out)
     }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.memory_id.cmp(&b.1.memory_id)));
+    for (_, r) in scored.into_iter().take(top_k) {
+        if !candidates.iter().any(|(c, _)| c.memory_id == r.memory_id) {
+            candidates.push((r, false));
+        }
+    }
+    Ok(out)
+}
 
-    /// Copy this store's cached vectors (configured model) of `past`'s active memories into
-    /// `past`'s cache: the scratch store of an as-of read starts with none, and vectors are keyed
-    /// by content, so they hold in any past. No embedder call.
-    pub(crate) fn lend_vectors(&self, past: &Memledger) -> Result<(), EngineError> {
-        let Some(endpoint) = self.models.embedder() else { return Ok(()) };
-        let model = endpoint.model.as_str();
-        let cache = VectorCache::new(self.ledger.store());
-        let mut items = Vec::new();
-        for r in past.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
-            if let Some(v) = cache.get(model, &r.content_hash)? {
-                items.push((r.content_hash, v));
-            }
+/// Copy the cached vectors (configured model) in `from`'s store of `past`'s active memories into
+/// `past`'s cache: the scratch store of an as-of read starts with none, and vectors are keyed by
+/// content, so they hold in any past. No embedder call.
+pub(crate) fn lend_vectors(models: &Models, from: Reader<'_>, past: Reader<'_>) -> Result<(), EngineError> {
+    let Some(endpoint) = models.embedder() else { return Ok(()) };
+    let model = endpoint.model.as_str();
+    let cache = VectorCache::new(from.store());
+    let mut items = Vec::new();
+    for r in past.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
+        if let Some(v) = cache.get(model, &r.content_hash)? {
+            items.push((r.content_hash, v));
         }
-        if !items.is_empty() {
-            VectorCache::new(past.ledger.store()).put_all(model, &items)?;
-        }
-        Ok(())
     }
+    if !items.is_empty() {
+        VectorCache::new(past.store()).put_all(model, &items)?;
+    }
+    Ok(())
+}
 
-    /// Embed every active memory that has no vector of the configured model yet (after the model
-    /// changed, or for memories saved before an embedder was configured).
-    pub fn embed_missing(&self) -> Result<EmbedReport, EngineError> {
-        self.embed_missing_with(false)
-    }
-
-    /// [`Memledger::embed_missing`]; with `dry_run`, only count what would be embedded (no call,
-    /// no write). Writes only the vector cache, never the ledger.
-    pub fn embed_missing_with(&self, dry_run: bool) -> Result<EmbedReport, EngineError> {
-        let Some(endpoint) = self.models.embedder() else {
-            return Err(EngineError::BadInput(
-                "no embedder is configured: set MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL".into(),
-            ));
-        };
-        let model = endpoint.model.clone();
-        let cache = VectorCache::new(self.ledger.store());
-        let active = self.beliefs().scan(|r| r.status == Status::Active, usize::MAX)?;
-        let mut missing: Vec<(Hash, String)> = Vec::new();
-        let mut seen = HashSet::new();
-        let mut missing_memories = 0;
-        for r in &active {
-            if cache.get(&model, &r.content_hash)?.is_none() {
-                missing_memories += 1;
-                if seen.insert(r.content_hash) {
-                    missing.push((r.content_hash, r.text.clone()));
-                }
+/// Embed every active memory that has no vector of the configured model yet (after the model
+/// changed, or for memories saved before an embedder was configured); with `dry_run`, only count
+/// what would be embedded (no call, no write). Writes only the vector cache, never the ledger.
+pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) -> Result<EmbedReport, EngineError> {
+    let Some(endpoint) = models.embedder() else {
+        return Err(BadInput::NoEmbedder.into());
+    };
+    let model = endpoint.model.clone();
+    let cache = VectorCache::new(reader.store());
+    let active = reader.beliefs().scan(|r| r.status == Status::Active, usize::MAX)?;
+    let mut missing: Vec<(Hash, String)> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut missing_memories = 0;
+    for r in &active {
+        if cache.get(&model, &r.content_hash)?.is_none() {
+            missing_memories += 1;
+            if seen.insert(r.content_hash) {
+                missing.push((r.content_hash, r.text.clone()));
             }
         }
-        let mut report = EmbedReport {
-            model: model.clone(),
-            dry_run,
-            active: active.len(),
-            already: active.len() - missing_memories,
-            missing: missing_memories,
-            texts: missing.len(),
-            embedded: 0,
-        };
-        if dry_run {
-            return Ok(report);
-        }
-        for chunk in missing.chunks(64) {
-            let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
-            match self.models.embed_texts(&texts) {
-                Some(Ok(vs)) if vs.len() == texts.len() => {
-                    let items: Vec<(Hash, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vs).collect();
-                    cache.put_all(&model, &items)?;
-                    report.embedded += items.len();
-                }
-                Some(Ok(_)) => {
-                    return Err(EngineError::Model(format!(
-                        "the embedder answered the wrong number of vectors ({} of {} texts were embedded and kept)",
-                        report.embedded, report.texts
-                    )));
-                }
-                Some(Err(e)) => {
-                    return Err(EngineError::Model(format!(
-                        "the embedder failed: {e} ({} of {} texts were embedded and kept)",
-                        report.embedded, report.texts
-                    )));
-                }
-                None => break,
-            }
-        }
-        Ok(report)
     }
+    let mut report = EmbedReport {
+        model: model.clone(),
+        dry_run,
+        active: active.len(),
+        already: active.len() - missing_memories,
+        missing: missing_memories,
+        texts: missing.len(),
+        embedded: 0,
+    };
+    if dry_run {
+        return Ok(report);
+    }
+    for chunk in missing.chunks(64) {
+        let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
+        match models.embed_texts(&texts) {
+            Some(Ok(vs)) if vs.len() == texts.len() => {
+                let items: Vec<(Hash, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vs).collect();
+                cache.put_all(&model, &items)?;
+                report.embedded += items.len();
+            }
+            Some(Ok(_)) => {
+                return Err(ModelError::WrongVectorCount { embedded: report.embedded, texts: report.texts }.into());
+            }
+            Some(Err(source)) => {
+                return Err(ModelError::Embedder { source, embedded: report.embedded, texts: report.texts }.into());
+            }
+            None => break,
+        }
+    }
+    Ok(report)
 }
 
 #[cfg(test)]

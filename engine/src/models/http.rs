@@ -5,35 +5,33 @@
 //! here panics or blocks past its timeout.
 
 use std::future::Future;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
 
 use super::config::Endpoint;
 
 /// Why a model call gave no usable answer. The text goes into `ModelVerdict.error`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum CallError {
     /// Nothing listens there, or the connection broke before an answer.
-    Connect(String),
+    #[error("connection failed: {}", error_chain(.0.as_ref()))]
+    Connect(#[source] Arc<reqwest::Error>),
     /// No complete answer within the timeout.
+    #[error("timed out after {:.1}s", .0.as_secs_f64())]
     Timeout(Duration),
-    /// The server answered with an error status.
+    /// The server answered with an error status (and this much of its body).
+    #[error("HTTP {0}: {1}")]
     Status(u16, String),
     /// The server answered 200 but not in the OpenAI shape.
+    #[error("malformed answer: {0}")]
     Malformed(String),
-}
-
-impl std::fmt::Display for CallError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            CallError::Connect(e) => write!(f, "connection failed: {e}"),
-            CallError::Timeout(t) => write!(f, "timed out after {:.1}s", t.as_secs_f64()),
-            CallError::Status(s, body) => write!(f, "HTTP {s}: {body}"),
-            CallError::Malformed(e) => write!(f, "malformed answer: {e}"),
-        }
-    }
+    /// The runtime the calls run on could not be started.
+    #[error("{0}")]
+    Runtime(String),
 }
 
 impl CallError {
@@ -42,7 +40,7 @@ impl CallError {
         match self {
             CallError::Connect(_) => true,
             CallError::Status(s, _) => *s == 429 || *s >= 500,
-            CallError::Timeout(_) | CallError::Malformed(_) => false,
+            CallError::Timeout(_) | CallError::Malformed(_) | CallError::Runtime(_) => false,
         }
     }
 }
@@ -111,13 +109,44 @@ impl Http {
     }
 }
 
-/// One POST with retries; the parsed JSON body of a 2xx answer.
-async fn post_json(
+/// The body of a chat completion, as far as memledger reads it.
+#[derive(Deserialize)]
+struct ChatReply {
+    choices: Vec<ChatChoice>,
+}
+
+#[derive(Deserialize)]
+struct ChatChoice {
+    message: ChatMessage,
+}
+
+#[derive(Deserialize)]
+struct ChatMessage {
+    content: String,
+}
+
+/// The body of an embeddings answer.
+#[derive(Deserialize)]
+struct EmbeddingsReply {
+    data: Vec<EmbeddingItem>,
+}
+
+/// One vector; `index` is its text's position (the item's own position when absent).
+#[derive(Deserialize)]
+struct EmbeddingItem {
+    index: Option<usize>,
+    embedding: Vec<f32>,
+}
+
+/// One POST with retries; the body of a 2xx answer, read as `T`. `shape` says what a body of
+/// another shape lacks.
+async fn post<T: DeserializeOwned>(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     path: &str,
-    body: &Value,
-) -> Result<Value, CallError> {
+    body: &serde_json::Value,
+    shape: &str,
+) -> Result<T, CallError> {
     let url = endpoint.join(path);
     let mut attempt = 0u32;
     loop {
@@ -126,14 +155,13 @@ async fn post_json(
             if let Some(key) = &endpoint.api_key {
                 request = request.bearer_auth(key);
             }
-            let response = request.send().await.map_err(|e| CallError::Connect(error_chain(&e)))?;
+            let response = request.send().await.map_err(|e| CallError::Connect(Arc::new(e)))?;
             let status = response.status();
-            let text = response.text().await.map_err(|e| CallError::Connect(error_chain(&e)))?;
+            let text = response.text().await.map_err(|e| CallError::Connect(Arc::new(e)))?;
             if !status.is_success() {
                 return Err(CallError::Status(status.as_u16(), clip(text.trim(), 200)));
             }
-            serde_json::from_str::<Value>(&text)
-                .map_err(|e| CallError::Malformed(format!("not JSON ({e}): {}", clip(text.trim(), 200))))
+            parse(&text, shape)
         })
         .await
         .unwrap_or(Err(CallError::Timeout(endpoint.timeout)));
@@ -145,6 +173,14 @@ async fn post_json(
             other => return other,
         }
     }
+}
+
+/// A 2xx body read as `T`: not JSON, or JSON without `shape`, is malformed.
+fn parse<T: DeserializeOwned>(text: &str, shape: &str) -> Result<T, CallError> {
+    serde_json::from_str(text).map_err(|e| match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => CallError::Malformed(format!("no {shape} in {}", clip(&value.to_string(), 200))),
+        Err(_) => CallError::Malformed(format!("not JSON ({e}): {}", clip(text.trim(), 200))),
+    })
 }
 
 /// A chat completion: the text of the first choice.
@@ -162,10 +198,14 @@ pub async fn chat(
             {"role": "user", "content": user},
         ],
     });
-    let answer = post_json(client, endpoint, "chat/completions", &body).await?;
-    answer.pointer("/choices/0/message/content").and_then(Value::as_str).map(str::to_string).ok_or_else(|| {
-        CallError::Malformed(format!("no choices[0].message.content in {}", clip(&answer.to_string(), 200)))
-    })
+    const SHAPE: &str = "choices[0].message.content";
+    let reply: ChatReply = post(client, endpoint, "chat/completions", &body, SHAPE).await?;
+    reply
+        .choices
+        .into_iter()
+        .next()
+        .map(|c| c.message.content)
+        .ok_or_else(|| CallError::Malformed(format!("no {SHAPE} in the answer")))
 }
 
 /// Embeddings of `texts`, in order.
@@ -175,24 +215,21 @@ pub async fn embed(
     texts: &[String],
 ) -> Result<Vec<Vec<f32>>, CallError> {
     let body = json!({ "model": endpoint.model, "input": texts });
-    let answer = post_json(client, endpoint, "embeddings", &body).await?;
-    let data =
-        answer.get("data").and_then(Value::as_array).ok_or_else(|| CallError::Malformed("no data array".into()))?;
+    let reply: EmbeddingsReply = post(client, endpoint, "embeddings", &body, "data array of embeddings").await?;
+    let count = reply.data.len();
     let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
-    for (position, item) in data.iter().enumerate() {
-        let index = item.get("index").and_then(Value::as_u64).map_or(position, |i| i as usize);
-        let vector: Option<Vec<f32>> = item
-            .get("embedding")
-            .and_then(Value::as_array)
-            .and_then(|v| v.iter().map(|x| x.as_f64().map(|f| f as f32)).collect());
-        match (out.get_mut(index), vector) {
-            (Some(slot), Some(v)) if !v.is_empty() && v.iter().all(|x| x.is_finite()) => *slot = Some(v),
+    for (position, item) in reply.data.into_iter().enumerate() {
+        let index = item.index.unwrap_or(position);
+        match out.get_mut(index) {
+            Some(slot) if !item.embedding.is_empty() && item.embedding.iter().all(|x| x.is_finite()) => {
+                *slot = Some(item.embedding)
+            }
             _ => return Err(CallError::Malformed(format!("bad embedding at index {index}"))),
         }
     }
     out.into_iter()
         .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| CallError::Malformed(format!("{} embeddings for {} texts", data.len(), texts.len())))
+        .ok_or_else(|| CallError::Malformed(format!("{count} embeddings for {} texts", texts.len())))
 }
 
 /// An error with its causes ("error sending request: … Connection refused").

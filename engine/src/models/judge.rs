@@ -7,10 +7,10 @@ use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
 use memledger_schemas::{ConflictId, MemoryId, ResolutionAction};
 use serde::Serialize;
 
-use super::MemoryFacts;
 use super::llm::{json_object, reason_of, word};
-use crate::error::EngineError;
-use crate::memledger::Memledger;
+use super::{MemoryFacts, Models, facts_of};
+use crate::error::{BadInput, EngineError};
+use crate::reads::Reader;
 
 pub const JUDGE_SYSTEM: &str = "You settle a contradiction between memories that an assistant keeps \
 about a user and their work. NEW is the memory that arrived last; EXISTING are the stored memories \
@@ -109,100 +109,88 @@ pub struct JudgeReport {
     pub conflicts: Vec<JudgedConflict>,
 }
 
-impl Memledger {
-    /// What a prompt says about a stored memory.
-    pub(crate) fn facts_of(&self, id: MemoryId) -> Result<MemoryFacts, EngineError> {
-        let r = self.record(id)?;
-        let recorded_at = self.beliefs().observation(r.memory_id)?.map(|o| o.recorded_at);
-        Ok(MemoryFacts {
-            text: r.text,
-            memory_type: r.memory_type,
-            scope: r.scope,
-            source: r.source,
-            recorded_at: recorded_at.or(Some(r.asserted_at)),
-            effective_at: r.effective_at,
-        })
-    }
+/// What resolves one conflict on the judge's word: `(conflict, action, rationale, by)` → the
+/// seqs the resolution appended.
+pub(crate) type Resolve<'a> =
+    dyn FnMut(ConflictId, ResolutionAction, String, String) -> Result<Vec<u64>, EngineError> + 'a;
 
-    /// Run the judge over every pending conflict. Decisive verdicts resolve (unless `dry_run`);
-    /// `unsure`, a failed call or an unusable answer leave the conflict pending.
-    pub fn judge_pending(&self, dry_run: bool, actor: &str) -> Result<JudgeReport, EngineError> {
-        crate::input::validate_actor(actor)?;
-        let Some(endpoint) = self.models.llm() else {
-            return Err(EngineError::BadInput(
-                "conflicts auto needs a model, and none is configured: set MEMLEDGER_LLM_URL and \
-                 MEMLEDGER_LLM_MODEL (see docs/models.md); nothing was written"
-                    .into(),
-            ));
+/// Run the judge over every pending conflict. Decisive verdicts resolve through `resolve`
+/// (unless `dry_run`); `unsure`, a failed call or an unusable answer leave the conflict pending.
+pub(crate) fn judge_pending(
+    models: &Models,
+    reader: Reader<'_>,
+    dry_run: bool,
+    resolve: &mut Resolve<'_>,
+) -> Result<JudgeReport, EngineError> {
+    let Some(endpoint) = models.llm() else {
+        return Err(BadInput::NoChatModel.into());
+    };
+    let model = endpoint.model.clone();
+    let by = format!("judge:{model}");
+    let pending: Vec<ConflictRecord> = reader.conflict_queue().list(Some(ConflictStatus::Pending))?;
+    let mut prompts = Vec::with_capacity(pending.len());
+    for c in &pending {
+        let incoming = facts_of(reader, c.incoming)?;
+        let existing = c.candidates.iter().map(|s| facts_of(reader, s.memory_id)).collect::<Result<Vec<_>, _>>()?;
+        prompts.push((JUDGE_SYSTEM.to_string(), judge_prompt(&incoming, &existing)));
+    }
+    let answers = models.ask_all(prompts, parse_judge).unwrap_or_default();
+    let mut report = JudgeReport {
+        model,
+        by: by.clone(),
+        dry_run,
+        judged: pending.len(),
+        resolved: 0,
+        left_pending: 0,
+        failed: 0,
+        conflicts: Vec::new(),
+    };
+    for (c, answer) in pending.iter().zip(answers) {
+        let mut item = JudgedConflict {
+            conflict_id: c.conflict_id,
+            incoming: c.incoming,
+            candidates: c.candidates.iter().map(|s| s.memory_id).collect(),
+            verdict: None,
+            reason: None,
+            outcome: "failed".into(),
+            error: None,
+            raw: answer.raw,
+            seqs: Vec::new(),
         };
-        let model = endpoint.model.clone();
-        let by = format!("judge:{model}");
-        let pending: Vec<ConflictRecord> = self.conflict_queue().list(Some(ConflictStatus::Pending))?;
-        let mut prompts = Vec::with_capacity(pending.len());
-        for c in &pending {
-            let incoming = self.facts_of(c.incoming)?;
-            let existing = c.candidates.iter().map(|s| self.facts_of(s.memory_id)).collect::<Result<Vec<_>, _>>()?;
-            prompts.push((JUDGE_SYSTEM.to_string(), judge_prompt(&incoming, &existing)));
-        }
-        let answers = self.models.ask_all(prompts, parse_judge).unwrap_or_default();
-        let mut report = JudgeReport {
-            model,
-            by: by.clone(),
-            dry_run,
-            judged: pending.len(),
-            resolved: 0,
-            left_pending: 0,
-            failed: 0,
-            conflicts: Vec::new(),
-        };
-        for (c, answer) in pending.iter().zip(answers) {
-            let mut item = JudgedConflict {
-                conflict_id: c.conflict_id,
-                incoming: c.incoming,
-                candidates: c.candidates.iter().map(|s| s.memory_id).collect(),
-                verdict: None,
-                reason: None,
-                outcome: "failed".into(),
-                error: None,
-                raw: answer.raw,
-                seqs: Vec::new(),
-            };
-            match answer.result {
-                Err(e) => {
-                    item.error = Some(format!("{e}; the conflict stays pending"));
-                }
-                Ok((verdict, reason)) => {
-                    item.verdict = Some(verdict);
-                    item.reason = reason.clone();
-                    match verdict.action() {
-                        None => item.outcome = "left_pending".into(),
-                        Some(_) if dry_run => item.outcome = "would_resolve".into(),
-                        Some(action) => {
-                            let rationale = reason.unwrap_or_else(|| format!("{by} answered {}", verdict.as_str()));
-                            match self.resolve_as(c.conflict_id, action, None, Some(rationale), actor, Some(by.clone()))
-                            {
-                                Ok(r) => {
-                                    item.outcome = "resolved".into();
-                                    item.seqs = r.seqs;
-                                }
-                                Err(e @ (EngineError::Conflict(_) | EngineError::NotFound(_))) => {
-                                    item.error = Some(e.to_string());
-                                }
-                                Err(e) => return Err(e),
+        match answer.result {
+            Err(e) => {
+                item.error = Some(format!("{e}; the conflict stays pending"));
+            }
+            Ok((verdict, reason)) => {
+                item.verdict = Some(verdict);
+                item.reason = reason.clone();
+                match verdict.action() {
+                    None => item.outcome = "left_pending".into(),
+                    Some(_) if dry_run => item.outcome = "would_resolve".into(),
+                    Some(action) => {
+                        let rationale = reason.unwrap_or_else(|| format!("{by} answered {}", verdict.as_str()));
+                        match resolve(c.conflict_id, action, rationale, by.clone()) {
+                            Ok(seqs) => {
+                                item.outcome = "resolved".into();
+                                item.seqs = seqs;
                             }
+                            Err(e @ (EngineError::Conflict(_) | EngineError::NotFound(_))) => {
+                                item.error = Some(e.to_string());
+                            }
+                            Err(e) => return Err(e),
                         }
                     }
                 }
             }
-            match item.outcome.as_str() {
-                "resolved" | "would_resolve" => report.resolved += 1,
-                "left_pending" => report.left_pending += 1,
-                _ => report.failed += 1,
-            }
-            report.conflicts.push(item);
         }
-        Ok(report)
+        match item.outcome.as_str() {
+            "resolved" | "would_resolve" => report.resolved += 1,
+            "left_pending" => report.left_pending += 1,
+            _ => report.failed += 1,
+        }
+        report.conflicts.push(item);
     }
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -13,11 +13,16 @@ pub mod llm;
 
 use std::sync::Arc;
 
-use memledger_schemas::{MemoryType, ModelVerdict, Timestamp};
+use memledger_projector::beliefs::MemoryRecord;
+use memledger_schemas::{MemoryId, MemoryType, ModelVerdict, Timestamp};
 
 pub use config::{Endpoint, ModelConfig};
 pub use http::CallError;
 
+use crate::classify::Classification;
+use crate::error::EngineError;
+use crate::input::ValidSave;
+use crate::reads::Reader;
 use http::Http;
 
 /// What a prompt says about one memory.
@@ -127,7 +132,7 @@ impl Models {
                     (i, http::chat(&client, &endpoint, &system, &user).await)
                 });
             }
-            let mut out: Vec<Option<Result<String, CallError>>> = vec![None; n];
+            let mut out: Vec<Option<Result<String, CallError>>> = (0..n).map(|_| None).collect();
             while let Some(joined) = set.join_next().await {
                 if let Ok((i, result)) = joined {
                     out[i] = Some(result);
@@ -137,7 +142,7 @@ impl Models {
         };
         let answers = match self.http.block_on(run) {
             Ok(a) => a,
-            Err(e) => vec![Some(Err(CallError::Connect(e))); n],
+            Err(e) => (0..n).map(|_| Some(Err(CallError::Runtime(e.clone())))).collect(),
         };
         Some(
             answers
@@ -162,7 +167,7 @@ impl Models {
     }
 
     /// Embed `texts` with the embedder, in one request per batch of 64.
-    pub fn embed_texts(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>, String>> {
+    pub fn embed_texts(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>, CallError>> {
         let endpoint = self.config.embed.clone()?;
         if texts.is_empty() {
             return Some(Ok(Vec::new()));
@@ -175,26 +180,24 @@ impl Models {
             }
             Ok::<_, CallError>(out)
         };
-        Some(match self.http.block_on(run) {
-            Ok(r) => r.map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        })
+        Some(self.http.block_on(run).unwrap_or_else(|e| Err(CallError::Runtime(e))))
     }
 }
 
-impl crate::memledger::Memledger {
+impl Models {
     /// Step 6 with models: the cosine of each candidate (with an embedder) goes into its scores
-    /// and gates a lexical `identical` ([`embed::gate_identical`]), and the chat model (when configured) is asked about every candidate of the same declared
-    /// kind, concurrently; its verdict is laid over the lexical one, or, when the call failed,
+    /// and gates a lexical `identical` ([`embed::gate_identical`]), and the chat model (when
+    /// configured) is asked about every candidate of the same declared kind, concurrently; its verdict is laid over the lexical one, or, when the call failed,
     /// the lexical verdict stands and the record says why. One record per candidate (`None`:
     /// the model was not asked). Without models this does nothing.
-    pub(crate) fn classify_with_models(
+    pub(crate) fn classify_candidates(
         &self,
-        save: &crate::input::ValidSave,
-        candidates: &[memledger_projector::beliefs::MemoryRecord],
-        classes: &mut [crate::classify::Classification],
+        reader: Reader<'_>,
+        save: &ValidSave,
+        candidates: &[MemoryRecord],
+        classes: &mut [Classification],
         embedding: &embed::EmbeddingCandidates,
-    ) -> Result<Vec<Option<ModelVerdict>>, crate::error::EngineError> {
+    ) -> Result<Vec<Option<ModelVerdict>>, EngineError> {
         if let Some(embed_model) = &embedding.model {
             for (candidate, class) in candidates.iter().zip(classes.iter_mut()) {
                 class.thresholds.push(("cosine_min".into(), embed::COSINE_MIN));
@@ -202,7 +205,7 @@ impl crate::memledger::Memledger {
                     Some(c) => {
                         class.scores.push(("cosine".into(), *c));
                         class.reason.push_str(&format!(" [cosine {c:.3} by {embed_model}]"));
-                        embed::gate_identical(class, *c, self.models.config().identical_cosine_min, embed_model);
+                        embed::gate_identical(class, *c, self.config.identical_cosine_min, embed_model);
                     }
                     None => {
                         if let Some(e) = &embedding.error {
@@ -213,7 +216,7 @@ impl crate::memledger::Memledger {
             }
         }
         let mut records: Vec<Option<ModelVerdict>> = vec![None; candidates.len()];
-        let Some(endpoint) = self.models.llm() else { return Ok(records) };
+        let Some(endpoint) = self.llm() else { return Ok(records) };
         let model = endpoint.model.clone();
         let incoming = MemoryFacts {
             text: save.text.clone(),
@@ -228,10 +231,10 @@ impl crate::memledger::Memledger {
         for (i, (candidate, class)) in candidates.iter().zip(classes.iter()).enumerate() {
             if candidate.memory_type == save.memory_type && llm::worth_asking(class) {
                 asked.push(i);
-                pairs.push((incoming.clone(), self.facts_of(candidate.memory_id)?));
+                pairs.push((incoming.clone(), facts_of(reader, candidate.memory_id)?));
             }
         }
-        let Some(answers) = self.classify_pairs_for(&pairs) else { return Ok(records) };
+        let Some(answers) = self.classify_pairs(&pairs) else { return Ok(records) };
         for (i, answer) in asked.into_iter().zip(answers) {
             if let Ok(v) = &answer.result {
                 llm::apply(&mut classes[i], v, &model);
@@ -239,10 +242,6 @@ impl crate::memledger::Memledger {
             records[i] = Some(answer.record(&model));
         }
         Ok(records)
-    }
-
-    fn classify_pairs_for(&self, pairs: &[(MemoryFacts, MemoryFacts)]) -> Option<Vec<Answer<llm::PairVerdict>>> {
-        self.models.classify_pairs(pairs)
     }
 }
 
@@ -255,9 +254,16 @@ impl Models {
     }
 }
 
-impl crate::memledger::Memledger {
-    /// The models this store was opened with.
-    pub fn models(&self) -> &Models {
-        &self.models
-    }
+/// What a prompt says about a stored memory.
+pub(crate) fn facts_of(reader: Reader<'_>, id: MemoryId) -> Result<MemoryFacts, EngineError> {
+    let r = reader.record(id)?;
+    let recorded_at = reader.beliefs().observation(r.memory_id)?.map(|o| o.recorded_at);
+    Ok(MemoryFacts {
+        text: r.text,
+        memory_type: r.memory_type,
+        scope: r.scope,
+        source: r.source,
+        recorded_at: recorded_at.or(Some(r.asserted_at)),
+        effective_at: r.effective_at,
+    })
 }

@@ -1,8 +1,6 @@
 //! A real `memledger serve` on a temporary store for tests, and a minimal HTTP/1.1 client over
 //! TCP and over the Unix socket (one request per connection, `Connection: close`).
 
-#![allow(dead_code)]
-
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -10,20 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_memledger")
-}
-
-/// `memledger --dir DIR ARGS` (through the server when one runs).
-pub fn memledger(dir: &Path) -> Command {
-    let mut c = Command::new(bin());
-    c.arg("--dir")
-        .arg(dir)
-        .env_remove("MEMLEDGER_DIR")
-        .env_remove("MEMLEDGER_NO_SERVER")
-        .env_remove("MEMLEDGER_AUTOSTART");
-    c
-}
+use super::memledger;
 
 /// A free loopback port (the kernel picks one; the server binds it right after).
 pub fn free_port() -> u16 {

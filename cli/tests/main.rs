@@ -1,0 +1,28 @@
+//! The CLI's end-to-end tests, one binary: each module runs `memledger` as a process on a
+//! temporary store (docs/cli.md is the contract they check); `support` is what they share. The
+//! contract tests of `cli.rs` run twice, directly (`cli`) and through a server
+//! (`cli_server::cli`); `server` and `schemathesis` run a real `memledger serve`.
+
+mod support;
+
+/// The helpers `cli.rs` runs `memledger` with: here the direct route; `cli_server.rs` includes
+/// it again with the server's.
+use support::direct as path;
+
+mod bad_input;
+mod cli;
+mod cli_server;
+mod concurrency;
+mod crash;
+mod crash_commands;
+mod mcp;
+mod models;
+mod recall;
+mod schemathesis;
+mod server;
+
+/// Every file in cli/tests/ is one of the modules above.
+#[test]
+fn no_test_file_is_forgotten() {
+    memledger_tests::assert_no_forgotten_test_files(&support::manifest_dir().join("tests"));
+}

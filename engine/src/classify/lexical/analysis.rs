@@ -1,0 +1,563 @@
+//! One text analysed once: content items, values, qualifiers and negation scope, plus the
+//! stems every word leaves (antonyms live among them).
+
+use super::lexicon::{Entry, WordClass, lexicon};
+use super::stem::stem;
+use super::terms::index_terms_of;
+use super::tokens::{RawFlags, RawTok, connector, raw_tokens};
+use super::values::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// a stemmed, lowercased content word; prefix matching applies.
+    Word,
+    /// an identifier, hostname, path or other token kept whole; exact match only.
+    Ident,
+    /// a value token; `unit` is the canonical unit of a quantity, "" otherwise.
+    Value(ValCat, Unit),
+    /// a qualifier that keeps facts distinct.
+    Qual(QualCat),
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Item {
+    pub(super) key: String,
+    /// the text as written, for reasons.
+    pub(super) shown: String,
+    pub(super) kind: Kind,
+    /// inside the scope of a negation cue.
+    pub(super) negated: bool,
+    /// index of the raw token it came from.
+    pub(super) raw_pos: usize,
+    /// the clause it is in (clauses are opened by clause words and sentence ends).
+    pub(super) clause: u8,
+    /// a predicate whose slot holds many values ("plays", "visited", "has a") comes before it in
+    /// its clause.
+    pub(super) many: bool,
+    /// its clause marks a slot as holding one value ("only", "first", "favourite").
+    pub(super) exclusive: bool,
+    /// a proper name (capitalised inside a sentence).
+    pub(super) name: bool,
+    /// the head of a noun phrase opened by "a", "some", "two"… (not after a copula): some one
+    /// thing, which need not be the one the other fact speaks of ("a man" / "a woman").
+    pub(super) indefinite: bool,
+    /// before the first auxiliary or copula of its text: part of the subject.
+    pub(super) subject: bool,
+    /// part of a compound written with `-` or `/` ("lunar" in "lunar-billing"): with its
+    /// neighbours it names one thing.
+    pub(super) compound: bool,
+    /// a category value of one word: the stem the word would have as a plain word, so that it
+    /// matches the word where the other text uses it as one ("skating" the sport, "is skating").
+    pub(super) word: String,
+}
+
+impl Item {
+    /// A person (or another named one that is not a value of the lexicon): a proper name that is
+    /// a plain word. "Spain" and "English" are names too, but values.
+    pub(super) fn person(&self) -> bool {
+        self.name && self.kind == Kind::Word
+    }
+}
+
+/// One text, analysed once: its content items, values, qualifiers, negations. Classifying a pair
+/// of analyses skips the tokenising, which dominates the cost of a comparison.
+#[derive(Debug, Default)]
+pub struct Analysis {
+    pub(super) items: Vec<Item>,
+    /// stems of every word, stop words included (antonyms live among them).
+    pub(super) stems: Stems,
+    /// number of negation cues.
+    pub(super) negs: usize,
+    /// the first negation cue, for reasons.
+    pub(super) neg_cue: String,
+    /// normalised text (lowercased tokens joined), for the exact-text gate.
+    pub(super) norm: String,
+    /// Per raw token: whether a clause boundary follows it, and whether it is a connector
+    /// word (all that [`enrichment_shape`] asks of the raw tokens; kept instead of the tokens).
+    pub(super) raw: Vec<RawFlags>,
+    /// raw position of the token being analysed.
+    pub(super) cur: usize,
+    /// [`index_terms_of`] this analysis, made once ([`Analysis::index_terms`]).
+    pub(super) terms: std::sync::OnceLock<Vec<String>>,
+    /// how many clauses the text has.
+    pub(super) clauses: u8,
+    /// bit `c`: clause `c` holds a negation cue.
+    pub(super) negated_clauses: u32,
+    /// bit `c`: clause `c` is opened by a contrast word ("while", "but", "instead").
+    pub(super) contrast: u32,
+    /// the text starts with a word that picks out one thing (a name, "the", "my", "she").
+    pub(super) definite: bool,
+    /// the text hedges its claim ("may", "might", "could", "perhaps").
+    pub(super) hedged: bool,
+    /// per raw token, while analysing: a proper name.
+    names: Vec<bool>,
+    /// per raw token, while analysing: the head of an indefinite noun phrase.
+    indefinite_heads: Vec<bool>,
+    /// per raw token, while analysing: a part of a compound.
+    compounds: Vec<bool>,
+    /// while analysing: an auxiliary or copula has been read (the subject is over).
+    past_subject: bool,
+}
+
+impl Analysis {
+    /// [`index_terms_of`] this analysis, made on first use and kept: a new memory's terms are
+    /// asked for by candidate search and again when the term cache learns of it, and `save
+    /// --from` makes them on its reading thread, ahead of both.
+    pub fn index_terms(&self) -> &[String] {
+        self.terms.get_or_init(|| index_terms_of(self))
+    }
+}
+
+/// A text's stems, sorted and each once: a set that takes no more memory than its strings
+/// (analyses are cached per stored memory) and answers `contains` by binary search.
+#[derive(Debug, Default)]
+pub(super) struct Stems(Vec<String>);
+
+impl Stems {
+    /// Add a stem while analysing; [`Stems::finish`] sorts them.
+    pub(super) fn insert(&mut self, stem: String) {
+        self.0.push(stem);
+    }
+
+    pub(super) fn finish(&mut self) {
+        self.0.sort_unstable();
+        self.0.dedup();
+        self.0.shrink_to_fit();
+    }
+
+    pub(super) fn contains(&self, stem: &str) -> bool {
+        self.0.binary_search_by(|s| s.as_str().cmp(stem)).is_ok()
+    }
+
+    /// Every stem, in order.
+    pub(super) fn iter(&self) -> std::slice::Iter<'_, String> {
+        self.0.iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Stems {
+    type Item = &'a String;
+    type IntoIter = std::slice::Iter<'a, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Per clause, filled in as the clause is read: what marks its slots.
+#[derive(Clone, Copy, Default)]
+struct ClauseState {
+    /// a predicate whose slot holds many values has been read in this clause.
+    many: bool,
+}
+
+/// Analyse a text for [`classify_analysed`] and [`index_terms_of`].
+pub fn analyse(text: &str) -> Analysis {
+    let raw = raw_tokens(text);
+    let lex = lexicon();
+    let mut a = Analysis::default();
+    let mut norm = String::with_capacity(text.len());
+    let mut in_scope = false;
+    let mut clause = 0u8;
+    let mut state = ClauseState::default();
+    let mut exclusive_clauses = 0u32;
+    let mut i = 0;
+    // An item once per kind and key (a short text has a handful: a scan beats hashing).
+    let push = |a: &mut Analysis, key: String, shown: &str, kind: Kind, negated: bool, clause: u8, many: bool| match a
+        .items
+        .iter_mut()
+        .find(|it| it.key == key && it.kind == kind)
+    {
+        None => {
+            let raw_pos = a.cur;
+            let name = a.names.get(raw_pos).copied().unwrap_or(false);
+            let indefinite = a.indefinite_heads.get(raw_pos).copied().unwrap_or(false);
+            let subject = !a.past_subject;
+            a.items.push(Item {
+                key,
+                shown: shown.to_string(),
+                kind,
+                negated,
+                raw_pos,
+                clause,
+                many,
+                exclusive: false,
+                name,
+                indefinite,
+                subject,
+                word: String::new(),
+                compound: a.compounds.get(raw_pos).copied().unwrap_or(false),
+            });
+        }
+        Some(it) if negated => it.negated = true,
+        Some(_) => {}
+    };
+    a.names = proper_names(&raw);
+    a.indefinite_heads = indefinite_heads(&raw);
+    a.compounds = raw.iter().map(|r| r.in_compound).collect();
+    while i < raw.len() {
+        a.cur = i;
+        let t = &raw[i].text;
+        let w = raw[i].lower.as_str();
+        let first = i == 0 || raw[i - 1].sentence_end;
+        let boundary = raw[i].boundary;
+        let next = raw.get(i + 1).map(|r| r.lower.as_str());
+        let prev = if i > 0 { Some(raw[i - 1].lower.as_str()) } else { None };
+        let class = lex.class(w);
+        // most words are no value word: one lookup spares the value tables' eight
+        let valued = lex.is_value_word(w) || w.ends_with("days");
+        if class.has(WordClass::VERB) && !a.past_subject {
+            a.past_subject = true;
+            // a predicate of many values before the first auxiliary was part of the subject
+            // ("the weekly meeting is held in…")
+            state.many = false;
+        }
+        if class.has(WordClass::HEDGE) && t.starts_with(|c: char| c.is_lowercase()) {
+            a.hedged = true;
+        }
+        if !norm.is_empty() {
+            norm.push(' ');
+        }
+        norm.push_str(&ident_key(t));
+        let mut consumed = 1;
+        // "A rather than B", "A instead of B": B is denied
+        let denies_next = (w == "rather" && next == Some("than")) || (w == "instead" && next == Some("of"));
+        // "prefers A over B", "chose A over B": B is passed over
+        let passes_over = w == "over" && a.stems.iter().any(|s| s == "prefer" || s == "chose" || s == "choos");
+        if class.has(WordClass::CLAUSE) && i > 0 && !denies_next {
+            in_scope = false;
+            if clause < 31 {
+                clause += 1;
+            }
+            state = ClauseState::default();
+            if class.has(WordClass::CONTRAST) {
+                a.contrast |= 1 << clause;
+            }
+        }
+        if matches!(w, "who" | "which" | "where" | "whose" | "whom") && i > 0 {
+            // a relative clause has a predicate of its own ("an author who specializes in…")
+            state.many = false;
+        }
+        if w == "from" {
+            // an origin holds one value, whatever governs the phrase ("received her PhD from…")
+            state.many = false;
+        }
+        // "only", "exclusively" anywhere; "first", "favourite", "main" before what they mark
+        // ("first met", "favourite colour"; not "write the tests first for…")
+        let marks = matches!(w, "only" | "exclusively" | "solely")
+            || next.is_some_and(|n| lex.class(n) == WordClass::default() && !boundary);
+        if class.has(WordClass::EXCLUSIVE) && marks {
+            exclusive_clauses |= 1 << clause;
+        }
+        let c = clause;
+        let many = state.many;
+        if class.has(WordClass::NEGATION) || (w == "no" && next == Some("one")) || denies_next || passes_over {
+            a.negs += 1;
+            a.negated_clauses |= 1 << clause;
+            if a.neg_cue.is_empty() {
+                a.neg_cue = if denies_next { format!("{w} {}", next.unwrap_or_default()) } else { w.to_string() };
+            }
+            if (w == "no" && next == Some("one")) || denies_next {
+                consumed = 2;
+            }
+            in_scope = true;
+            a.stems.insert(w.to_string());
+        } else if let Some(d) =
+            valued.then(|| weekday(w, t, first)).flatten().filter(|_| !short_form_in_name(&raw, i, &a.names))
+        {
+            push(&mut a, d.to_string(), t, Kind::Value(ValCat::Weekday, Unit("")), in_scope, c, many);
+        } else if let Some(m) =
+            valued.then(|| month(w, t, first)).flatten().filter(|_| !short_form_in_name(&raw, i, &a.names))
+        {
+            push(&mut a, m.to_string(), t, Kind::Value(ValCat::Month, Unit("")), in_scope, c, many);
+        } else if let Some(d) = valued.then(|| relday(w)).flatten() {
+            push(&mut a, d.to_string(), t, Kind::Value(ValCat::RelDay, Unit("")), in_scope, c, many);
+        } else if let Some(f) = valued.then(|| frequency(w)).flatten() {
+            push(&mut a, f.to_string(), t, Kind::Value(ValCat::Frequency, Unit("")), in_scope, c, many);
+        } else if w == "noon" || w == "midnight" {
+            let v = if w == "noon" { "12:00" } else { "00:00" };
+            push(&mut a, v.to_string(), t, Kind::Value(ValCat::Time, Unit("")), in_scope, c, many);
+        } else if let Some(q) = valued.then(|| env_qualifier(w)).flatten() {
+            push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope, c, many);
+        } else if let Some(q) = valued.then(|| weak_env_qualifier(w)).flatten().filter(|_| {
+            next.is_some_and(env_context) || prev.is_some_and(|p| matches!(p, "to" | "in" | "on" | "against"))
+        }) {
+            push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Environment), in_scope, c, many);
+        } else if let Some(q) = valued.then(|| platform_qualifier(w, t)).flatten() {
+            push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Platform), in_scope, c, many);
+        } else if let Some(q) = region_qualifier(t) {
+            push(&mut a, q, t, Kind::Qual(QualCat::Region), in_scope, c, many);
+        } else if w.chars().any(|c| c.is_ascii_digit()) {
+            match parse_value(t) {
+                Some((cat, u, canon)) => {
+                    let (cat, u, canon) = merge_following(cat, u, canon, &raw, i, &mut consumed);
+                    push(&mut a, canon, t, Kind::Value(cat, Unit(u)), in_scope, c, many);
+                }
+                None => push(&mut a, ident_key(t), t, Kind::Ident, in_scope, c, many),
+            }
+        } else if let Some(n) = ordinal_word(w).filter(|&n| {
+            // "the third player", "her second book", "in fifth place": a place in an order
+            // ("first met" without a determiner is an adverb: it marks the slot exclusive)
+            prev.is_some_and(|p| lex.is(p, WordClass::DEFINITE))
+                || (n > 1 && !boundary && next.is_some_and(|x| lex.class(x) == WordClass::default()))
+        }) {
+            push(&mut a, n.to_string(), t, Kind::Value(ValCat::Ordinal, Unit("")), in_scope, c, many);
+        } else if let Some(n) = valued.then(|| number_word(w)).flatten().filter(|_| {
+            !(w == "one" && matches!(prev, Some("no" | "any" | "every" | "some" | "each" | "the" | "this" | "that")))
+        }) {
+            // a run of number words: "twenty five", "two hundred"
+            let mut total = 0u64;
+            let mut current = n;
+            let mut j = i + 1;
+            while let Some(nw) = raw.get(j).and_then(|r| if raw[j - 1].boundary { None } else { number_word(&r.lower) })
+            {
+                if nw == 100 {
+                    current = current.max(1) * 100;
+                } else if nw >= 1000 {
+                    total += current.max(1) * nw;
+                    current = 0;
+                } else {
+                    current += nw;
+                }
+                j += 1;
+            }
+            consumed = j - i;
+            let value = (total + current).to_string();
+            let (cat, u, canon) = merge_following(ValCat::Number, "", value, &raw, j - 1, &mut consumed);
+            push(&mut a, canon, t, Kind::Value(cat, Unit(u)), in_scope, c, many);
+        } else if let Some((entry, len)) = category_value(&raw, i, &a.names).filter(|_| !progressive(&raw, i)) {
+            consumed = len;
+            let shown: String = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
+            let kind = Kind::Value(ValCat::Class(entry.category), Unit(""));
+            push(&mut a, entry.canonical.to_string(), &shown, kind, in_scope, c, many);
+            if len == 1
+                && let Some(it) = a.items.last_mut().filter(|it| it.raw_pos == i)
+            {
+                it.word = stem(w);
+            }
+        } else if w.chars().any(|c| c.is_alphanumeric()) {
+            if is_identifier(t) {
+                push(&mut a, ident_key(t), t, Kind::Ident, in_scope, c, many);
+            } else {
+                let base = lex.base(w);
+                let raw_stem = stem(w);
+                let s = if base == w { raw_stem.clone() } else { stem(base) };
+                // "is painted blue", "was made of": a passive names a state, not a deed repeated
+                let participle = lex.base(w) != w || w.ends_with("ed") || w.ends_with("en");
+                let passive = prev.is_some_and(|p| lex.is(p, WordClass::COPULA)) && participle;
+                let possession = class.has(WordClass::HAVE)
+                    && next.is_some_and(|n| {
+                        lex.is(n, WordClass::DEFINITE)
+                            || lex.is(n, WordClass::INDEFINITE)
+                            || matches!(n, "no" | "two" | "three")
+                    });
+                if possession || (lex.holds_many(&raw_stem) && !passive) {
+                    // "has a dog", "plays the piano", "has been to": a slot of many values
+                    state.many = true;
+                }
+                if !class.has(WordClass::STOP) {
+                    push(&mut a, s.clone(), t, Kind::Word, in_scope, c, many);
+                }
+                a.stems.insert(s);
+            }
+        }
+        for k in i..i + consumed {
+            if k != i && k < raw.len() {
+                norm.push(' ');
+                norm.push_str(&ident_key(&raw[k].text));
+            }
+            if raw.get(k).is_some_and(|r| r.boundary) {
+                in_scope = false;
+            }
+            if raw.get(k).is_some_and(|r| r.sentence_end) && clause < 31 {
+                clause += 1;
+                state = ClauseState::default();
+            }
+        }
+        if boundary {
+            in_scope = false;
+        }
+        i += consumed;
+    }
+    for it in &mut a.items {
+        it.exclusive = exclusive_clauses & (1 << it.clause) != 0;
+    }
+    if !a.past_subject {
+        // no auxiliary or copula marks where the subject ends: it is the leading names
+        // ("Kelvin Crompton and Kara Parklen collaborated…"), or else the first word
+        // ("Billing deploys…")
+        let names = a.items.iter().take_while(|x| x.name).count().max(1);
+        for (k, it) in a.items.iter_mut().enumerate() {
+            it.subject = k < names;
+        }
+    }
+    a.clauses = clause + 1;
+    // "the…", "my…", "she…", names first ("Both Matthias and Nicolan…"), or a capitalised first
+    // word that is no function word or numeral: a name or a known thing ("Alice…",
+    // "Billing…"), not "A man…" or "Two boys…"
+    a.definite = raw.first().is_some_and(|r| {
+        lex.is(&r.lower, WordClass::DEFINITE)
+            || (r.text.starts_with(char::is_uppercase)
+                && lex.class(&r.lower) == WordClass::default()
+                && number_word(&r.lower).is_none())
+    }) || a.items.first().is_some_and(|x| x.name);
+    a.norm = norm;
+    a.raw = Vec::with_capacity(raw.len());
+    a.raw.extend(raw.iter().map(|r| RawFlags { boundary: r.boundary, connector: connector(&r.lower) }));
+    // Analyses are kept (the pipeline caches one per stored memory): no spare capacity.
+    a.items.shrink_to_fit();
+    a.stems.finish();
+    a.norm.shrink_to_fit();
+    a.names = Vec::new();
+    a.indefinite_heads = Vec::new();
+    a.compounds = Vec::new();
+    a
+}
+
+/// Per raw token: whether it heads a noun phrase opened by an indefinite determiner ("a",
+/// "some", "two") that does not follow a copula or "as" ("is a painter", "works as a nurse"
+/// name what someone is). The head
+/// is the last word of the phrase: the one before a function word, punctuation or the end.
+fn indefinite_heads(raw: &[RawTok]) -> Vec<bool> {
+    let lex = lexicon();
+    let mut heads = vec![false; raw.len()];
+    let mut open = false;
+    for (i, r) in raw.iter().enumerate() {
+        let class = lex.class(&r.lower);
+        let numeral = number_word(&r.lower).is_some() || r.lower.chars().all(|c| c.is_ascii_digit());
+        if class.has(WordClass::INDEFINITE) || numeral {
+            // "is a painter", "works as a nurse": what someone is, not some one of many
+            open = !(i > 0 && (lex.is(&raw[i - 1].lower, WordClass::COPULA) || raw[i - 1].lower == "as"));
+            continue;
+        }
+        if !open {
+            continue;
+        }
+        if class != WordClass::default() {
+            open = false;
+            continue;
+        }
+        let ends = r.boundary || raw.get(i + 1).is_none_or(|n| lex.class(&n.lower) != WordClass::default());
+        if ends {
+            heads[i] = true;
+            open = false;
+        }
+    }
+    heads
+}
+
+/// Per raw token: whether it is a proper name. A capitalised word inside a sentence is one; so is
+/// a capitalised first word followed by another capitalised word ("Jeffren Chavon plays…"), and a
+/// title before a capitalised word ("Dr. Callum"). Function words never are.
+fn proper_names(raw: &[RawTok]) -> Vec<bool> {
+    let lex = lexicon();
+    let capitalised = |r: &RawTok| {
+        r.text.chars().next().is_some_and(char::is_uppercase)
+            && r.text.chars().all(|c| c.is_alphabetic() || c == '.' || c == '\'')
+            && lex.class(&r.lower) == WordClass::default()
+    };
+    let mut names = vec![false; raw.len()];
+    for (i, r) in raw.iter().enumerate() {
+        if !capitalised(r) {
+            continue;
+        }
+        let starts_sentence = i == 0 || raw[i - 1].sentence_end;
+        names[i] = !starts_sentence || raw.get(i + 1).is_some_and(|n| !r.boundary && capitalised(n));
+    }
+    names
+}
+
+/// A short form of a weekday or a month that is part of a person's name ("Jun Larsen", "Sat
+/// Nair"): a name of four letters or fewer followed by another name.
+fn short_form_in_name(raw: &[RawTok], i: usize, names: &[bool]) -> bool {
+    raw[i].lower.len() <= 4 && names.get(i).copied().unwrap_or(false) && names.get(i + 1).copied().unwrap_or(false)
+}
+
+/// Whether raw token `i`, a form in -ing, is a verb in a progressive: after a form of "be",
+/// with perhaps a negation or an adverb between ("is racing", "isn't jumping", "is greedily
+/// drinking"), it is not the noun (the sport, the drink).
+fn progressive(raw: &[RawTok], i: usize) -> bool {
+    let lex = lexicon();
+    if !raw[i].lower.ends_with("ing") {
+        return false;
+    }
+    raw[..i]
+        .iter()
+        .rev()
+        .find(|r| !(lex.is(&r.lower, WordClass::NEGATION) || r.lower.ends_with("ly")))
+        .is_some_and(|r| lex.is(&r.lower, WordClass::COPULA))
+}
+
+/// The longest surface of the lexicon's categories (three words at most) starting at raw token
+/// `i`, with a reading that applies as written (a proper noun's reading only when capitalised).
+/// Surfaces of several words are read only as proper nouns ("North America", "New York"): a
+/// compound of common words ("hard hat", "guitar player") stays words, which match the same
+/// words written apart.
+/// A proper name reads only as a proper noun: "Cassie" is a person, not the tree, "Lila" not the
+/// flower; "Spain" is the country either way, but "Trent Armond" is a person.
+fn category_value(raw: &[RawTok], i: usize, names: &[bool]) -> Option<(Entry, usize)> {
+    let lex = lexicon();
+    let name = names.get(i).copied().unwrap_or(false);
+    // a name next to another name is part of a person's name ("Trent Armond", "Paris Hilton"),
+    // unless the two are one surface of the lexicon ("New York")
+    let in_a_run = name
+        && ((i > 0 && names[i - 1] && !raw[i - 1].boundary)
+            || (names.get(i + 1).copied().unwrap_or(false) && !raw[i].boundary));
+    let applies = |surface: &str, first: &RawTok| {
+        let capital = first.text.chars().next().is_some_and(char::is_uppercase);
+        lex.readings(surface).iter().copied().find(|e| if name { e.capitalised } else { capital || !e.capitalised })
+    };
+    if lex.starts_phrase(&raw[i].lower) {
+        let mut surface = raw[i].lower.clone();
+        let mut found = None;
+        for len in 2..=3 {
+            let Some(r) = raw.get(i + len - 1) else { break };
+            if raw[i + len - 2].boundary {
+                break;
+            }
+            surface.push(' ');
+            surface.push_str(&r.lower);
+            if let Some(e) = applies(&surface, &raw[i]).filter(|e| e.capitalised) {
+                found = Some((e, len));
+            }
+        }
+        if found.is_some() {
+            return found;
+        }
+    }
+    // a part of a compound is not a value of its own ("maple-catalog", "iron-planner")
+    if in_a_run || raw[i].in_compound {
+        return None;
+    }
+    applies(&raw[i].lower, &raw[i]).map(|e| (e, 1))
+}
+
+/// A number followed by a unit word becomes a quantity, by am/pm a time.
+pub(super) fn merge_following(
+    cat: ValCat,
+    u: &'static str,
+    canon: String,
+    raw: &[RawTok],
+    last: usize,
+    consumed: &mut usize,
+) -> (ValCat, &'static str, String) {
+    if cat != ValCat::Number || raw[last].boundary {
+        return (cat, u, canon);
+    }
+    let Some(next) = raw.get(last + 1) else {
+        return (cat, u, canon);
+    };
+    let w = next.lower.as_str();
+    if matches!(w, "am" | "pm" | "a.m" | "p.m")
+        && let Some(t) = parse_clock(&canon, Some(w.starts_with('p')))
+    {
+        *consumed += 1;
+        return (ValCat::Time, "", t);
+    }
+    if (w.len() > 1 || w == "%")
+        && let Some(un) = unit(w)
+    {
+        *consumed += 1;
+        return (ValCat::Quantity, un, canon);
+    }
+    (cat, u, canon)
+}

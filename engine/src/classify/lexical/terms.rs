@@ -1,0 +1,44 @@
+//! Index terms: what candidate search looks texts up by.
+
+use super::analysis::{Analysis, Kind, analyse};
+
+/// Terms for an inverted index used to find candidates: any two texts that the classifier could
+/// call related share at least one term. Content words give their stem and their first four
+/// characters (so prefix matches meet); value tokens, identifiers and qualifiers are kept whole.
+pub fn index_terms(text: &str) -> Vec<String> {
+    index_terms_of(&analyse(text))
+}
+
+/// [`index_terms`] of a text already analysed.
+pub fn index_terms_of(an: &Analysis) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    // A handful of terms: a scan beats hashing.
+    let add = |s: String, out: &mut Vec<String>| {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    };
+    for it in &an.items {
+        match it.kind {
+            Kind::Word => {
+                let p: String = it.key.chars().take(4).collect();
+                if p != it.key {
+                    add(p, &mut out);
+                }
+                add(it.key.clone(), &mut out);
+            }
+            Kind::Ident => add(it.key.clone(), &mut out),
+            Kind::Value(c, u) => add(
+                if u.0.is_empty() {
+                    format!("{}:{}", c.as_str(), it.key)
+                } else {
+                    format!("{}:{}{}", c.as_str(), it.key, u.0)
+                },
+                &mut out,
+            ),
+            Kind::Qual(c) => add(format!("{}:{}", c.as_str(), it.key), &mut out),
+        }
+    }
+    out.shrink_to_fit();
+    out
+}

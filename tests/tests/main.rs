@@ -1,0 +1,20 @@
+//! The cross-crate tests, one binary: the saved fuzz corpus replayed (`fuzz_corpus`), recall's
+//! quality figure (`recall_quality`), and a ledger replicated by export and import
+//! (`replication`).
+
+use std::path::PathBuf;
+
+mod fuzz_corpus;
+mod recall_quality;
+mod replication;
+
+/// This package's directory, tests/ (`memledger_tests::manifest_dir`).
+fn manifest_dir() -> PathBuf {
+    memledger_tests::manifest_dir(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every file in tests/tests/ is one of the modules above.
+#[test]
+fn no_test_file_is_forgotten() {
+    memledger_tests::assert_no_forgotten_test_files(&manifest_dir().join("tests"));
+}
