@@ -25,7 +25,7 @@ pub struct Args {
     /// Only memories in this scope.
     #[arg(long)]
     pub scope: Option<String>,
-    /// At most this many results.
+    /// At most this many results (1 to 100000).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
     /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
