@@ -5,5 +5,7 @@
 /// The helpers `cli.rs` runs `memledger` with.
 use crate::support::server as path;
 
+// Loaded twice on purpose: `main.rs` declares it too, with the direct route's helpers.
+#[allow(clippy::duplicate_mod)]
 #[path = "cli.rs"]
 mod cli;
