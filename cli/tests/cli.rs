@@ -395,3 +395,69 @@ fn reads_as_of_a_seq() {
     assert_eq!(code(&run(&dir, &["history", id, "--as-of", "0"])), 4, "before it was saved");
     assert_eq!(code(&run(&dir, &["list", "--as-of", "last week"])), 2);
 }
+
+/// Valid time on the command line (docs/cli.md): Tuesday from June, Thursday from 2027-01-10; each
+/// read names the time it asks about with `--valid-at`, so no answer depends on the clock.
+#[test]
+fn valid_at_reads_answer_what_was_true_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let tue = json(
+        &dir,
+        &["save", "--effective-at", "2026-06-01T00:00:00Z", "The billing team deploys to staging on Tuesdays"],
+    );
+    let tue_seq = tue["seqs"].as_array().unwrap().last().unwrap().as_u64().unwrap().to_string();
+    let thu = json(
+        &dir,
+        &["save", "--effective-at", "2027-01-10T00:00:00Z", "The billing team deploys to staging on Thursdays"],
+    );
+    assert_eq!(thu["settled_by_effective_time"], true);
+    let (tue_id, thu_id) = (tue["memory_id"].as_str().unwrap(), thu["memory_id"].as_str().unwrap());
+    let query = "when does the billing team deploy to staging";
+
+    let before = json(&dir, &["recall", query, "--valid-at", "2026-12-01T00:00:00Z"]);
+    let hit = &before["results"][0];
+    assert_eq!((hit["memory_id"].as_str(), hit["status"].as_str()), (Some(tue_id), Some("active")), "{before}");
+    assert_eq!(hit["valid_from"], "2026-06-01T00:00:00.000000Z");
+    assert_eq!(hit["scheduled"][0]["memory_id"], thu_id);
+    assert_eq!(hit["scheduled"][0]["valid_from"], "2027-01-10T00:00:00.000000Z");
+    let text = String::from_utf8(run(&dir, &["recall", query, "--valid-at", "2026-12-01T00:00:00Z"]).stdout).unwrap();
+    assert!(text.contains("from 2027-01-10T00:00:00Z: The billing team deploys to staging on Thursdays"), "{text}");
+
+    let after = json(&dir, &["recall", query, "--valid-at", "2027-01-10T00:00:00Z"]);
+    assert_eq!(after["results"][0]["memory_id"], thu_id);
+    assert_eq!(after["results"][0]["scheduled"].as_array().unwrap().len(), 0);
+
+    // July 2026 is Tuesday, asked now or as the store stood before Thursday was saved.
+    for extra in [vec![], vec!["--as-of", tue_seq.as_str()]] {
+        let args = [&["recall", query, "--valid-at", "2026-07-01T00:00:00Z"], extra.as_slice()].concat();
+        assert_eq!(json(&dir, &args)["results"][0]["memory_id"], tue_id, "{args:?}");
+    }
+
+    let shown = json(&dir, &["show", thu_id, "--valid-at", "2026-12-01T00:00:00Z"]);
+    assert_eq!((shown["status"].as_str(), shown["valid_to"].as_null()), (Some("scheduled"), Some(())));
+    assert_eq!(shown["independent_sources"], 1);
+    let scheduled = json(&dir, &["list", "--status", "scheduled", "--valid-at", "2026-12-01T00:00:00Z"]);
+    assert_eq!(scheduled["memories"].as_array().unwrap().len(), 1);
+    let h = json(&dir, &["history", tue_id, "--valid-at", "2026-12-01T00:00:00Z"]);
+    let statuses: Vec<(&str, &str)> = h["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["status"].as_str().unwrap(), v["valid_from"].as_str().unwrap()))
+        .collect();
+    assert_eq!(statuses, vec![("scheduled", "2027-01-10T00:00:00.000000Z"), ("active", "2026-06-01T00:00:00.000000Z")]);
+    let timeline =
+        String::from_utf8(run(&dir, &["history", tue_id, "--valid-at", "2026-12-01T00:00:00Z"]).stdout).unwrap();
+    assert!(timeline.contains("2026-06-01T00:00:00Z → 2027-01-10T00:00:00Z"), "{timeline}");
+
+    // A malformed time is refused: exit 2, nothing written.
+    let before_head = head(&dir);
+    for cmd in [vec!["recall", query], vec!["show", tue_id], vec!["list"], vec!["history", tue_id]] {
+        let args = [cmd.as_slice(), &["--valid-at", "next tuesday"]].concat();
+        assert_eq!(code(&run(&dir, &args)), 2, "{args:?}");
+    }
+    assert_eq!(head(&dir), before_head);
+    let v = json(&dir, &["verify"]);
+    assert_eq!((v["ok"].as_bool(), v["views_consistent"].as_bool()), (Some(true), Some(true)));
+}

@@ -1,7 +1,8 @@
 //! As-of reads: the answer as it stood at a ledger seq or a time, built from the ledger prefix
 //! (jj's `--at-op` is the model). [`AsOf`] names the point and [`seq_as_of`] finds its seq; the
 //! prefix is replayed into a scratch store that lives as long as the `Snapshot` made of it
-//! (`Memledger::as_of`), and the live store is never touched.
+//! (`Memledger::as_of`), and the live store is never touched. [`valid_time`] is the valid time
+//! such a read asks about when it names none.
 
 use std::str::FromStr;
 
@@ -45,6 +46,28 @@ pub fn seq_as_of(ledger: &Ledger, point: AsOf) -> Result<u64, EngineError> {
                 if at.is_some_and(|at| at <= t) { lo = mid } else { hi = mid - 1 }
             }
             Ok(lo)
+        }
+    }
+}
+
+/// The valid time a read asks about: `valid_at` when given; else, for an as-of read, the time of
+/// that point (the answer a read then would have given); else `clock`, the caller's clock (the
+/// engine never reads one).
+pub fn valid_time(
+    ledger: &Ledger,
+    point: Option<AsOf>,
+    valid_at: Option<Timestamp>,
+    clock: Timestamp,
+) -> Result<Timestamp, EngineError> {
+    if let Some(t) = valid_at {
+        return Ok(t);
+    }
+    match point {
+        None => Ok(clock),
+        Some(AsOf::Time(t)) => Ok(t),
+        Some(seq @ AsOf::Seq(_)) => {
+            let seq = seq_as_of(ledger, seq)?;
+            Ok(ledger.get(seq)?.map_or(clock, |e| e.recorded_at))
         }
     }
 }

@@ -124,6 +124,8 @@ pub enum BadInput {
     AsOfSeqTooLarge(String),
     #[error("--as-of takes a ledger seq or an RFC 3339 time, not {0:?}")]
     AsOf(String),
+    #[error("--valid-at takes an RFC 3339 time (example: 2026-07-01T00:00:00Z), not {0:?}")]
+    ValidAt(String),
     #[error("no embedder is configured: set MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL")]
     NoEmbedder,
     #[error(

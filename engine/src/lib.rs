@@ -9,8 +9,8 @@
 //! has a module of its own that reads what it needs and never names `Memledger`: the save
 //! pipeline's planning (`pipeline`), candidate search (`candidates`), the analysis cache
 //! (`analysis_cache`), the text index with its term cache (`index`, `term_cache`), the commands
-//! on a person's word (`resolve`), reads (`reads`), `recall`, the contradiction scan (`scan`),
-//! as-of points (`asof`) and the models over HTTP (`models`).
+//! on a person's word (`resolve`), reads (`reads`), valid time (`validity`), `recall`, the
+//! contradiction scan (`scan`), as-of points (`asof`) and the models over HTTP (`models`).
 
 mod analysis_cache;
 pub mod asof;
@@ -28,6 +28,7 @@ pub mod recall;
 pub mod resolve;
 pub mod scan;
 mod term_cache;
+pub mod validity;
 
 pub use asof::AsOf;
 pub use classify::Classification;

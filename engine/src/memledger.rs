@@ -41,6 +41,7 @@ use crate::reads::{self, Decision, HistoryView, MemoryView, Reader, Stats, Verif
 use crate::recall::{self, RecallResult};
 use crate::resolve::{self, ForgetResult, ResolveResult, UpdateResult};
 use crate::scan::{self, ScanOptions, ScanReport};
+use crate::validity::{END_OF_TIME, ReadStatus};
 
 /// When a write must be on disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -455,11 +456,18 @@ impl Memledger {
         self.reader().resolve_conflict_id(text)
     }
 
+    /// A memory as the belief view holds it: every scheduled change taken as arrived.
     pub fn show(&self, id: MemoryId) -> Result<MemoryView, EngineError> {
-        self.reader().show(id)
+        self.show_at(id, END_OF_TIME)
     }
 
-    /// Memories filtered by type, scope and status (`None` status: all).
+    /// A memory as it stands at valid time `valid_at` (engine/src/validity.rs).
+    pub fn show_at(&self, id: MemoryId, valid_at: Timestamp) -> Result<MemoryView, EngineError> {
+        self.reader().show(id, valid_at)
+    }
+
+    /// Memories filtered by type, scope and status (`None` status: all), as the belief view
+    /// holds them.
     pub fn list(
         &self,
         memory_type: Option<MemoryType>,
@@ -467,11 +475,29 @@ impl Memledger {
         status: Option<Status>,
         limit: usize,
     ) -> Result<Vec<MemoryView>, EngineError> {
-        self.reader().list(memory_type, scope, status, limit)
+        self.list_at(memory_type, scope, status.map(ReadStatus::from), limit, END_OF_TIME)
     }
 
+    /// Memories filtered by type, scope and their status at valid time `valid_at`.
+    pub fn list_at(
+        &self,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        status: Option<ReadStatus>,
+        limit: usize,
+        valid_at: Timestamp,
+    ) -> Result<Vec<MemoryView>, EngineError> {
+        self.reader().list(memory_type, scope, status, limit, valid_at)
+    }
+
+    /// Every version of a belief, as the belief view holds them.
     pub fn history(&self, id: MemoryId) -> Result<HistoryView, EngineError> {
-        self.reader().history(id)
+        self.history_at(id, END_OF_TIME)
+    }
+
+    /// Every version of a belief with its interval and its status at valid time `valid_at`.
+    pub fn history_at(&self, id: MemoryId, valid_at: Timestamp) -> Result<HistoryView, EngineError> {
+        self.reader().history(id, valid_at)
     }
 
     /// Every classification that involved `id` (or the pair `id`–`other`), flagged or dropped.
@@ -510,7 +536,8 @@ impl Memledger {
     }
 
     /// The active memories that best match `query` (BM25 over the analyzer's terms, OR-ed: any
-    /// text is a valid query), at most `limit`, optionally only of `memory_type` and in `scope`.
+    /// text is a valid query), at most `limit`, optionally only of `memory_type` and in `scope`;
+    /// every scheduled change taken as arrived.
     pub fn recall(
         &self,
         query: &str,
@@ -518,7 +545,20 @@ impl Memledger {
         scope: Option<&str>,
         limit: usize,
     ) -> Result<RecallResult, EngineError> {
-        let query = recall::Query { text: query, memory_type, scope };
+        self.recall_at(query, memory_type, scope, limit, END_OF_TIME)
+    }
+
+    /// [`Memledger::recall`] at valid time `valid_at`: each belief as it stands then, with the
+    /// changes scheduled after it beside it.
+    pub fn recall_at(
+        &self,
+        query: &str,
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        limit: usize,
+        valid_at: Timestamp,
+    ) -> Result<RecallResult, EngineError> {
+        let query = recall::Query { text: query, memory_type, scope, valid_at };
         recall::check(&query, limit)?;
         self.text_index_current()?;
         recall::recall(self.index.text(), self.reader(), &self.models, &query, limit)
@@ -605,6 +645,17 @@ impl Memledger {
     /// The seq a point in the past names.
     pub fn seq_as_of(&self, point: AsOf) -> Result<u64, EngineError> {
         seq_as_of(&self.ledger, point)
+    }
+
+    /// The valid time a read at `point` asks about: `valid_at`, else the point's time, else
+    /// `clock` (engine/src/asof.rs).
+    pub fn valid_time(
+        &self,
+        point: Option<AsOf>,
+        valid_at: Option<Timestamp>,
+        clock: Timestamp,
+    ) -> Result<Timestamp, EngineError> {
+        crate::asof::valid_time(&self.ledger, point, valid_at, clock)
     }
 
     /// The store as it stood at `point`, or the live store when `point` is `None` or the head.

@@ -2,6 +2,8 @@
 //! `stats` answer, the id prefixes they take, and the lookups the commands that write make
 //! before they plan (`Reader`); and the check that every view equals a fresh replay.
 
+use std::collections::HashMap;
+
 use memledger_ledger::store::Store;
 use memledger_ledger::{Ledger, OpenOptions, VerifyReport};
 use memledger_projector::Views;
@@ -14,17 +16,19 @@ use memledger_schemas::*;
 use serde::Serialize;
 
 use crate::error::{BadInput, Conflict, EngineError, NotFound};
+use crate::validity::{self, ReadStatus};
 
 /// The shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 6;
 
-/// A memory as `show` and `list` print it (docs/cli.md).
+/// A memory as `show` and `list` print it (docs/cli.md), at the valid time the read asked about.
 #[derive(Clone, Debug, Serialize)]
 pub struct MemoryView {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
     pub version: u32,
-    pub status: Status,
+    /// At the time asked about (engine/src/validity.rs).
+    pub status: ReadStatus,
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
     pub scope: String,
@@ -40,6 +44,15 @@ pub struct MemoryView {
     pub conflicts: Vec<ConflictId>,
     pub merged_count: u32,
     pub retired_reason: Option<String>,
+    /// When this version is true in the world from: its effective time, else when asserted.
+    pub valid_from: Timestamp,
+    /// When it stopped (or stops) being true: the next version's `valid_from`; null while open.
+    pub valid_to: Option<Timestamp>,
+    /// The distinct named sources of its observations.
+    pub sources: Vec<String>,
+    /// Distinct sources, observations without a source counting as one: the same source saying
+    /// the same thing again is provenance, not another vote.
+    pub independent_sources: u32,
 }
 
 /// One version in `history`.
@@ -48,11 +61,14 @@ pub struct VersionView {
     pub memory_id: MemoryId,
     pub version: u32,
     pub text: String,
-    pub status: Status,
+    /// At the time asked about.
+    pub status: ReadStatus,
     pub asserted_at: Timestamp,
     pub stale_since: Option<Timestamp>,
     pub effective_at: Option<Timestamp>,
     pub cause: String,
+    pub valid_from: Timestamp,
+    pub valid_to: Option<Timestamp>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -195,7 +211,10 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn view(&self, r: MemoryRecord) -> Result<MemoryView, EngineError> {
+    /// `r` as a read at valid time `t` sees it, in its lineage (every version of it).
+    fn view(&self, r: MemoryRecord, lineage: &[MemoryRecord], t: Timestamp) -> Result<MemoryView, EngineError> {
+        let value = validity::value_at(lineage, t).map(|v| v.memory_id);
+        let valid_to = validity::timeline_end(&r, lineage);
         let mut conflicts_with = Vec::new();
         for cid in &r.conflicts {
             if let Some(c) = self.conflict_queue().get(*cid)? {
@@ -209,11 +228,13 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        let status = validity::status_at(&r, value, t);
+        let independent_sources = r.independent_sources();
         Ok(MemoryView {
             memory_id: r.memory_id,
             root_id: r.root_id,
             version: r.version,
-            status: r.status,
+            status,
             memory_type: r.memory_type,
             scope: r.scope,
             text: r.text,
@@ -227,50 +248,78 @@ impl<'a> Reader<'a> {
             conflicts: r.conflicts,
             merged_count: r.merged_count,
             retired_reason: r.retired_reason,
+            valid_from: r.valid_from,
+            valid_to,
+            sources: r.sources,
+            independent_sources,
         })
     }
 
-    pub(crate) fn show(&self, id: MemoryId) -> Result<MemoryView, EngineError> {
+    /// A memory as a read at valid time `t` sees it.
+    pub(crate) fn show(&self, id: MemoryId, t: Timestamp) -> Result<MemoryView, EngineError> {
         let r = self.record(id)?;
-        self.view(r)
+        let lineage = self.beliefs().lineage(r.root_id)?;
+        self.view(r, &lineage, t)
     }
 
-    /// Memories filtered by type, scope and status (`None` status: all).
+    /// Memories filtered by type, scope and their status at valid time `t` (`None` status: all).
     pub(crate) fn list(
         &self,
         memory_type: Option<MemoryType>,
         scope: Option<&str>,
-        status: Option<Status>,
+        status: Option<ReadStatus>,
         limit: usize,
+        t: Timestamp,
     ) -> Result<Vec<MemoryView>, EngineError> {
-        let mut records = self.beliefs().scan(
-            |r| {
-                memory_type.is_none_or(|t| r.memory_type == t)
+        let all = self.beliefs().scan(|_| true, usize::MAX)?;
+        // Each lineage's value at `t`, from the records just read.
+        let mut lineages: HashMap<MemoryId, Vec<MemoryRecord>> = HashMap::new();
+        for r in &all {
+            lineages.entry(r.root_id).or_default().push(r.clone());
+        }
+        let values: HashMap<MemoryId, MemoryId> = lineages
+            .iter()
+            .filter_map(|(root, versions)| validity::value_at(versions, t).map(|v| (*root, v.memory_id)))
+            .collect();
+        let mut records: Vec<MemoryRecord> = all
+            .into_iter()
+            .filter(|r| {
+                memory_type.is_none_or(|ty| r.memory_type == ty)
                     && scope.is_none_or(|s| r.scope == s)
-                    && status.is_none_or(|s| r.status == s)
-            },
-            usize::MAX,
-        )?;
+                    && status.is_none_or(|s| validity::status_at(r, values.get(&r.root_id).copied(), t) == s)
+            })
+            .collect();
         records.sort_by(|a, b| b.asserted_at.cmp(&a.asserted_at).then(b.observed_seq.cmp(&a.observed_seq)));
         records.truncate(limit);
-        records.into_iter().map(|r| self.view(r)).collect()
+        records
+            .into_iter()
+            .map(|r| {
+                let lineage = lineages.get(&r.root_id).map(Vec::as_slice).unwrap_or_default();
+                self.view(r, lineage, t)
+            })
+            .collect()
     }
 
-    pub(crate) fn history(&self, id: MemoryId) -> Result<HistoryView, EngineError> {
+    /// Every version of the lineage `id` belongs to, newest first, with its interval and its
+    /// status at valid time `t`.
+    pub(crate) fn history(&self, id: MemoryId, t: Timestamp) -> Result<HistoryView, EngineError> {
         let r = self.record(id)?;
-        let mut versions: Vec<VersionView> = self
-            .beliefs()
-            .lineage(r.root_id)?
-            .into_iter()
+        let lineage = self.beliefs().lineage(r.root_id)?;
+        let value = validity::value_at(&lineage, t).map(|v| v.memory_id);
+        let mut versions: Vec<VersionView> = lineage
+            .iter()
+            .cloned()
             .map(|v| VersionView {
+                status: validity::status_at(&v, value, t),
+                valid_to: validity::timeline_end(&v, &lineage),
                 memory_id: v.memory_id,
                 version: v.version,
                 text: v.text,
-                status: v.status,
                 asserted_at: v.asserted_at,
                 stale_since: v.stale_since,
                 effective_at: v.effective_at,
                 cause: v.cause,
+                valid_from: v.valid_from,
             })
             .collect();
         versions.reverse();

@@ -13,6 +13,7 @@ use crate::error::{BadInput, EngineError};
 use crate::models::Models;
 use crate::models::embed::{VectorCache, cosine};
 use crate::reads::Reader;
+use crate::validity::{self, ReadStatus, ScheduledChange};
 
 /// The constant of reciprocal-rank fusion: a hit at rank `r` (from 1) of a ranking adds
 /// `1 / (RRF_K + r)` (Cormack, Clarke and Büttcher 2009).
@@ -49,6 +50,13 @@ pub struct RecallHit {
     pub asserted_at: Timestamp,
     /// Active memories this one is in a pending conflict with.
     pub conflicts_with: Vec<MemoryId>,
+    /// `active`: true at the time asked about; `scheduled`: nothing of this belief is true then,
+    /// and this version takes effect later.
+    pub status: ReadStatus,
+    pub valid_from: Timestamp,
+    pub valid_to: Option<Timestamp>,
+    /// Versions of this belief that take effect after the time asked about, soonest first.
+    pub scheduled: Vec<ScheduledChange>,
 }
 
 /// What `recall` answers.
@@ -83,6 +91,8 @@ pub(crate) struct Query<'a> {
     pub(crate) text: &'a str,
     pub(crate) memory_type: Option<MemoryType>,
     pub(crate) scope: Option<&'a str>,
+    /// The valid time the answer is about (engine/src/validity.rs).
+    pub(crate) valid_at: Timestamp,
 }
 
 impl Query<'_> {
@@ -140,14 +150,24 @@ pub(crate) fn recall(
         fused.into_iter().map(|(id, (s, b, c))| (id, s, b, c)).collect()
     };
     let mut results = Vec::new();
+    let mut beliefs = std::collections::HashSet::new();
     for (id, score, bm25, cosine) in scored {
-        let m = reader.show(id)?;
-        if m.status != Status::Active || m.memory_id != id || !query.admits(m.memory_type, &m.scope) {
+        let m = reader.show(id, validity::END_OF_TIME)?;
+        if m.status != ReadStatus::Active || m.memory_id != id || !query.admits(m.memory_type, &m.scope) {
             // The index is committed with the views and the cosine ranking reads only active
             // memories of the scope and type; this would be a bug, never an answer.
             continue;
         }
+        // The belief as it stands at the time asked about, its scheduled changes beside it.
+        let Some((m, scheduled)) = validity::in_time(reader, m, query.valid_at)? else { continue };
+        if !beliefs.insert(m.root_id) {
+            continue;
+        }
         results.push(RecallHit {
+            status: m.status,
+            valid_from: m.valid_from,
+            valid_to: m.valid_to,
+            scheduled,
             memory_id: m.memory_id,
             root_id: m.root_id,
             text: m.text,

@@ -8,6 +8,7 @@ mod models;
 mod properties;
 mod recall;
 mod scenarios;
+mod valid_time;
 mod views;
 
 /// Every file in engine/tests/ is one of the modules above.

@@ -1,6 +1,6 @@
 //! Properties of the whole pipeline:
-//! - the same claims with fixed, distinct effective times, saved in any order, yield the same
-//!   current beliefs;
+//! - the same claims with fixed, distinct effective times, some of them scheduled after the time
+//!   read at, saved in any order, yield the same current and scheduled beliefs;
 //! - after any sequence of commands, a full rebuild equals the incrementally maintained views.
 
 use memledger_engine::*;
@@ -30,31 +30,64 @@ const CLAIMS: &[(&str, &str)] = &[
     ("Hana has a dog called Mochi", "2026-01-02T09:00:00Z"),
     ("Hana has a dog called Mochi", "2026-06-02T09:00:00Z"),
     ("The warehouse keeps raw events for 13 months", "2026-01-03T09:00:00Z"),
+    // Scheduled at the time read at below.
+    ("The billing team deploys to staging on Mondays", "2027-01-10T09:00:00Z"),
+    ("The billing service runs on Postgres 18", "2027-03-01T09:00:00Z"),
 ];
 
-fn current_beliefs(order: &[usize]) -> Vec<String> {
+/// The time the beliefs are read at: after every claim but the scheduled ones.
+const READ_AT: &str = "2026-12-01T00:00:00Z";
+
+/// The active texts at [`READ_AT`], the scheduled ones then, and the active ones once every
+/// scheduled change has come: each sorted.
+fn current_beliefs(order: &[usize]) -> [Vec<String>; 3] {
     let (_dir, ml) = open();
     for &i in order {
         let (text, t) = CLAIMS[i];
         let req = SaveRequest { text: text.into(), effective_at: Some(t.into()), ..SaveRequest::default() };
         ml.save(req, "cli:prop").unwrap();
     }
-    let mut texts: Vec<String> =
-        ml.list(None, None, Some(Status::Active), usize::MAX).unwrap().into_iter().map(|m| m.text).collect();
-    texts.sort();
-    texts
+    let at = Timestamp::parse_rfc3339(READ_AT).unwrap();
+    let texts = |status: validity::ReadStatus, at: Timestamp| {
+        let mut texts: Vec<String> =
+            ml.list_at(None, None, Some(status), usize::MAX, at).unwrap().into_iter().map(|m| m.text).collect();
+        texts.sort();
+        texts
+    };
+    let end = validity::END_OF_TIME;
+    [
+        texts(validity::ReadStatus::Active, at),
+        texts(validity::ReadStatus::Scheduled, at),
+        texts(validity::ReadStatus::Active, end),
+    ]
 }
 
 #[test]
 fn claims_in_arrival_order_give_the_expected_beliefs() {
     let order: Vec<usize> = (0..CLAIMS.len()).collect();
+    let [now, scheduled, later] = current_beliefs(&order);
     assert_eq!(
-        current_beliefs(&order),
+        now,
         vec![
             "Hana has a dog called Mochi",
             "Priya prefers dark mode in all her editors",
             "The billing service runs on Postgres 17",
             "The billing team deploys to staging on Fridays",
+            "The warehouse keeps raw events for 13 months",
+            "deploy the search service on Monday after integration tests pass",
+        ]
+    );
+    assert_eq!(
+        scheduled,
+        vec!["The billing service runs on Postgres 18", "The billing team deploys to staging on Mondays"]
+    );
+    assert_eq!(
+        later,
+        vec![
+            "Hana has a dog called Mochi",
+            "Priya prefers dark mode in all her editors",
+            "The billing service runs on Postgres 18",
+            "The billing team deploys to staging on Mondays",
             "The warehouse keeps raw events for 13 months",
             "deploy the search service on Monday after integration tests pass",
         ]
@@ -73,8 +106,9 @@ proptest! {
 
 #[derive(Clone, Debug)]
 enum Op {
-    /// A text, whether typed, and a variant: 0–5 plain, 6 without dedup (so several active
-    /// memories can share a content hash), 7–9 with one of three fact keys.
+    /// A text, whether typed, and a variant: 0 and 3–5 plain, 1 effective in the past, 2
+    /// effective far ahead (scheduled), 6 without dedup (so several active memories can share a
+    /// content hash), 7–9 with one of three fact keys.
     Save(usize, bool, u8),
     Update(usize, usize),
     Forget(usize),
@@ -122,6 +156,11 @@ proptest! {
                         memory_type: typed.then(|| "procedure".to_string()),
                         no_dedup: variant == 6,
                         fact_key: (variant >= 7).then(|| format!("fact.{variant}")),
+                        effective_at: match variant {
+                            1 => Some("2026-03-01T00:00:00Z".to_string()),
+                            2 => Some("2127-01-10T00:00:00Z".to_string()),
+                            _ => None,
+                        },
                         ..SaveRequest::default()
                     };
                     let r = ml.save(req, "cli:prop").unwrap();

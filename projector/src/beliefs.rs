@@ -13,6 +13,14 @@
 //!
 //! The two indexes are one key per (scope, hash) and (scope, fact key), read with one point read
 //! (which the store's read cache answers) instead of a prefix scan per save.
+//!
+//! Each version holds its validity interval (docs/design.md §12): `valid_from` is its effective
+//! time, else when it was asserted (a rewording, enrichment or edit without a time of its own
+//! never takes effect before the version it restates); `valid_to` is the `valid_from` of the
+//! version that replaced it, open while none has. A version withdrawn without a successor (the
+//! losing side of a person's `keep_existing`, a merge's input, an undone merge) gets an empty
+//! interval. The interval is derived from events alone: whether a version is scheduled depends on
+//! the time a read asks about, never on the clock during replay.
 
 use bincode::{Decode, Encode};
 use memledger_ledger::store::Store;
@@ -26,8 +34,8 @@ use crate::keys::{digest8, key};
 pub const TABLE: &str = "beliefs";
 /// 5: the term postings (`t`, `n`) left for the text index; a store of version 4 is rebuilt,
 /// which drops them. 6: the content-hash and fact-key indexes hold one list of ids per key
-/// instead of a key per memory.
-const VERSION: u32 = 6;
+/// instead of a key per memory. 7: records hold their validity interval and their sources.
+const VERSION: u32 = 7;
 
 /// A memory as the belief view holds it.
 #[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize)]
@@ -59,6 +67,33 @@ pub struct MemoryRecord {
     pub retired_reason: Option<String>,
     /// The seq of the `memory_observed` event.
     pub observed_seq: u64,
+    /// When this version is true in the world from: its effective time, else when asserted.
+    pub valid_from: Timestamp,
+    /// When it stopped being true: the `valid_from` of the version that replaced it; open while
+    /// none has. Equal to `valid_from` (empty) for a version withdrawn without a successor.
+    pub valid_to: Option<Timestamp>,
+    /// The distinct named sources of this belief's observations, first seen first: the same
+    /// source saying it again adds nothing here.
+    pub sources: Vec<String>,
+    /// Some observation of it named no source (those count as one source together).
+    pub unsourced: bool,
+}
+
+impl MemoryRecord {
+    /// How many independent sources support this belief: the distinct named sources, and one for
+    /// all the observations that named none.
+    pub fn independent_sources(&self) -> u32 {
+        self.sources.len() as u32 + u32::from(self.unsourced)
+    }
+
+    /// Count `source` among this belief's sources (once however often it says the same thing).
+    fn add_source(&mut self, source: &Option<String>) {
+        match source {
+            Some(s) if !self.sources.contains(s) => self.sources.push(s.clone()),
+            Some(_) => {}
+            None => self.unsourced = true,
+        }
+    }
 }
 
 /// An observed memory, whatever became of it.
@@ -149,6 +184,8 @@ impl BeliefsProjector {
     }
 
     /// Turn an observation into an active (or, for history, stale) belief at a lineage position.
+    /// Without an effective time of its own it is valid from when it was asserted, or from
+    /// `floor` (the version it restates) when that is later.
     #[allow(clippy::too_many_arguments)]
     fn create(
         &self,
@@ -159,10 +196,14 @@ impl BeliefsProjector {
         version: u32,
         status: Status,
         cause: &str,
-    ) -> Result<(), ProjectError> {
+        floor: Option<Timestamp>,
+    ) -> Result<MemoryRecord, ProjectError> {
         let obs = self.observation(txn, id, event.seq)?;
         let o = obs.observed;
-        let record = MemoryRecord {
+        let source = o.source.clone();
+        let valid_from =
+            o.effective_at.unwrap_or_else(|| floor.map_or(event.recorded_at, |f| f.max(event.recorded_at)));
+        let mut record = MemoryRecord {
             memory_id: id,
             root_id: root,
             version,
@@ -181,13 +222,63 @@ impl BeliefsProjector {
             merged_count: 0,
             retired_reason: None,
             observed_seq: obs.seq,
+            valid_from,
+            valid_to: None,
+            sources: Vec::new(),
+            unsourced: false,
         };
+        record.add_source(&source);
         if status == Status::Active {
             self.set_indexed(txn, &record, true)?;
         }
         txn.put(lkey(root, version), id.to_bytes().to_vec());
         txn.put_record(mkey(id), &record);
+        Ok(record)
+    }
+
+    /// A version replaced by `successor` stops being valid where the successor starts; one
+    /// withdrawn without a successor was never valid (an empty interval).
+    fn end_validity(
+        &self,
+        txn: &mut ViewTxn<'_>,
+        event: &Event,
+        id: MemoryId,
+        successor: Option<MemoryId>,
+    ) -> Result<(), ProjectError> {
+        let mut r = self.load(txn, id, event.seq)?;
+        r.valid_to = Some(match successor {
+            Some(s) => self.load(txn, s, event.seq)?.valid_from,
+            None => r.valid_from,
+        });
+        txn.put_record(mkey(id), &r);
         Ok(())
+    }
+
+    /// Replace `replaced` by a new version `id` (a save's versioning or an explicit edit).
+    #[allow(clippy::too_many_arguments)]
+    fn replace(
+        &self,
+        txn: &mut ViewTxn<'_>,
+        event: &Event,
+        id: MemoryId,
+        root: MemoryId,
+        version: u32,
+        replaced: MemoryId,
+        cause: &str,
+        restates: bool,
+    ) -> Result<(), ProjectError> {
+        let old = self.set_status(txn, event, replaced, Status::Stale)?;
+        let floor = restates.then_some(old.valid_from);
+        let mut new = self.create(txn, event, id, root, version, Status::Active, cause, floor)?;
+        if restates {
+            // The same fact restated: the evidence for it carries over.
+            for s in &old.sources {
+                new.add_source(&Some(s.clone()));
+            }
+            new.unsourced |= old.unsourced;
+            txn.put_record(mkey(id), &new);
+        }
+        self.end_validity(txn, event, replaced, Some(id))
     }
 
     /// Change a belief's status, keeping the indexes in step.
@@ -207,22 +298,38 @@ impl BeliefsProjector {
         }
         r.status = status;
         r.stale_since = if status == Status::Active { None } else { Some(event.recorded_at) };
+        if status == Status::Active {
+            r.valid_to = None;
+        }
         txn.put_record(mkey(id), &r);
         Ok(r)
     }
 
-    /// Apply (or undo) one effect of a resolution; `cause` names the resolution for lineage moves.
+    /// Apply (or undo) one effect of a resolution whose effects are `all`; `cause` names the
+    /// resolution for lineage moves.
     fn apply_effect(
         &self,
         txn: &mut ViewTxn<'_>,
         event: &Event,
         effect: &Effect,
+        all: &[Effect],
         undo: bool,
         cause: &str,
     ) -> Result<(), ProjectError> {
         match *effect {
+            Effect::MadeStale { memory_id } if undo => {
+                self.set_status(txn, event, memory_id, Status::Active)?;
+            }
             Effect::MadeStale { memory_id } => {
-                self.set_status(txn, event, memory_id, if undo { Status::Active } else { Status::Stale })?;
+                self.set_status(txn, event, memory_id, Status::Stale)?;
+                // What replaced it, by the resolution's own `replaces` edge.
+                let successor = all.iter().find_map(|e| match e {
+                    Effect::EdgeAdded { edge } if edge.kind == EdgeKind::Replaces && edge.to == memory_id => {
+                        Some(edge.from)
+                    }
+                    _ => None,
+                });
+                self.end_validity(txn, event, memory_id, successor)?;
             }
             Effect::Reparented { memory_id, from_root, from_version, to_root, to_version } => {
                 let (old, new) = if undo {
@@ -243,10 +350,11 @@ impl BeliefsProjector {
             Effect::Introduced { memory_id, root_id, version } => {
                 if undo {
                     self.set_status(txn, event, memory_id, Status::Stale)?;
+                    self.end_validity(txn, event, memory_id, None)?;
                 } else if txn.get(&mkey(memory_id))?.is_some() {
                     self.set_status(txn, event, memory_id, Status::Active)?;
                 } else {
-                    self.create(txn, event, memory_id, root_id, version, Status::Active, "merge")?;
+                    self.create(txn, event, memory_id, root_id, version, Status::Active, "merge", None)?;
                 }
             }
         }
@@ -300,25 +408,28 @@ impl Projector for BeliefsProjector {
             }
             EventBody::PairClassified(_) => {}
             EventBody::BeliefAdded(b) => {
-                self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Active, "added")?;
+                self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Active, "added", None)?;
             }
             EventBody::BeliefVersioned(b) => {
-                self.set_status(txn, event, b.replaces, Status::Stale)?;
-                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Active, b.cause.as_str())?;
+                let restates = matches!(b.cause, VersionCause::Reworded | VersionCause::Enriched);
+                self.replace(txn, event, b.memory_id, b.root_id, b.version, b.replaces, b.cause.as_str(), restates)?;
             }
             EventBody::BeliefEdited(b) => {
-                self.set_status(txn, event, b.replaces, Status::Stale)?;
-                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Active, "edited")?;
+                self.replace(txn, event, b.memory_id, b.root_id, b.version, b.replaces, "edited", true)?;
             }
             EventBody::BeliefHistorical(b) => {
-                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Stale, "historical")?;
+                self.create(txn, event, b.memory_id, b.root_id, b.version, Status::Stale, "historical", None)?;
+                // An older claim: valid until the current belief took effect.
+                self.end_validity(txn, event, b.memory_id, Some(b.current))?;
             }
             EventBody::BeliefMerged(b) => {
                 let mut obs = self.observation(txn, b.memory_id, event.seq)?;
                 obs.merged_into = Some(b.into);
+                let source = obs.observed.source.clone();
                 txn.put_record(okey(b.memory_id), &obs);
                 let mut target = self.load(txn, b.into, event.seq)?;
                 target.merged_count += 1;
+                target.add_source(&source);
                 txn.put_record(mkey(b.into), &target);
             }
             EventBody::BeliefRetired(b) => {
@@ -340,12 +451,12 @@ impl Projector for BeliefsProjector {
                     (_, action) => action.as_str(),
                 };
                 for effect in &b.effects {
-                    self.apply_effect(txn, event, effect, false, cause)?;
+                    self.apply_effect(txn, event, effect, &b.effects, false, cause)?;
                 }
             }
             EventBody::ResolutionReverted(b) => {
                 for effect in b.undone.iter().rev() {
-                    self.apply_effect(txn, event, effect, true, "added")?;
+                    self.apply_effect(txn, event, effect, &b.undone, true, "added")?;
                 }
                 self.set_conflict(txn, event, b.conflict_id, true)?;
             }

@@ -21,7 +21,8 @@ pub struct TimeParseError {
 }
 
 impl Timestamp {
-    /// The current time. Only the ledger's append path calls this: replay never reads the clock.
+    /// The current time: the ledger's append path, and the CLI for the valid time a read asks
+    /// about when it names none. Replay and the engine's reads never read the clock.
     pub fn now() -> Self {
         Self(Utc::now().timestamp_micros())
     }

@@ -165,6 +165,9 @@ pub struct ShowQuery {
     /// A ledger seq or an RFC 3339 time.
     #[serde(default)]
     pub as_of: Option<String>,
+    /// The valid time asked about (RFC 3339); default: the `as_of` time, else now.
+    #[serde(default)]
+    pub valid_at: Option<String>,
 }
 
 /// An id in the path.
@@ -184,13 +187,16 @@ pub struct ListQuery {
     pub memory_type: Option<String>,
     #[serde(default)]
     pub scope: Option<String>,
-    /// active (default), stale, retired or all.
+    /// active (default), scheduled, stale, retired or all.
     #[serde(default = "active")]
     pub status: String,
     #[serde(default = "hundred")]
     pub limit: usize,
     #[serde(default)]
     pub as_of: Option<String>,
+    /// The valid time asked about (RFC 3339); default: the `as_of` time, else now.
+    #[serde(default)]
+    pub valid_at: Option<String>,
 }
 
 fn active() -> String {
@@ -215,6 +221,9 @@ pub struct RecallBody {
     pub limit: usize,
     #[serde(default)]
     pub as_of: Option<String>,
+    /// The valid time asked about (RFC 3339); default: the `as_of` time, else now.
+    #[serde(default)]
+    pub valid_at: Option<String>,
 }
 
 fn ten() -> usize {

@@ -40,8 +40,19 @@ pub struct SaveDoc {
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Active,
+    /// Takes effect after the valid time asked about.
+    Scheduled,
     Stale,
     Retired,
+}
+
+/// A change of a belief that takes effect after the valid time asked about.
+#[derive(Serialize, ToSchema)]
+pub struct ScheduledDoc {
+    memory_id: String,
+    version: u32,
+    text: String,
+    valid_from: String,
 }
 
 /// `show`, and each of `list`'s memories.
@@ -64,6 +75,13 @@ pub struct MemoryDoc {
     conflicts_with: Vec<String>,
     conflicts: Vec<String>,
     merged_count: u32,
+    /// Its effective time, else when asserted.
+    valid_from: String,
+    /// The next version's `valid_from`; null while open.
+    valid_to: Option<String>,
+    sources: Vec<String>,
+    /// Distinct sources (observations without one count as one).
+    independent_sources: u32,
 }
 
 /// `list`: newest first.
@@ -85,6 +103,12 @@ pub struct RecallHitDoc {
     conflicts_with: Vec<String>,
     bm25: Option<f64>,
     cosine: Option<f64>,
+    /// `active`, or `scheduled` when nothing of the belief is true yet at the valid time.
+    status: Status,
+    valid_from: String,
+    valid_to: Option<String>,
+    /// Changes that take effect after the valid time, soonest first.
+    scheduled: Vec<ScheduledDoc>,
 }
 
 /// `recall`: best first.
@@ -108,6 +132,8 @@ pub struct VersionDoc {
     stale_since: Option<String>,
     effective_at: Option<String>,
     cause: String,
+    valid_from: String,
+    valid_to: Option<String>,
 }
 
 /// `history`: newest first.

@@ -42,10 +42,12 @@ const RECALL_DESCRIPTION: &str = "Find the active memories that answer a questio
 never returned). Call it before answering anything the user may have told you before. A result whose `conflicts_with` is \
 non-empty is in a pending conflict: the `notice` then says so, and you must not assert either side — ask the user which \
 is current (and resolve it with resolve_conflict). Filter by `type` (fact, preference, episode, procedure) and `scope`; \
-`as_of` (a ledger seq or an RFC 3339 time) answers as the store stood then.";
+`as_of` (a ledger seq or an RFC 3339 time) answers as the store stood then. Each result is what is true at `valid_at` \
+(an RFC 3339 time; default the `as_of` time, else now); a change that takes effect later is listed beside it in \
+`scheduled` with its `valid_from`: say it is scheduled, not current.";
 
 const HISTORY_DESCRIPTION: &str = "Every version of a belief, newest first (any version's id or a unique prefix of 6+ \
-hex digits works): text, status (active, stale, retired), when it was asserted and what caused each step. Read-only: \
+hex digits works): text, status (active, scheduled, stale, retired, as of now), its validity interval (valid_from, valid_to), when it was asserted and what caused each step. Read-only: \
 editing a belief is a human action in the CLI (`memledger update`).";
 
 const WHY_DESCRIPTION: &str = "Explain every classification that touched a memory, or only those of a pair when `other` \
@@ -97,6 +99,8 @@ pub struct RecallParams {
     pub limit: Option<u32>,
     /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
     pub as_of: Option<String>,
+    /// What was (or will be) true at this RFC 3339 time; default the `as_of` time, else now.
+    pub valid_at: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -234,6 +238,7 @@ impl McpServer {
             scope: p.scope,
             limit: p.limit.unwrap_or(10) as usize,
             as_of: p.as_of,
+            valid_at: p.valid_at,
         };
         Ok(to_result(self.run(Call::Recall(body), &context).await))
     }
@@ -244,7 +249,7 @@ impl McpServer {
         Parameters(p): Parameters<IdParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let call = Call::History(api::ShowQuery { id: p.id, as_of: None });
+        let call = Call::History(api::ShowQuery { id: p.id, as_of: None, valid_at: None });
         Ok(to_result(self.run(call, &context).await))
     }
 

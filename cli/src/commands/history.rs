@@ -6,50 +6,63 @@ use memledger_server::api::{Call, ShowQuery};
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 use crate::style;
+use memledger_engine::validity::ReadStatus;
 
-/// Show the versions of a belief, newest first; any version's id works.
+/// Show the versions of a belief, newest first, as a timeline: each version's validity
+/// interval (from its effective time, else when asserted, to the next version's) and its status
+/// at the time asked about (`*` active, `>` scheduled); any version's id works.
 ///
-/// Example: memledger history 43c1a0
+/// Example: memledger history 43c1a0 --valid-at 2026-07-01T00:00:00Z
 #[derive(clap::Args, Debug)]
 pub struct Args {
     pub id: String,
     /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
     #[arg(long, value_name = "SEQ|RFC3339")]
     pub as_of: Option<String>,
+    /// Statuses at this time (what was, or will be, true then); default: the --as-of time,
+    /// else now.
+    #[arg(long, value_name = "RFC3339")]
+    pub valid_at: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    ctx.run(Call::History(ShowQuery { id: args.id, as_of: args.as_of }), out)
+    let q = ShowQuery { id: args.id, as_of: args.as_of, valid_at: args.valid_at };
+    super::show::check(&q)?;
+    ctx.run(Call::History(q), out)
 }
 
 pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
-    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    let point = super::show::check(q)?;
+    let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
     let id = ml.resolve_memory_id(&q.id)?;
-    let h = ml.history(id)?;
+    let h = ml.history_at(id, at)?;
     if out.json {
         return out.json_line(&h);
     }
-    // `* v3  2026-07-10T09:12:00Z  the staging db runs on Postgres 17`: `*` marks the active
-    // version; a retired one says so.
+    // `* v3  2026-07-10T09:12:00Z → open  asserted 2026-07-10T09:12:00Z  the staging db runs
+    // on Postgres 17`: `*` marks the version true at the time asked about, `>` one scheduled
+    // after it; a retired one says so.
     let width = h.versions.iter().map(|v| format!("v{}", v.version).len()).max().unwrap_or(2);
-    for v in &h.versions {
-        let active = v.status == memledger_schemas::Status::Active;
+    let intervals: Vec<String> = h.versions.iter().map(|v| super::show::interval(v.valid_from, v.valid_to)).collect();
+    let iwidth = intervals.iter().map(|i| i.chars().count()).max().unwrap_or(0);
+    for (v, interval) in h.versions.iter().zip(&intervals) {
         let version = format!("v{}", v.version);
-        let (mark, version, text) = if active {
-            (style::green("*"), style::bold(&version), clip(&v.text, 100))
-        } else {
-            (" ".to_string(), version.clone(), style::dim(&clip(&v.text, 100)))
+        let (mark, version, text) = match v.status {
+            ReadStatus::Active => (style::green("*"), style::bold(&version), clip(&v.text, 100)),
+            ReadStatus::Scheduled => (style::yellow(">"), version.clone(), clip(&v.text, 100)),
+            _ => (" ".to_string(), version.clone(), style::dim(&clip(&v.text, 100))),
         };
-        let retired = if v.status == memledger_schemas::Status::Retired {
-            format!("  {}", style::red("(retired)"))
-        } else {
-            String::new()
+        let note = match v.status {
+            ReadStatus::Retired => format!("  {}", style::red("(retired)")),
+            ReadStatus::Scheduled => format!("  {}", style::yellow("(scheduled)")),
+            _ => String::new(),
         };
         out.line(format!(
-            "{mark} {}  {}  {text}{retired}",
+            "{mark} {}  {}  {}  {text}{note}",
             style::pad(&version, format!("v{}", v.version).len(), width),
-            style::dim(&v.asserted_at.to_human()),
+            style::pad(interval, interval.chars().count(), iwidth),
+            style::dim(&format!("asserted {}", v.asserted_at.to_human())),
         ))?;
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! `memledger list`: memories by type, scope and status.
 
-use memledger_schemas::Status;
+use memledger_engine::validity::ReadStatus;
 use serde_json::json;
 
 use memledger_engine::Memledger;
@@ -19,7 +19,7 @@ pub struct Args {
     pub memory_type: Option<String>,
     #[arg(long)]
     pub scope: Option<String>,
-    /// active, stale, retired or all.
+    /// active, scheduled, stale, retired or all: the status at the --valid-at time.
     #[arg(long, default_value = "active")]
     pub status: String,
     #[arg(long, default_value_t = 100)]
@@ -27,6 +27,10 @@ pub struct Args {
     /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
     #[arg(long, value_name = "SEQ|RFC3339")]
     pub as_of: Option<String>,
+    /// Statuses at this time (what was, or will be, true then); default: the --as-of time,
+    /// else now.
+    #[arg(long, value_name = "RFC3339")]
+    pub valid_at: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -36,6 +40,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         status: args.status,
         limit: args.limit,
         as_of: args.as_of,
+        valid_at: args.valid_at,
     };
     check(&q)?;
     ctx.run(Call::List(q), out)
@@ -43,20 +48,22 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 
 fn check(
     q: &ListQuery,
-) -> Result<(Option<memledger_schemas::MemoryType>, Option<Status>, Option<memledger_engine::AsOf>), CliError> {
+) -> Result<(Option<memledger_schemas::MemoryType>, Option<ReadStatus>, Option<memledger_engine::AsOf>), CliError> {
     let memory_type = q.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
     let status = match q.status.as_str() {
         "all" => None,
-        s => Some(s.parse::<Status>().map_err(CliError::bad_input)?),
+        s => Some(s.parse::<ReadStatus>()?),
     };
     let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    q.valid_at.as_deref().map(memledger_engine::validity::parse_valid_at).transpose()?;
     Ok((memory_type, status, point))
 }
 
 pub fn execute(live: &Memledger, q: &ListQuery, out: &mut Output) -> Result<(), CliError> {
     let (memory_type, status, point) = check(q)?;
+    let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
-    let memories = ml.list(memory_type, q.scope.as_deref(), status, q.limit)?;
+    let memories = ml.list_at(memory_type, q.scope.as_deref(), status, q.limit, at)?;
     if out.json {
         return out.json_line(&json!({ "memories": memories }));
     }
@@ -77,9 +84,10 @@ pub fn execute(live: &Memledger, q: &ListQuery, out: &mut Output) -> Result<(), 
         let flag = if m.conflicts_with.is_empty() { " ".to_string() } else { style::yellow("!") };
         let status = m.status.as_str();
         let painted = match m.status {
-            Status::Active => style::green(status),
-            Status::Retired => style::red(status),
-            _ => style::dim(status),
+            ReadStatus::Active => style::green(status),
+            ReadStatus::Scheduled => style::yellow(status),
+            ReadStatus::Retired => style::red(status),
+            ReadStatus::Stale => style::dim(status),
         };
         let id = m.memory_id.short();
         out.line(format!(

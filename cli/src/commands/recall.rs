@@ -10,7 +10,9 @@ use crate::output::{CliError, Output, clip};
 /// memories are never returned). Any text is a query: there is no query syntax.
 ///
 /// A `!` marks a memory in a pending conflict; the notice then says to ask the user which one
-/// is current. With an embedder configured (docs/models.md) and vectors of its model, BM25 is
+/// is current. Each result is what is true at the --valid-at time (default: the --as-of time,
+/// else now); a change of it scheduled after that time is printed beneath it ("from
+/// 2027-01-10: ..."), and a belief with nothing true yet is marked `>` (scheduled). With an embedder configured (docs/models.md) and vectors of its model, BM25 is
 /// fused with cosine similarity to the query (reciprocal-rank fusion), so a paraphrase that
 /// shares no word with the query can be found too.
 ///
@@ -31,12 +33,21 @@ pub struct Args {
     /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
     #[arg(long, value_name = "SEQ|RFC3339")]
     pub as_of: Option<String>,
+    /// What was (or will be) true at this time; default: the --as-of time, else now.
+    #[arg(long, value_name = "RFC3339")]
+    pub valid_at: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     let query = super::text_arg(&args.query)?;
-    let b =
-        RecallBody { query, memory_type: args.memory_type, scope: args.scope, limit: args.limit, as_of: args.as_of };
+    let b = RecallBody {
+        query,
+        memory_type: args.memory_type,
+        scope: args.scope,
+        limit: args.limit,
+        as_of: args.as_of,
+        valid_at: args.valid_at,
+    };
     check(&b)?;
     ctx.run(Call::Recall(b), out)
 }
@@ -44,13 +55,15 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 fn check(b: &RecallBody) -> Result<(Option<memledger_schemas::MemoryType>, Option<memledger_engine::AsOf>), CliError> {
     let memory_type = b.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
     let point = b.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    b.valid_at.as_deref().map(memledger_engine::validity::parse_valid_at).transpose()?;
     Ok((memory_type, point))
 }
 
 pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(), CliError> {
     let (memory_type, point) = check(b)?;
+    let at = super::valid_time(live, point, b.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
-    let found = ml.recall(&b.query, memory_type, b.scope.as_deref(), b.limit)?;
+    let found = ml.recall_at(&b.query, memory_type, b.scope.as_deref(), b.limit, at)?;
     if out.json {
         return out.json_line(&found);
     }
@@ -62,7 +75,13 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
     let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
     let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
     for r in &found.results {
-        let flag = if r.conflicts_with.is_empty() { " " } else { "!" };
+        let flag = if !r.conflicts_with.is_empty() {
+            "!"
+        } else if r.status == memledger_engine::validity::ReadStatus::Scheduled {
+            ">"
+        } else {
+            " "
+        };
         out.line(format!(
             "{flag} {}  {:>6.digits$}  {:<type_width$}  {:<scope_width$}  {}",
             r.memory_id.short(),
@@ -71,6 +90,12 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
             r.scope,
             clip(&r.text, 80)
         ))?;
+        if r.status == memledger_engine::validity::ReadStatus::Scheduled {
+            out.line(format!("    scheduled from {}", r.valid_from.to_human()))?;
+        }
+        for s in &r.scheduled {
+            out.line(format!("    from {}: {}", s.valid_from.to_human(), clip(&s.text, 80)))?;
+        }
     }
     if found.results.is_empty() {
         out.line("no memories match")?;

@@ -18,6 +18,10 @@ pub struct Args {
     /// Answer as the store stood then: a ledger seq or an RFC 3339 time.
     #[arg(long, value_name = "SEQ|RFC3339")]
     pub as_of: Option<String>,
+    /// Its status at this time (what was, or will be, true then); default: the --as-of time,
+    /// else now.
+    #[arg(long, value_name = "RFC3339")]
+    pub valid_at: Option<String>,
 }
 
 pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
@@ -27,6 +31,12 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
     if let Some(t) = m.effective_at {
         out.line(format!("  effective {}", t.to_human()))?;
     }
+    out.line(format!("  valid {}", interval(m.valid_from, m.valid_to)))?;
+    let sources = if m.sources.is_empty() { String::new() } else { format!(" ({})", m.sources.join(", ")) };
+    out.line(format!(
+        "  independent sources {}{sources}  merged observations {}",
+        m.independent_sources, m.merged_count
+    ))?;
     if let Some(t) = m.stale_since {
         out.line(format!("  stale since {}", t.to_human()))?;
     }
@@ -37,15 +47,35 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
     Ok(())
 }
 
+/// A validity interval for people: `2026-06-01T00:00:00Z → 2027-01-10T00:00:00Z`, open-ended
+/// as `→ open`, empty as `never (withdrawn)`.
+pub fn interval(from: memledger_schemas::Timestamp, to: Option<memledger_schemas::Timestamp>) -> String {
+    match to {
+        Some(to) if to <= from => "never (withdrawn)".to_string(),
+        Some(to) => format!("{} → {}", from.to_human(), to.to_human()),
+        None => format!("{} → open", from.to_human()),
+    }
+}
+
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    ctx.run(Call::Show(ShowQuery { id: args.id, as_of: args.as_of }), out)
+    let q = ShowQuery { id: args.id, as_of: args.as_of, valid_at: args.valid_at };
+    check(&q)?;
+    ctx.run(Call::Show(q), out)
+}
+
+/// The as-of point and the `--valid-at` time, refused here when malformed.
+pub fn check(q: &ShowQuery) -> Result<Option<memledger_engine::AsOf>, CliError> {
+    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    q.valid_at.as_deref().map(memledger_engine::validity::parse_valid_at).transpose()?;
+    Ok(point)
 }
 
 pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
-    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
+    let point = check(q)?;
+    let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
     let id = ml.resolve_memory_id(&q.id)?;
-    let m = ml.show(id)?;
+    let m = ml.show_at(id, at)?;
     if out.json {
         return out.json_line(&m);
     }
