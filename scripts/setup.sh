@@ -39,3 +39,21 @@ if command -v python3 >/dev/null && ! command -v schemathesis >/dev/null 2>&1; t
   echo "setup: installing schemathesis==4.32.5 for the API check…" >&2
   python3 -m pip install --quiet schemathesis==4.32.5
 fi
+
+# The review page's browser test (cli/tests/ui.rs) drives Debian's Chromium with playwright-core
+# and runs axe-core in the page; the npm packages are pinned by server/e2e/package-lock.json. No
+# browser is downloaded: Chromium comes from apt. Without them the test is skipped (and fails
+# under CI=true).
+ui_e2e="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/server/e2e"
+if command -v apt-get >/dev/null 2>&1 && { [ ! -x /usr/bin/chromium ] || ! command -v npm >/dev/null 2>&1; }; then
+  echo "setup: installing chromium, nodejs and npm for the review page's browser test…" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium nodejs npm >/dev/null
+fi
+if command -v npm >/dev/null 2>&1 &&
+  { [ ! -f "$ui_e2e/node_modules/.package-lock.json" ] || [ "$ui_e2e/package-lock.json" -nt "$ui_e2e/node_modules/.package-lock.json" ]; }; then
+  echo "setup: installing the review page's test packages (npm ci in server/e2e)…" >&2
+  (cd "$ui_e2e" && npm ci --no-audit --no-fund --silent)
+fi

@@ -67,6 +67,7 @@ pub enum Command {
     Mcp(commands::mcp::Args),
     Serve(commands::serve::Args),
     Status(commands::status::Args),
+    Ui(commands::ui::Args),
     Completions(commands::completions::CompletionsArgs),
     Man(commands::completions::ManArgs),
 }
@@ -106,7 +107,7 @@ impl Context {
         }
         match self.autostart {
             Some(idle) if crate::backend::store_exists(&self.dir) => {
-                Ok(crate::backend::autostart(&self.dir, idle, self.wait))
+                Ok(crate::backend::autostart(&self.dir, idle, self.wait, &[]))
             }
             _ => Ok(None),
         }
@@ -261,6 +262,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Mcp(a) => commands::mcp::run(&ctx, a, &mut out),
         Command::Serve(a) => commands::serve::run(&ctx, a, &mut out),
         Command::Status(a) => commands::status::run(&ctx, a, &mut out),
+        Command::Ui(a) => commands::ui::run(&ctx, a, &mut out),
         Command::Completions(a) => commands::completions::completions(&ctx, a, &mut out),
         Command::Man(a) => commands::completions::man(&ctx, a, &mut out),
     };

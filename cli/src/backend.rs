@@ -83,8 +83,9 @@ pub fn store_exists(dir: &Path) -> bool {
 }
 
 /// Start a server for `dir` in the background (it exits after `idle`) and wait until it
-/// answers, at most a few seconds. Its messages go to `<dir>/serve.log`.
-pub fn autostart(dir: &Path, idle: Duration, wait: Duration) -> Option<Server> {
+/// answers, at most a few seconds. Its messages go to `<dir>/serve.log`. `serve_args` go to
+/// `memledger serve` (`--http ADDR` for the review page).
+pub fn autostart(dir: &Path, idle: Duration, wait: Duration, serve_args: &[String]) -> Option<Server> {
     let exe = std::env::current_exe().ok()?;
     let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("serve.log")).ok()?;
     let idle = format!("{}ms", idle.as_millis());
@@ -92,6 +93,7 @@ pub fn autostart(dir: &Path, idle: Duration, wait: Duration) -> Option<Server> {
         .arg("--dir")
         .arg(dir)
         .args(["--no-server", "serve", "--idle-exit", &idle])
+        .args(serve_args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(log)

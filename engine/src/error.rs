@@ -169,6 +169,8 @@ pub enum Conflict {
     EffectNoLongerHolds(Effect),
     #[error("that idempotency key belongs to a command that was not a save")]
     KeyOfAnotherCommand,
+    #[error("no conflict can be opened for this pair: {0}; nothing was written")]
+    NotOpenable(String),
 }
 
 /// " (keep_new by person:ana)", or nothing when the resolution is not known.

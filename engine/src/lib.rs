@@ -10,7 +10,8 @@
 //! pipeline's planning (`pipeline`), candidate search (`candidates`), the analysis cache
 //! (`analysis_cache`), the text index with its term cache (`index`, `term_cache`), the commands
 //! on a person's word (`resolve`), reads (`reads`), valid time (`validity`), `recall`, the
-//! contradiction scan (`scan`), as-of points (`asof`) and the models over HTTP (`models`).
+//! contradiction scan (`scan`), as-of points (`asof`), the review page's reads (`review`) and the
+//! models over HTTP (`models`).
 
 mod analysis_cache;
 pub mod asof;
@@ -26,6 +27,7 @@ pub mod pipeline;
 pub mod reads;
 pub mod recall;
 pub mod resolve;
+pub mod review;
 pub mod scan;
 mod term_cache;
 pub mod validity;

@@ -40,6 +40,7 @@ use crate::pipeline::{Planner, PreparedSave, SaveResult, summarize};
 use crate::reads::{self, Decision, HistoryView, MemoryView, Reader, Stats, VerifyView};
 use crate::recall::{self, RecallResult};
 use crate::resolve::{self, ForgetResult, ResolveResult, UpdateResult};
+use crate::review;
 use crate::scan::{self, ScanOptions, ScanReport};
 use crate::validity::{END_OF_TIME, ReadStatus};
 
@@ -411,7 +412,7 @@ impl Memledger {
             let _guard = self.lock();
             let head = self.ledger.head().seq;
             let Some((conflict_id, events)) =
-                scan::plan_open_scanned(self.reader(), incoming, candidate, class, model)?
+                scan::plan_open_scanned(self.reader(), incoming, candidate, class, model, "found by conflicts scan")?
             else {
                 return Ok(None);
             };
@@ -441,6 +442,63 @@ impl Memledger {
     /// no write). Writes only the vector cache, never the ledger.
     pub fn embed_missing_with(&self, dry_run: bool) -> Result<EmbedReport, EngineError> {
         embed::embed_missing(&self.models, self.reader(), dry_run)
+    }
+}
+
+/// The review page's reads and its one write of its own (engine/src/review.rs).
+impl Memledger {
+    /// A page of the conflict queue with both sides whole (`status` `None`: every conflict).
+    pub fn conflict_page(
+        &self,
+        status: Option<ConflictStatus>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<review::ConflictPage, EngineError> {
+        review::conflict_page(self.reader(), &self.ledger, status, offset, limit)
+    }
+
+    /// Events newest first below `before` (none: from the head), filtered.
+    pub fn event_page(
+        &self,
+        before: Option<u64>,
+        limit: usize,
+        filter: &review::EventFilter,
+    ) -> Result<review::Page<Event>, EngineError> {
+        review::event_page(&self.ledger, before, limit, filter)
+    }
+
+    /// Dropped pairs newest first below `before`.
+    pub fn near_miss_page(
+        &self,
+        before: Option<u64>,
+        limit: usize,
+        kind: review::NearMissKind,
+        scope: Option<&str>,
+    ) -> Result<review::Page<review::NearMiss>, EngineError> {
+        review::near_miss_page(self.reader(), &self.ledger, before, limit, kind, scope)
+    }
+
+    /// Counts over time for the charts.
+    pub fn timeline(&self) -> Result<review::Timeline, EngineError> {
+        review::timeline(self.reader(), &self.ledger)
+    }
+
+    /// Open a conflict between two memories by a person's word; the conflict and the seqs.
+    pub fn open_conflict(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        note: Option<&str>,
+        actor: &str,
+    ) -> Result<(ConflictId, Vec<u64>), EngineError> {
+        let actor = validate_actor(actor)?;
+        let _guard = self.lock();
+        let head = self.ledger.head().seq;
+        let lexical = |i: &MemoryRecord, c: &MemoryRecord| {
+            classify_lexical(&i.text, &c.text, Some(i.memory_type), Some(c.memory_type), &self.config)
+        };
+        let (conflict_id, events) = review::plan_open_by_hand(self.reader(), a, b, note, lexical)?;
+        Ok((conflict_id, self.commit(head, actor, events)?.seqs()))
     }
 }
 

@@ -278,12 +278,14 @@ pub(crate) fn scan_conflicts(
 
 /// The events that open a conflict for a scanned pair, if both sides are still as they were and
 /// the pair has gained no record meanwhile (with the conflict's id). `None` when the pair changed.
+/// `found_by` leads the recorded reason (`found by conflicts scan`, `opened by hand`).
 pub(crate) fn plan_open_scanned(
     reader: Reader<'_>,
     incoming: &MemoryRecord,
     candidate: &MemoryRecord,
     class: &Classification,
     model: Option<ModelVerdict>,
+    found_by: &str,
 ) -> Result<Option<(ConflictId, Vec<NewEvent>)>, EngineError> {
     let now_in = reader.beliefs().get(incoming.memory_id)?;
     let now_c = reader.beliefs().get(candidate.memory_id)?;
@@ -305,7 +307,7 @@ pub(crate) fn plan_open_scanned(
             method: class.method,
             relation: class.relation,
             gate: class.gate.clone(),
-            reason: format!("found by conflicts scan: {}", class.reason),
+            reason: format!("{found_by}: {}", class.reason),
             scores: class.scores.clone(),
             thresholds: class.thresholds.clone(),
             model,

@@ -34,6 +34,11 @@ pub enum Call {
     Verify(Empty),
     Stats(Empty),
     Embed(AutoBody),
+    ConflictsOpen(OpenBody),
+    ReviewConflicts(ReviewConflictsQuery),
+    Events(EventsQuery),
+    NearMisses(NearMissQuery),
+    Timeline(Empty),
 }
 
 impl Call {
@@ -49,6 +54,7 @@ impl Call {
             | Call::ConflictsScan(_)
             | Call::ConflictsAuto(_)
             | Call::Embed(_)
+            | Call::ConflictsOpen(_)
             | Call::Rebuild(_) => true,
             Call::Show(_)
             | Call::List(_)
@@ -59,7 +65,11 @@ impl Call {
             | Call::ConflictsShow(_)
             | Call::Log(_)
             | Call::Verify(_)
-            | Call::Stats(_) => false,
+            | Call::Stats(_)
+            | Call::ReviewConflicts(_)
+            | Call::Events(_)
+            | Call::NearMisses(_)
+            | Call::Timeline(_) => false,
         }
     }
 
@@ -282,6 +292,76 @@ pub struct ResolveBody {
     pub note: Option<String>,
 }
 
+/// `conflicts open A B [--note N]`: a conflict by a person's word between two memories.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OpenBody {
+    /// A memory id or a unique prefix of 6+ hex digits.
+    pub a: String,
+    pub b: String,
+    /// Why they cannot both be true (the conflict's reason).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// A page of the conflict queue for the review page: pending first, grouped by scope and
+/// fact key, newest first.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ReviewConflictsQuery {
+    /// pending, resolved or all (default).
+    #[serde(default = "all")]
+    pub status: String,
+    #[serde(default)]
+    pub offset: usize,
+    /// 1 to 500.
+    #[serde(default = "fifty")]
+    pub limit: usize,
+}
+
+fn all() -> String {
+    "all".into()
+}
+
+/// A page of the event log, newest first.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// Only events below this seq (the previous page's `next_before`); default: from the head.
+    #[serde(default)]
+    pub before: Option<u64>,
+    /// 1 to 500.
+    #[serde(default = "hundred")]
+    pub limit: usize,
+    /// Event types, comma-separated (`conflict_opened,conflict_resolved`).
+    #[serde(rename = "type", default)]
+    #[param(rename = "type")]
+    pub types: Option<String>,
+    /// Only events whose actor contains this text.
+    #[serde(default)]
+    pub actor: Option<String>,
+}
+
+/// A page of near misses: classified pairs that were dropped, newest first.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct NearMissQuery {
+    #[serde(default)]
+    pub before: Option<u64>,
+    /// 1 to 500.
+    #[serde(default = "fifty")]
+    pub limit: usize,
+    /// across_kinds (related, different declared kinds), dropped (not the same fact, not a
+    /// contradiction), or all (default).
+    #[serde(default = "all")]
+    pub kind: String,
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
 /// `conflicts auto [--dry-run]` and `embed [--dry-run]`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -403,6 +483,8 @@ pub struct ServerStatus {
     pub http: Option<String>,
     /// Seconds without a request after which it exits, if set.
     pub idle_exit_secs: Option<u64>,
+    /// The actor of the review page's decisions: `ui:<user>`.
+    pub ui_actor: String,
     pub uptime_secs: u64,
     pub head_seq: u64,
 }

@@ -259,3 +259,115 @@ pub struct RebuildDoc {
     views: Vec<String>,
     elapsed_ms: u64,
 }
+
+/// One memory beside another on the review page.
+#[derive(Serialize, ToSchema)]
+pub struct SideDoc {
+    memory_id: String,
+    root_id: String,
+    version: u32,
+    status: Status,
+    #[serde(rename = "type")]
+    memory_type: String,
+    scope: String,
+    fact_key: Option<String>,
+    text: String,
+    asserted_at: String,
+    /// The actor of the save that observed it.
+    saved_by: Option<String>,
+    saved_seq: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CandidateDoc {
+    memory: Option<SideDoc>,
+    memory_id: String,
+    reason: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ReviewConflictDoc {
+    conflict_id: String,
+    status: ConflictStatus,
+    scope: String,
+    fact_key: Option<String>,
+    opened_at: String,
+    opened_seq: u64,
+    incoming: Option<SideDoc>,
+    candidates: Vec<CandidateDoc>,
+    gate: Option<String>,
+    method: Option<String>,
+    resolution: Option<Document>,
+    resolutions: u64,
+    reverts: Vec<Document>,
+}
+
+/// A page of the conflict queue: pending first, grouped by scope and fact key, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct ReviewConflictsDoc {
+    conflicts: Vec<ReviewConflictDoc>,
+    total: u64,
+    pending: u64,
+    offset: u64,
+}
+
+/// A page of events, newest first; `next_before` continues below (null: the start was reached).
+#[derive(Serialize, ToSchema)]
+pub struct EventsDoc {
+    /// Events as `memledger log --json` prints them.
+    items: Vec<Document>,
+    next_before: Option<u64>,
+    scanned: u64,
+    head_seq: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct NearMissDoc {
+    seq: u64,
+    recorded_at: String,
+    incoming: Option<SideDoc>,
+    candidate: Option<SideDoc>,
+    method: String,
+    relation: String,
+    gate: String,
+    reason: String,
+    outcome: String,
+    scores: Document,
+    thresholds: Document,
+}
+
+/// A page of near misses, newest first.
+#[derive(Serialize, ToSchema)]
+pub struct NearMissesDoc {
+    items: Vec<NearMissDoc>,
+    next_before: Option<u64>,
+    scanned: u64,
+    head_seq: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct BucketDoc {
+    start: String,
+    /// Event counts by type.
+    events: Document,
+    beliefs: u64,
+    pending_conflicts: u64,
+}
+
+/// The ledger over time.
+#[derive(Serialize, ToSchema)]
+pub struct TimelineDoc {
+    /// minute, hour, day or week.
+    bucket: String,
+    buckets: Vec<BucketDoc>,
+    save_outcomes: Document,
+    conflicts_by_scope: Document,
+    events: u64,
+}
+
+/// `conflicts open`.
+#[derive(Serialize, ToSchema)]
+pub struct OpenDoc {
+    conflict_id: String,
+    seqs: Vec<u64>,
+}

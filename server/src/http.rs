@@ -1,6 +1,7 @@
 //! The HTTP API: one route per store command, the same JSON as the command's `--json`
 //! (docs/cli.md), errors as problem+json (RFC 9457) carrying the CLI's exit code, the OpenAPI
-//! document at `/openapi.json`, MCP at `/mcp`, and `POST /v1/call` for the CLI itself.
+//! document at `/openapi.json`, MCP at `/mcp`, the review page at `/` ([`crate::ui`]), and
+//! `POST /v1/call` for the CLI itself.
 //!
 //! Every command runs on a blocking thread of its own and is never cancelled: a client that
 //! disconnects mid-request drops only its answer, so a command runs to completion or not at all.
@@ -482,6 +483,56 @@ async fn rebuild(
     respond(&state, &headers, Call::Rebuild(b), false).await
 }
 
+#[utoipa::path(post, path = "/v1/conflicts/open", tag = "conflicts", request_body = OpenBody,
+    params(("memledger-actor" = Option<String>, Header, description = "who is acting")),
+    responses((status = 200, body = contract::OpenDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn open_conflict(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<OpenBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &headers, Call::ConflictsOpen(b), false).await
+}
+
+#[utoipa::path(get, path = "/v1/review/conflicts", tag = "review", params(ReviewConflictsQuery),
+    responses((status = 200, body = contract::ReviewConflictsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn review_conflicts(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<ReviewConflictsQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::ReviewConflicts(q), false).await
+}
+
+#[utoipa::path(get, path = "/v1/events", tag = "review", params(EventsQuery),
+    responses((status = 200, body = contract::EventsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn events(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<EventsQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::Events(q), false).await
+}
+
+#[utoipa::path(get, path = "/v1/near-misses", tag = "review", params(NearMissQuery),
+    responses((status = 200, body = contract::NearMissesDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn near_misses(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<NearMissQuery>, QueryRejection>,
+) -> Response {
+    let q = query_or_400!(q);
+    respond(&state, &headers, Call::NearMisses(q), false).await
+}
+
+#[utoipa::path(get, path = "/v1/timeline", tag = "review", responses((status = 200, body = contract::TimelineDoc)))]
+async fn timeline(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    respond(&state, &headers, Call::Timeline(Empty {}), false).await
+}
+
 #[utoipa::path(get, path = "/v1/status", tag = "server", responses((status = 200, body = ServerStatus)))]
 async fn status(State(state): State<AppState>) -> Response {
     Json((state.status)()).into_response()
@@ -639,6 +690,11 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(stats))
         .routes(routes!(rebuild))
         .routes(routes!(status))
+        .routes(routes!(open_conflict))
+        .routes(routes!(review_conflicts))
+        .routes(routes!(events))
+        .routes(routes!(near_misses))
+        .routes(routes!(timeline))
         .routes({
             let (schemas, paths, router) = routes!(import);
             (schemas, paths, router.layer(DefaultBodyLimit::max(IMPORT_LIMIT)))
@@ -648,7 +704,9 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
 
 /// Require `Authorization: Bearer <token>` (TCP only; the Unix socket's mode is its guard).
 async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
-    if request.uri().path() == "/openapi.json" {
+    // The document and the page's own files hold no data: the page reads its token from the
+    // URL's fragment and sends it with every call (docs/review.md).
+    if request.uri().path() == "/openapi.json" || crate::ui::is_asset(request.uri().path()) {
         return next.run(request).await;
     }
     let given = request
@@ -687,7 +745,7 @@ async fn fallback(request: Request) -> Response {
     .into_response()
 }
 
-/// The whole application: the API, `/openapi.json`, `/mcp`; with a token, every request but
+/// The whole application: the API, `/openapi.json`, `/mcp`, the review page at `/`; with a token, every request but
 /// the document's must carry it.
 pub fn app(state: AppState, mcp: axum::Router, token: Option<Arc<String>>) -> axum::Router {
     let (api, openapi) = api();
@@ -701,6 +759,7 @@ pub fn app(state: AppState, mcp: axum::Router, token: Option<Arc<String>>) -> ax
                 async move { ([(header::CONTENT_TYPE, "application/json")], document.as_str().to_owned()) }
             }),
         )
+        .merge(crate::ui::router())
         .fallback(fallback)
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state)

@@ -5,7 +5,8 @@
 //! It listens on a Unix socket in the store directory (mode 0600: only the user connects) and,
 //! when asked, on TCP with a bearer token. What it serves: the HTTP API ([`http`]: the CLI's
 //! commands with the same JSON, problem+json errors, `/openapi.json`), MCP over streamable HTTP at
-//! `/mcp` ([`mcp`], the same tools as `memledger mcp` on stdio), and [`api::Call`]s from the CLI,
+//! `/mcp` ([`mcp`], the same tools as `memledger mcp` on stdio), the review page at `/` ([`ui`]),
+//! and [`api::Call`]s from the CLI,
 //! which prints the server's [`api::Reply`] exactly as it would print its own.
 //!
 //! This crate knows transports, not commands: the CLI gives it a [`Dispatch`] that runs a
@@ -17,6 +18,7 @@ mod contract;
 pub mod http;
 pub mod mcp;
 pub mod serve;
+pub mod ui;
 pub mod unit;
 
 use std::future::Future;

@@ -96,6 +96,7 @@ async fn serve(
         let dir = options.dir.display().to_string();
         let socket = socket.display().to_string();
         let idle = options.idle_exit.map(|d| d.as_secs());
+        let ui_actor = crate::ui::actor(&options.default_actor);
         Arc::new(move || ServerStatus {
             server: "memledger serve".into(),
             version: env!("CARGO_PKG_VERSION").into(),
@@ -104,6 +105,7 @@ async fn serve(
             socket: socket.clone(),
             http: http_addr.map(|a| a.to_string()),
             idle_exit_secs: idle,
+            ui_actor: ui_actor.clone(),
             uptime_secs: started.elapsed().as_secs(),
             head_seq: dispatch.head_seq(),
         })

@@ -6,7 +6,7 @@ use memledger_engine::{ConflictRecord, ConflictStatus};
 use memledger_schemas::ResolutionAction;
 use serde_json::{Value, json};
 
-use memledger_server::api::{Action, AutoBody, Call, ConflictsQuery, IdPath, ResolveBody, ScanBody};
+use memledger_server::api::{Action, AutoBody, Call, ConflictsQuery, IdPath, OpenBody, ResolveBody, ScanBody};
 
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
@@ -39,6 +39,22 @@ pub enum Command {
     ///
     /// Example: memledger conflicts scan --max-pairs 100 --dry-run
     Scan(ScanArgs),
+    /// Open a conflict by hand between two active memories of one scope that the classifier
+    /// let through (a near miss, or a pair it never compared); resolved like any other.
+    ///
+    /// Example: memledger conflicts open 43c1a0 9f2e11 --note "16 and 17 cannot both be current"
+    Open(OpenArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct OpenArgs {
+    /// A memory id or a unique prefix of 6+ digits.
+    pub a: String,
+    /// The other memory.
+    pub b: String,
+    /// Why they cannot both be true (recorded as the conflict's reason).
+    #[arg(long)]
+    pub note: Option<String>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -174,19 +190,23 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
             check_scan(&b)?;
             Call::ConflictsScan(b)
         }
+        Command::Open(args) => Call::ConflictsOpen(OpenBody { a: args.a, b: args.b, note: args.note }),
     };
     ctx.run(call, out)
 }
 
+/// A conflict status filter: pending, resolved, or all (`None`).
+pub(crate) fn status_filter(status: &str) -> Result<Option<ConflictStatus>, CliError> {
+    match status {
+        "pending" => Ok(Some(ConflictStatus::Pending)),
+        "resolved" => Ok(Some(ConflictStatus::Resolved)),
+        "all" => Ok(None),
+        other => Err(CliError::bad_input(format!("unknown status {other:?} (pending, resolved or all)"))),
+    }
+}
+
 fn check_list(q: &ConflictsQuery) -> Result<(Option<ConflictStatus>, Option<memledger_engine::AsOf>), CliError> {
-    let status = match q.status.as_str() {
-        "pending" => Some(ConflictStatus::Pending),
-        "resolved" => Some(ConflictStatus::Resolved),
-        "all" => None,
-        other => {
-            return Err(CliError::bad_input(format!("unknown status {other:?} (pending, resolved or all)")));
-        }
-    };
+    let status = status_filter(&q.status)?;
     let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
     Ok((status, point))
 }
@@ -375,5 +395,21 @@ pub fn execute_scan(ml: &Memledger, actor: &str, args: &ScanBody, out: &mut Outp
         report.detected,
         report.opened,
         if report.dry_run { "opened (dry run: none)" } else { "opened" }
+    ))
+}
+
+pub fn execute_open(ml: &Memledger, actor: &str, b: &OpenBody, out: &mut Output) -> Result<(), CliError> {
+    if let Some(note) = &b.note {
+        memledger_engine::input::validate_text(note)?;
+    }
+    let (first, second) = (ml.resolve_memory_id(&b.a)?, ml.resolve_memory_id(&b.b)?);
+    let (conflict_id, seqs) = ml.open_conflict(first, second, b.note.as_deref(), actor)?;
+    if out.json {
+        return out.json_line(&json!({ "conflict_id": conflict_id, "seqs": seqs }));
+    }
+    out.line(format!(
+        "opened conflict {}; resolve it with `memledger conflicts show {}`",
+        conflict_id.short(),
+        conflict_id.short()
     ))
 }

@@ -13,11 +13,13 @@ pub mod log;
 pub mod mcp;
 pub mod rebuild;
 pub mod recall;
+pub mod review;
 pub mod save;
 pub mod serve;
 pub mod show;
 pub mod stats;
 pub mod status;
+pub mod ui;
 pub mod update;
 pub mod verify;
 pub mod why;
@@ -55,6 +57,11 @@ pub fn execute(ml: &Memledger, actor: &str, call: &Call, out: &mut Output) -> Re
         Call::Verify(_) => verify::execute(ml, out)?,
         Call::Stats(_) => stats::execute(ml, out)?,
         Call::Embed(b) => embed::execute(ml, b, out)?,
+        Call::ConflictsOpen(b) => conflicts::execute_open(ml, actor, b, out)?,
+        Call::ReviewConflicts(q) => review::execute_conflicts(ml, q, out)?,
+        Call::Events(q) => review::execute_events(ml, q, out)?,
+        Call::NearMisses(q) => review::execute_near_misses(ml, q, out)?,
+        Call::Timeline(_) => review::execute_timeline(ml, out)?,
     }
     Ok(0)
 }

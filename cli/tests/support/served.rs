@@ -26,9 +26,14 @@ pub struct Served {
 impl Served {
     /// Start a server on `dir` (`http`: also on a free loopback port) and wait until it answers.
     pub fn start(dir: &Path, http: bool) -> Served {
+        Self::start_with(dir, http, &[])
+    }
+
+    /// [`Served::start`] with more arguments for `memledger serve` (`--actor NAME`).
+    pub fn start_with(dir: &Path, http: bool, args: &[&str]) -> Served {
         let port = http.then(free_port);
         let mut c = memledger(dir);
-        c.arg("serve");
+        c.arg("serve").args(args);
         if let Some(p) = port {
             c.args(["--http", &format!("127.0.0.1:{p}")]);
         }
