@@ -6,7 +6,7 @@ use memledger_ledger::store::Store;
 use memledger_ledger::{Ledger, OpenOptions, VerifyReport};
 use memledger_projector::Views;
 use memledger_projector::audit::AuditReader;
-use memledger_projector::beliefs::{BeliefReader, MemoryRecord};
+use memledger_projector::beliefs::{BeliefReader, ErasedMark, MemoryRecord};
 use memledger_projector::conflicts::{ConflictReader, ConflictRecord, ConflictStatus};
 use memledger_projector::edges::{EdgeReader, EdgeRecord};
 use memledger_schemas::ids::is_hex_prefix;
@@ -40,6 +40,8 @@ pub struct MemoryView {
     pub conflicts: Vec<ConflictId>,
     pub merged_count: u32,
     pub retired_reason: Option<String>,
+    /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
+    pub erased: Option<ErasedMark>,
 }
 
 /// One version in `history`.
@@ -53,6 +55,8 @@ pub struct VersionView {
     pub stale_since: Option<Timestamp>,
     pub effective_at: Option<Timestamp>,
     pub cause: String,
+    /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
+    pub erased: Option<ErasedMark>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -78,6 +82,8 @@ pub struct Decision {
     pub reason: String,
     pub outcome: PairOutcome,
     pub model: Option<ModelVerdict>,
+    /// When and by whom the reason (and the model's answer) was erased; `null` otherwise.
+    pub erased: Option<ErasedMark>,
 }
 
 /// Counts for `stats`.
@@ -227,6 +233,7 @@ impl<'a> Reader<'a> {
             conflicts: r.conflicts,
             merged_count: r.merged_count,
             retired_reason: r.retired_reason,
+            erased: r.erased,
         })
     }
 
@@ -271,6 +278,7 @@ impl<'a> Reader<'a> {
                 stale_since: v.stale_since,
                 effective_at: v.effective_at,
                 cause: v.cause,
+                erased: v.erased,
             })
             .collect();
         versions.reverse();
@@ -291,6 +299,7 @@ impl<'a> Reader<'a> {
         let mut out = Vec::new();
         for seq in audit.seqs(id, other)? {
             let Some(event) = self.ledger.get(seq)? else { continue };
+            let erased = event.erased.as_ref().map(ErasedMark::of);
             if let EventBody::PairClassified(b) = event.body {
                 out.push(Decision {
                     seq,
@@ -305,6 +314,7 @@ impl<'a> Reader<'a> {
                     reason: b.reason,
                     outcome: b.outcome,
                     model: b.model,
+                    erased,
                 });
             }
         }

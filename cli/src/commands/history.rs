@@ -36,10 +36,11 @@ pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), 
     for v in &h.versions {
         let active = v.status == memledger_schemas::Status::Active;
         let version = format!("v{}", v.version);
+        let shown = v.erased.as_ref().map_or_else(|| clip(&v.text, 100), |mark| mark.describe());
         let (mark, version, text) = if active {
-            (style::green("*"), style::bold(&version), clip(&v.text, 100))
+            (style::green("*"), style::bold(&version), shown)
         } else {
-            (" ".to_string(), version.clone(), style::dim(&clip(&v.text, 100)))
+            (" ".to_string(), version.clone(), style::dim(&shown))
         };
         let retired = if v.status == memledger_schemas::Status::Retired {
             format!("  {}", style::red("(retired)"))
