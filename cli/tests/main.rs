@@ -15,6 +15,7 @@ mod cli_server;
 mod concurrency;
 mod crash;
 mod crash_commands;
+mod erase;
 mod mcp;
 mod models;
 mod recall;

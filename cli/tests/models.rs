@@ -22,7 +22,7 @@ const MODEL_VARS: &[&str] = &[
 ];
 
 /// `memledger --actor cli:test ARGS…` with no model settings from the environment but `env`.
-fn with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+pub(crate) fn with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = support::memledger(dir);
     cmd.arg("--actor").arg("cli:test").args(args);
     for v in MODEL_VARS {
@@ -32,7 +32,7 @@ fn with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
 }
 
 /// [`with_env`] with `--json`, which must succeed: its one JSON value.
-fn json_with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Value {
+pub(crate) fn json_with_env(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Value {
     let out = with_env(dir, env, &[&["--json"], args].concat());
     support::value(&out, args)
 }

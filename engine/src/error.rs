@@ -112,6 +112,8 @@ pub enum BadInput {
     AmbiguousConflictPrefix(String),
     #[error("--merge needs the reconciled text")]
     MergeNeedsText,
+    #[error("memory {0} is already erased")]
+    AlreadyErased(String),
     #[error("no view named {name:?} (views: {known})")]
     UnknownView { name: String, known: String },
     #[error("recall needs a query: some words to look for")]

@@ -185,6 +185,7 @@ fn touched_memories(events: &[NewEvent]) -> Vec<MemoryId> {
             EventBody::BeliefRetired(b) => out.push(b.memory_id),
             EventBody::ConflictResolved(b) => effects(&b.effects, &mut out),
             EventBody::ResolutionReverted(b) => effects(&b.undone, &mut out),
+            EventBody::MemoryErased(b) => out.extend(&b.memory_ids),
             EventBody::MemoryObserved(_)
             | EventBody::PairClassified(_)
             | EventBody::BeliefMerged(_)

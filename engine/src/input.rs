@@ -36,6 +36,34 @@ pub struct ValidSave {
     pub fact_key: Option<String>,
     pub idempotency_key: Option<String>,
     pub dedup: bool,
+    /// How many `<private>…</private>` spans were removed from the text.
+    pub private_spans: u32,
+}
+
+/// The tags around text that never reaches the store (the convention coding-agent memory tools
+/// use): removed with what they enclose before anything is stored or hashed.
+const PRIVATE_OPEN: &str = "<private>";
+const PRIVATE_CLOSE: &str = "</private>";
+
+/// `text` without its `<private>…</private>` spans (tags matched case-insensitively, not
+/// nested; an unclosed tag hides the rest of the text), and how many there were.
+pub fn remove_private_spans(text: &str) -> (String, u32) {
+    let lower = text.to_ascii_lowercase();
+    let (mut out, mut spans, mut at) = (String::with_capacity(text.len()), 0u32, 0usize);
+    while let Some(open) = lower[at..].find(PRIVATE_OPEN).map(|i| at + i) {
+        out.push_str(&text[at..open]);
+        spans += 1;
+        let inner = open + PRIVATE_OPEN.len();
+        match lower[inner..].find(PRIVATE_CLOSE) {
+            Some(close) => at = inner + close + PRIVATE_CLOSE.len(),
+            None => return (out, spans),
+        }
+    }
+    if spans == 0 {
+        return (text.to_string(), 0);
+    }
+    out.push_str(&text[at..]);
+    (out, spans)
 }
 
 /// Normalise a memory's text conservatively: line endings unified, surrounding whitespace
@@ -81,7 +109,8 @@ pub fn parse_type(name: &str) -> Result<MemoryType, EngineError> {
 
 impl SaveRequest {
     pub fn validate(self) -> Result<ValidSave, EngineError> {
-        let text = validate_text(&self.text)?;
+        let (text, private_spans) = remove_private_spans(&self.text);
+        let text = validate_text(&text)?;
         let memory_type = match &self.memory_type {
             Some(t) => parse_type(t)?,
             None => MemoryType::Fact,
@@ -100,7 +129,28 @@ impl SaveRequest {
             fact_key: field("fact-key", self.fact_key)?,
             idempotency_key: field("idempotency-key", self.idempotency_key)?,
             dedup: !self.no_dedup,
+            private_spans,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove_private_spans;
+
+    #[test]
+    fn private_spans_are_removed_with_their_tags() {
+        let cases = [
+            ("no tags here", "no tags here", 0),
+            ("deploy <private>token abc</private>on fridays", "deploy on fridays", 1),
+            ("a<PRIVATE>x</Private>b<private>y</private>c", "abc", 2),
+            ("keep this <private>and hide the rest", "keep this ", 1),
+            ("a </private> stray close stays", "a </private> stray close stays", 0),
+            ("<private>all of it</private>", "", 1),
+        ];
+        for (text, want, spans) in cases {
+            assert_eq!(remove_private_spans(text), (want.to_string(), spans), "{text:?}");
+        }
     }
 }
 

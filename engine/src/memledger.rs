@@ -30,6 +30,7 @@ use crate::asof::{AsOf, seq_as_of};
 use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
+use crate::erase::EraseResult;
 use crate::error::{BadInput, EngineError};
 use crate::index::{Index, activeness_of};
 use crate::input::{SaveRequest, validate_actor, validate_text};
@@ -115,7 +116,7 @@ impl Memledger {
     pub fn open_with(dir: &Path, options: &OpenOptions, config: EngineConfig) -> Result<Memledger, EngineError> {
         let views = all_views();
         // The embedding cache is a table of its own, not a view: rebuilds never clear it.
-        let tables = [views.tables(), vec![embed::EMBED_TABLE.into()]].concat();
+        let tables = [views.tables(), vec![embed::EMBED_TABLE.into(), crate::exports::EXPORTS_TABLE.into()]].concat();
         let ledger = Ledger::open(dir, options, &tables)?;
         // Belief records are read several times per save (ledger/src/read_cache.rs).
         ledger.store().cache_point_reads(memledger_projector::beliefs::TABLE);
@@ -127,6 +128,14 @@ impl Memledger {
         notes.extend(text_notes);
         let models = Models::new(config.models.clone());
         notes.extend(models.open_notes(ledger.store()));
+        if let Some(seq) = ledger.purge_pending()? {
+            // An erasure committed before its purge finished (a killed process): finish it.
+            if let Some(EventBody::MemoryErased(b)) = ledger.get(seq)?.map(|e| e.body) {
+                embed::forget_vectors(ledger.store(), &b.content_hashes)?;
+            }
+            index.text().purge()?;
+            ledger.purge()?;
+        }
         Ok(Memledger {
             ledger,
             views,
@@ -298,6 +307,7 @@ impl Memledger {
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
         let save = &prepared.save;
+        let private_spans = save.private_spans;
         let _guard = self.lock();
         if self.index.needs_reset(self.config.term_cache_max_ids) {
             self.index.reset(&self.ledger)?;
@@ -308,6 +318,9 @@ impl Memledger {
             return summarize(self.reader(), &self.ledger.range(range)?, true);
         }
         let head = self.ledger.head().seq;
+        let said = |result: Result<SaveResult, EngineError>| {
+            result.map(|r| SaveResult { private_spans_removed: private_spans, ..r })
+        };
         let planner = Planner {
             reader: self.reader(),
             index: &self.index,
@@ -318,10 +331,10 @@ impl Memledger {
         let plan = planner.plan_save(&prepared, head)?;
         let mut meta = CommandMeta::new(actor);
         meta.idempotency_key = save.idempotency_key.clone();
-        match self.commit_with(head, &meta, plan, durability)? {
+        said(match self.commit_with(head, &meta, plan, durability)? {
             CommitResult::Committed(events) => summarize(self.reader(), &events, false),
             CommitResult::Replayed(range) => summarize(self.reader(), &self.ledger.range(range)?, true),
-        }
+        })
     }
 }
 
@@ -353,6 +366,48 @@ impl Memledger {
         let (events, mut result) = resolve::plan_forget(self.reader(), id, reason)?;
         result.seqs = self.commit(head, actor, events)?.seqs();
         Ok(result)
+    }
+
+    /// Erase the text of memory `id` (of every version of its lineage with `lineage`) from every
+    /// event, view, index and cache of the store, and from its files; an erasure event records
+    /// what was erased (docs/adr/0017-erasure.md). With `dry_run`, only say what would be.
+    pub fn erase(
+        &self,
+        id: MemoryId,
+        lineage: bool,
+        reason: Option<String>,
+        dry_run: bool,
+        actor: &str,
+    ) -> Result<EraseResult, EngineError> {
+        let actor = validate_actor(actor)?;
+        let _guard = self.lock();
+        let head = self.ledger.head().seq;
+        let mut plan = crate::erase::plan_erase(&self.ledger, id, lineage)?;
+        if dry_run {
+            return Ok(plan);
+        }
+        let store = self.ledger.store();
+        let event = self.ledger.append_erasure(head, &CommandMeta::new(actor), plan.body(reason))?;
+        plan.dry_run = false;
+        plan.erasure_seq = Some(event.seq);
+        let events = [event];
+        // The views, the text index and the caches drop the texts; then the files are rewritten.
+        let applied = self.views.apply(&self.ledger, &events).map_err(EngineError::from).and_then(|()| {
+            self.index.text().apply(store, &events)?;
+            self.index.reset(&self.ledger)
+        });
+        if let Err(e) = applied {
+            // Committed: the next open catches the views and the index up, and purges.
+            let _ = self.index.reset(&self.ledger);
+            return Err(e);
+        }
+        for memory in &plan.memories {
+            self.analyses.forget(*memory);
+        }
+        embed::forget_vectors(store, &plan.content_hashes)?;
+        self.index.text().purge()?;
+        self.ledger.purge()?;
+        Ok(plan)
     }
 
     /// Resolve a pending conflict. `merge_text` is required for `merge`.
@@ -676,8 +731,15 @@ impl Memledger {
         Ok(self.index.text().rebuild(&self.ledger)?)
     }
 
+    /// Export the events from `since` on, and remember the export (`erase --dry-run` lists it).
     pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, EngineError> {
-        Ok(self.ledger.export(since, out)?)
+        let head = self.ledger.head().seq;
+        let written = self.ledger.export(since, out)?;
+        if written > 0 {
+            let record = crate::exports::ExportRecord { at: Timestamp::now(), since, through: head.max(since) };
+            crate::exports::record(self.ledger.store(), &record)?;
+        }
+        Ok(written)
     }
 
     /// Import a stream, then bring the views up to date.

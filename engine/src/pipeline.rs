@@ -56,6 +56,8 @@ pub struct SaveResult {
     pub seqs: Vec<u64>,
     /// The conflict was opened and settled at once by effective time.
     pub settled_by_effective_time: bool,
+    /// How many `<private>…</private>` spans were removed before anything was stored or hashed.
+    pub private_spans_removed: u32,
 }
 
 /// A save validated, hashed and analysed: all of its work that reads nothing from the store.
@@ -390,6 +392,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         replayed,
         seqs,
         settled_by_effective_time: false,
+        private_spans_removed: 0,
     };
     for e in events {
         match &e.body {

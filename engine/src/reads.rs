@@ -8,7 +8,7 @@ use memledger_ledger::store::Store;
 use memledger_ledger::{Ledger, OpenOptions, VerifyReport};
 use memledger_projector::Views;
 use memledger_projector::audit::AuditReader;
-use memledger_projector::beliefs::{BeliefReader, MemoryRecord};
+use memledger_projector::beliefs::{BeliefReader, ErasedMark, MemoryRecord};
 use memledger_projector::conflicts::{ConflictReader, ConflictRecord, ConflictStatus};
 use memledger_projector::edges::{EdgeReader, EdgeRecord};
 use memledger_schemas::ids::is_hex_prefix;
@@ -53,6 +53,8 @@ pub struct MemoryView {
     /// Distinct sources, observations without a source counting as one: the same source saying
     /// the same thing again is provenance, not another vote.
     pub independent_sources: u32,
+    /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
+    pub erased: Option<ErasedMark>,
 }
 
 /// One version in `history`.
@@ -69,6 +71,8 @@ pub struct VersionView {
     pub cause: String,
     pub valid_from: Timestamp,
     pub valid_to: Option<Timestamp>,
+    /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
+    pub erased: Option<ErasedMark>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -94,6 +98,8 @@ pub struct Decision {
     pub reason: String,
     pub outcome: PairOutcome,
     pub model: Option<ModelVerdict>,
+    /// When and by whom the reason (and the model's answer) was erased; `null` otherwise.
+    pub erased: Option<ErasedMark>,
 }
 
 /// Counts for `stats`.
@@ -252,6 +258,7 @@ impl<'a> Reader<'a> {
             valid_to,
             sources: r.sources,
             independent_sources,
+            erased: r.erased,
         })
     }
 
@@ -320,6 +327,7 @@ impl<'a> Reader<'a> {
                 effective_at: v.effective_at,
                 cause: v.cause,
                 valid_from: v.valid_from,
+                erased: v.erased,
             })
             .collect();
         versions.reverse();
@@ -340,6 +348,7 @@ impl<'a> Reader<'a> {
         let mut out = Vec::new();
         for seq in audit.seqs(id, other)? {
             let Some(event) = self.ledger.get(seq)? else { continue };
+            let erased = event.erased.as_ref().map(ErasedMark::of);
             if let EventBody::PairClassified(b) = event.body {
                 out.push(Decision {
                     seq,
@@ -354,6 +363,7 @@ impl<'a> Reader<'a> {
                     reason: b.reason,
                     outcome: b.outcome,
                     model: b.model,
+                    erased,
                 });
             }
         }

@@ -129,6 +129,7 @@ fn neighbours(search: &CandidateSearch<'_>, m: &MemoryRecord) -> Result<Vec<Memo
         fact_key: m.fact_key.clone(),
         idempotency_key: None,
         dedup: true,
+        private_spans: 0,
     };
     Ok(search.of_text(&query, Some(m.memory_id))?.into_iter().map(|(r, _)| r.memory_id).collect())
 }

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, Timestamp};
+use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, MemoryErased, Timestamp};
 
 use crate::error::{AppendError, LedgerError, OpenError};
 use crate::store::{Batch, CF_EVENTS, Store, Table};
@@ -211,15 +211,7 @@ impl Ledger {
         let mut next = *head;
         let mut results = Vec::with_capacity(commands.len());
         let mut group_keys: Vec<(String, SeqRange)> = Vec::new();
-        let mut recorded_at = Timestamp::now();
-        let mut last_at = self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner());
-        if last_at.is_none() && next.seq > 0 {
-            *last_at = EventsTable::get(&self.store, next.seq)?.map(|e| e.recorded_at);
-        }
-        if let Some(last) = *last_at {
-            // Time in the ledger never runs backwards, whatever the wall clock does.
-            recorded_at = recorded_at.max(last);
-        }
+        let (recorded_at, mut last_at) = self.next_recorded_at(next.seq)?;
         for (meta, events) in commands {
             if let Some(key) = &meta.idempotency_key {
                 if let Some(range) = IdempotencyTable::get(&self.store, key)? {
@@ -249,6 +241,7 @@ impl Ledger {
                     idempotency_key: if i == 0 { meta.idempotency_key.clone() } else { None },
                     prev_hash: next.hash,
                     hash: Hash::GENESIS,
+                    erased: None,
                     body: new.body,
                 };
                 EventsTable::put_sealed(&mut batch, &mut event);
@@ -272,6 +265,88 @@ impl Ledger {
             self.record_behind.store(!sync, Ordering::Relaxed);
         }
         Ok(results)
+    }
+
+    /// The time of the next append after the head `head_seq` (the wall clock, but never before
+    /// the head event's), and the lock on the last time, to update after the write.
+    fn next_recorded_at(
+        &self,
+        head_seq: u64,
+    ) -> Result<(Timestamp, std::sync::MutexGuard<'_, Option<Timestamp>>), LedgerError> {
+        let mut recorded_at = Timestamp::now();
+        let mut last_at = self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner());
+        if last_at.is_none() && head_seq > 0 {
+            *last_at = EventsTable::get(&self.store, head_seq)?.map(|e| e.recorded_at);
+        }
+        if let Some(last) = *last_at {
+            // Time in the ledger never runs backwards, whatever the wall clock does.
+            recorded_at = recorded_at.max(last);
+        }
+        Ok((recorded_at, last_at))
+    }
+
+    /// Append an erasure, if the head is still `expected_head`, and in the same synced write
+    /// replace each event it names by its redacted form ([`Event::redact`]: texts blank, hash
+    /// kept), and mark the store as holding the old bytes in its files until
+    /// [`Ledger::purge`]. The one exception to append-only (docs/adr/0017-erasure.md).
+    pub fn append_erasure(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        erasure: MemoryErased,
+    ) -> Result<Event, AppendError> {
+        let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+        if head.seq != expected_head {
+            return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
+        }
+        let (recorded_at, mut last_at) = self.next_recorded_at(head.seq)?;
+        let mut batch = Batch::default();
+        let seq = head.seq + 1;
+        for &target in &erasure.events {
+            let mut event = EventsTable::get(&self.store, target)?
+                .filter(|e| e.erased.is_none() && target < seq)
+                .ok_or_else(|| LedgerError::Inconsistent(format!("seq {target} is not an event to erase")))?;
+            event.redact(seq, recorded_at, &meta.actor);
+            EventsTable::put(&mut batch, &event);
+        }
+        let mut event = Event {
+            seq,
+            event_id: EventId::random(),
+            format: CURRENT_FORMAT,
+            recorded_at,
+            actor: meta.actor.clone(),
+            correlation_id: meta.correlation_id,
+            causation: None,
+            idempotency_key: None,
+            prev_hash: head.hash,
+            hash: Hash::GENESIS,
+            erased: None,
+            body: EventBody::MemoryErased(erasure),
+        };
+        EventsTable::put_sealed(&mut batch, &mut event);
+        let next = Head { seq, hash: event.hash };
+        MetaTable::put_head(&mut batch, next);
+        MetaTable::put_purge(&mut batch, seq);
+        self.store.write(batch, true)?;
+        *head = next;
+        *last_at = Some(recorded_at);
+        self.record_behind.store(false, Ordering::Relaxed);
+        Ok(event)
+    }
+
+    /// The seq of an erasure whose old bytes may still be in the store's files, if any.
+    pub fn purge_pending(&self) -> Result<Option<u64>, LedgerError> {
+        MetaTable::purge(&self.store)
+    }
+
+    /// Rewrite the store's files without the old bytes of every erasure so far
+    /// ([`crate::store::Store::purge`]), then clear the mark. Call once everything kept outside
+    /// the ledger's tables has dropped the erased texts too.
+    pub fn purge(&self) -> Result<(), LedgerError> {
+        self.store.purge()?;
+        let mut batch = Batch::default();
+        MetaTable::clear_purge(&mut batch);
+        self.store.write(batch, true)
     }
 
     /// One event by seq.

@@ -382,6 +382,16 @@ impl Store {
     /// are durable without it; tests use it to put data in SST files.
     pub fn flush(&self) -> Result<(), LedgerError> {
         self.settle()?;
+        for name in &self.table_names() {
+            if let Some(cf) = self.db.cf_handle(name) {
+                self.db.flush_cf(cf)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Every table of the store: the ledger's, then the others it holds.
+    fn table_names(&self) -> Vec<String> {
         let mut names: Vec<String> = LEDGER_CFS.iter().map(|s| s.to_string()).collect();
         if let Ok(existing) = DB::list_cf(&Options::default(), &self.path) {
             for name in existing {
@@ -390,9 +400,21 @@ impl Store {
                 }
             }
         }
-        for name in &names {
+        names
+    }
+
+    /// Rewrite every table's files so that no value overwritten or deleted so far survives in
+    /// them (an erasure): flush every memtable, which retires the write-ahead logs that held the
+    /// old values, then compact each table's whole key range through its last level, which
+    /// drops the old values and deletes the files that held them.
+    pub fn purge(&self) -> Result<(), LedgerError> {
+        self.flush()?;
+        let mut options = rocksdb::CompactOptions::default();
+        options.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
+        options.set_exclusive_manual_compaction(true);
+        for name in &self.table_names() {
             if let Some(cf) = self.db.cf_handle(name) {
-                self.db.flush_cf(cf)?;
+                self.db.compact_range_cf_opt(cf, None::<&[u8]>, None::<&[u8]>, &options);
             }
         }
         Ok(())

@@ -107,10 +107,12 @@ impl Head {
     pub const EMPTY: Head = Head { seq: 0, hash: Hash::GENESIS };
 }
 
-/// `meta`: `b"head"` → seq (u64 BE) ‖ hash (32 bytes); `b"store_format"` → u16 BE.
+/// `meta`: `b"head"` → seq (u64 BE) ‖ hash (32 bytes); `b"store_format"` → u16 BE;
+/// `b"purge"` → the seq (u64 BE) of an erasure whose old bytes may still be in the store's files.
 pub struct MetaTable;
 
 const HEAD_KEY: &[u8] = b"head";
+const PURGE_KEY: &[u8] = b"purge";
 const STORE_FORMAT_KEY: &[u8] = b"store_format";
 /// The layout version of the tables above.
 pub const STORE_FORMAT: u16 = 1;
@@ -133,6 +135,20 @@ impl MetaTable {
             }
             Some(v) => Err(LedgerError::Inconsistent(format!("head record has {} bytes", v.len()))),
         }
+    }
+
+    /// Mark an erasure as not yet purged from the files (written with the erasure).
+    pub fn put_purge(batch: &mut Batch, seq: u64) {
+        batch.put(CF_META, PURGE_KEY, seq.to_be_bytes());
+    }
+
+    pub fn clear_purge(batch: &mut Batch) {
+        batch.delete(CF_META, PURGE_KEY);
+    }
+
+    /// The seq of an erasure not yet purged from the files, if any.
+    pub fn purge(store: &Store) -> Result<Option<u64>, LedgerError> {
+        Ok(store.get(CF_META, PURGE_KEY)?.and_then(|v| v.try_into().ok().map(u64::from_be_bytes)))
     }
 
     pub fn put_store_format(batch: &mut Batch) {

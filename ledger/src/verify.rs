@@ -1,6 +1,8 @@
 //! `verify`: walk the whole chain and name the first seq where it breaks.
 
-use memledger_schemas::Hash;
+use std::collections::BTreeMap;
+
+use memledger_schemas::{EventBody, Hash, Timestamp};
 use serde::Serialize;
 
 use crate::error::LedgerError;
@@ -19,13 +21,19 @@ pub struct VerifyReport {
     pub first_bad_seq: Option<u64>,
     /// What was wrong there.
     pub problem: Option<String>,
+    /// Events whose texts an erasure removed.
+    pub erased_events: u64,
+    /// Of those, the ones of formats 1 and 2, whose own hash covered the texts: they are checked
+    /// by their links alone.
+    pub erased_unprovable: u64,
 }
 
 impl Ledger {
     /// Check every event: it decodes, its seq follows the previous one, its `prev_hash` is the
     /// previous hash and its hash matches its fields; the chain ends at the ledger's head, and
     /// the head record names an event of the chain (the last one, or an earlier one when
-    /// unsynced appends followed it: see [`Ledger::sync`]).
+    /// unsynced appends followed it: see [`Ledger::sync`]). An erased event must name a later
+    /// erasure that names it back, recorded at the time and by the actor it says.
     pub fn verify(&self) -> Result<VerifyReport, LedgerError> {
         let head = self.head();
         let record = MetaTable::head(self.store())?;
@@ -33,6 +41,9 @@ impl Ledger {
         let mut prev_hash = Hash::GENESIS;
         let mut events = 0u64;
         let mut bad: Option<(u64, String)> = None;
+        // The erased events met so far, by the erasure they name: (seq, when, by whom).
+        let mut erased: BTreeMap<u64, Vec<(u64, Timestamp, String)>> = BTreeMap::new();
+        let (mut erased_events, mut erased_unprovable) = (0u64, 0u64);
         for item in self.store().scan_from(CF_EVENTS, &[])? {
             let expected_seq = events + 1;
             let (key, value) = match item {
@@ -61,11 +72,35 @@ impl Ledger {
                 bad = Some((event.seq, "hash does not match the event's contents".into()));
                 break;
             }
+            if let Some(mark) = &event.erased {
+                if mark.seq <= event.seq {
+                    bad = Some((event.seq, format!("erased by seq {}, which is not after it", mark.seq)));
+                    break;
+                }
+                erased.entry(mark.seq).or_default().push((event.seq, mark.at, mark.actor.clone()));
+                erased_events += 1;
+                erased_unprovable += u64::from(!event.hash_is_checkable());
+            }
+            if let EventBody::MemoryErased(b) = &event.body {
+                let met = erased.remove(&event.seq).unwrap_or_default();
+                let mut named = b.events.clone();
+                named.sort_unstable();
+                let seqs: Vec<u64> = met.iter().map(|(seq, _, _)| *seq).collect();
+                if seqs != named || met.iter().any(|(_, at, by)| *at != event.recorded_at || *by != event.actor) {
+                    bad = Some((event.seq, "the erasure and the events it erased disagree".into()));
+                    break;
+                }
+            }
             prev_hash = event.hash;
             if event.seq == record.seq {
                 hash_at_record = Some(event.hash);
             }
             events += 1;
+        }
+        if bad.is_none()
+            && let Some((seq, met)) = erased.first_key_value()
+        {
+            bad = Some((met[0].0, format!("erased by seq {seq}, which is no erasure")));
         }
         if bad.is_none() {
             if record.seq > events {
@@ -89,6 +124,8 @@ impl Ledger {
             head_hash: head.hash,
             first_bad_seq: bad.as_ref().map(|(s, _)| *s),
             problem: bad.map(|(_, p)| p),
+            erased_events,
+            erased_unprovable,
         })
     }
 }

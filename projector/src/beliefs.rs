@@ -35,7 +35,28 @@ pub const TABLE: &str = "beliefs";
 /// 5: the term postings (`t`, `n`) left for the text index; a store of version 4 is rebuilt,
 /// which drops them. 6: the content-hash and fact-key indexes hold one list of ids per key
 /// instead of a key per memory. 7: records hold their validity interval and their sources.
-const VERSION: u32 = 7;
+/// 8: records and observations say when their text was erased.
+const VERSION: u32 = 8;
+
+/// When and by whom a memory's text was erased (the `memory_erased` event).
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+pub struct ErasedMark {
+    pub seq: u64,
+    pub at: Timestamp,
+    pub by: String,
+}
+
+impl ErasedMark {
+    /// The mark an erased event carries.
+    pub fn of(erased: &Erased) -> ErasedMark {
+        ErasedMark { seq: erased.seq, at: erased.at, by: erased.actor.clone() }
+    }
+
+    /// What reads show where the text was: `[erased at …, by …]`.
+    pub fn describe(&self) -> String {
+        format!("[erased at {}, by {}]", self.at.to_human(), self.by)
+    }
+}
 
 /// A memory as the belief view holds it.
 #[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize)]
@@ -77,6 +98,8 @@ pub struct MemoryRecord {
     pub sources: Vec<String>,
     /// Some observation of it named no source (those count as one source together).
     pub unsourced: bool,
+    /// Set once the text was erased (it is blank then), at every point in time.
+    pub erased: Option<ErasedMark>,
 }
 
 impl MemoryRecord {
@@ -103,6 +126,8 @@ pub struct Observation {
     pub seq: u64,
     pub recorded_at: Timestamp,
     pub merged_into: Option<MemoryId>,
+    /// Set once the text was erased.
+    pub erased: Option<ErasedMark>,
 }
 
 /// The belief projector.
@@ -226,6 +251,7 @@ impl BeliefsProjector {
             valid_to: None,
             sources: Vec::new(),
             unsourced: false,
+            erased: obs.erased,
         };
         record.add_source(&source);
         if status == Status::Active {
@@ -403,6 +429,7 @@ impl Projector for BeliefsProjector {
                     seq: event.seq,
                     recorded_at: event.recorded_at,
                     merged_into: None,
+                    erased: event.erased.as_ref().map(ErasedMark::of),
                 };
                 txn.put_record(okey(b.memory_id), &obs);
             }
@@ -459,6 +486,27 @@ impl Projector for BeliefsProjector {
                     self.apply_effect(txn, event, effect, &b.undone, true, "added")?;
                 }
                 self.set_conflict(txn, event, b.conflict_id, true)?;
+            }
+            EventBody::MemoryErased(b) => {
+                // The texts go, and the beliefs leave recall; what the replay of the blanked
+                // events gives, byte for byte.
+                let mark = ErasedMark { seq: event.seq, at: event.recorded_at, by: event.actor.clone() };
+                for &id in &b.memory_ids {
+                    if let Some(mut obs) = txn.get_record::<Observation>(&okey(id))? {
+                        obs.observed.text.clear();
+                        obs.erased = Some(mark.clone());
+                        txn.put_record(okey(id), &obs);
+                    }
+                    if txn.get(&mkey(id))?.is_some() {
+                        let mut r = self.set_status(txn, event, id, Status::Retired)?;
+                        r.text.clear();
+                        if let Some(reason) = &mut r.retired_reason {
+                            reason.clear();
+                        }
+                        r.erased = Some(mark.clone());
+                        txn.put_record(mkey(id), &r);
+                    }
+                }
             }
         }
         Ok(())

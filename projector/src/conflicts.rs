@@ -12,7 +12,8 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::key;
 
 pub const TABLE: &str = "conflicts";
-const VERSION: u32 = 1;
+/// 2: an erasure blanks the reasons and rationales of the conflicts it names.
+const VERSION: u32 = 2;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -132,13 +133,27 @@ impl Projector for ConflictsProjector {
                 });
                 txn.put_record(ckey(b.conflict_id), &r);
             }
+            EventBody::MemoryErased(b) => {
+                for &id in &b.conflicts {
+                    let mut r: ConflictRecord = txn.get_record(&ckey(id))?.ok_or_else(|| missing(id))?;
+                    for side in &mut r.candidates {
+                        side.reason.clear();
+                    }
+                    for resolution in r.resolution.iter_mut().chain(r.resolutions.iter_mut()) {
+                        if let Some(rationale) = &mut resolution.rationale {
+                            rationale.clear();
+                        }
+                    }
+                    txn.put_record(ckey(id), &r);
+                }
+            }
             _ => {}
         }
         Ok(())
     }
 
     fn ignores(&self, event_type: &str) -> bool {
-        !matches!(event_type, "conflict_opened" | "conflict_resolved" | "resolution_reverted")
+        !matches!(event_type, "conflict_opened" | "conflict_resolved" | "resolution_reverted" | "memory_erased")
     }
 }
 

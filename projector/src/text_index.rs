@@ -431,7 +431,8 @@ fn touches_index(body: &EventBody) -> bool {
         | EventBody::BeliefHistorical(_)
         | EventBody::BeliefRetired(_)
         | EventBody::ConflictResolved(_)
-        | EventBody::ResolutionReverted(_) => true,
+        | EventBody::ResolutionReverted(_)
+        | EventBody::MemoryErased(_) => true,
         // An observation is not a belief yet; a pair, a merge (provenance count) and an opened
         // conflict change nothing the index holds.
         EventBody::MemoryObserved(_)
@@ -832,6 +833,17 @@ impl TextIndex {
             writer.merge(&ids).wait()?;
             self.reader.reload()?;
         }
+        Ok(())
+    }
+
+    /// Leave nothing of a removed memory in the index's files (an erasure): merge every segment
+    /// ([`TextIndex::compact`]), so no deleted document's terms or stored fields remain, then
+    /// delete the files no commit refers to. Commit first.
+    pub fn purge(&self) -> Result<(), ProjectError> {
+        self.compact()?;
+        let mut guard = self.writer()?;
+        let writer = guard.as_mut().expect("writer created");
+        writer.garbage_collect_files().wait()?;
         Ok(())
     }
 

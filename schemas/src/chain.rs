@@ -10,6 +10,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub const CHAIN_CONTEXT: &str = "memledger 2026-11-30 event chain v1";
 /// The context of content hashes (exact-duplicate detection).
 pub const CONTENT_CONTEXT: &str = "memledger 2026-11-30 memory content v1";
+/// The context of a text's commitment: what a format-3 event's hash covers in place of a text
+/// an erasure may remove.
+pub const TEXT_CONTEXT: &str = "memledger 2026-12-01 erasable text v1";
 
 /// A 32-byte blake3 digest.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Encode, Decode)]
@@ -96,6 +99,16 @@ pub fn chain_hash_parts(prev_hash: &Hash, parts: &[&[u8]]) -> Hash {
 /// The content hash of a memory's text: exact duplicates share it.
 pub fn content_hash(text: &str) -> Hash {
     let mut hasher = blake3::Hasher::new_derive_key(CONTENT_CONTEXT);
+    hasher.update(text.as_bytes());
+    Hash(*hasher.finalize().as_bytes())
+}
+
+/// What a format-3 event's hash covers in place of `text` (`codec.rs`), so that the text can be
+/// erased and the hash still checked.
+pub fn text_commitment(text: &str) -> Hash {
+    static KEYED: std::sync::LazyLock<blake3::Hasher> =
+        std::sync::LazyLock::new(|| blake3::Hasher::new_derive_key(TEXT_CONTEXT));
+    let mut hasher = KEYED.clone();
     hasher.update(text.as_bytes());
     Hash(*hasher.finalize().as_bytes())
 }

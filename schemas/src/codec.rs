@@ -11,6 +11,13 @@
 //!   score and threshold are written as a one-byte code from [`NAMES_V2`] (0: the name follows as
 //!   a string). Those names were most of a classification's bytes, and a save records about five
 //!   classifications (docs/adr/0013-event-format-2.md).
+//! - **Format 3**: stored as format 2; the hash covers each of the body's texts
+//!   ([`EventBody::texts_mut`]) as its commitment ([`crate::chain::text_commitment`]) instead of
+//!   the text: the body with its texts blank, then the commitments. An erasure blanks the texts
+//!   and keeps the commitments, and the hash still checks (docs/adr/0017-erasure.md).
+//!
+//! An erased event of any format is stored with an [`Erased`] record after its body; one of
+//! format 1 or 2 keeps its hash, which no longer can be recomputed (only its links are checked).
 
 use bincode::config::{BigEndian, Configuration, Fixint, Limit};
 use bincode::de::Decoder;
@@ -18,17 +25,17 @@ use bincode::enc::Encoder;
 use bincode::error::{DecodeError, EncodeError};
 use bincode::{Decode, Encode};
 
-use crate::chain::{Hash, chain_hash, chain_hash_parts};
-use crate::event::{Event, EventBody, ModelVerdict, PairClassified};
+use crate::chain::{Hash, chain_hash, chain_hash_parts, text_commitment};
+use crate::event::{Erased, Event, EventBody, ModelVerdict, PairClassified};
 use crate::ids::{CorrelationId, EventId, MemoryId};
 use crate::kinds::{Method, PairOutcome, Relation};
 use crate::name::Name;
 use crate::time::Timestamp;
 
 /// The format new events are written in.
-pub const CURRENT_FORMAT: u16 = 2;
+pub const CURRENT_FORMAT: u16 = 3;
 /// Formats this build can read (and write, for an imported event that carries one).
-pub const READABLE_FORMATS: &[u16] = &[1, 2];
+pub const READABLE_FORMATS: &[u16] = &[1, 2, 3];
 /// No single record may claim more than this when decoding: bounds allocation on bad bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
@@ -70,13 +77,17 @@ pub fn decode<T: Decode<()>>(bytes: &[u8]) -> Result<T, CodecError> {
 }
 
 /// The stored form of an event, in the event's own format: `format ‖ fields before hash ‖ hash
-/// ‖ body` (bincode encodes a struct as its fields one after another).
+/// ‖ body`, then `Erased` when it was erased (bincode encodes a struct as its fields one after
+/// another).
 pub fn encode_event(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(&event.format.to_be_bytes());
     encode_into(&before_hash(event), &mut out);
     out.extend_from_slice(&event.hash.0);
     encode_body_into(event.format, &event.body, &mut out);
+    if let Some(erased) = &event.erased {
+        encode_into(erased, &mut out);
+    }
     out
 }
 
@@ -91,34 +102,19 @@ fn format_of(bytes: &[u8]) -> Result<u16, CodecError> {
 /// Decode a stored event of any readable format into the one in-memory form.
 pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
     let format = format_of(bytes)?;
-    let event = match format {
-        1 => decode::<Event>(&bytes[2..])?,
-        2 => decode_v2(&bytes[2..])?,
-        other => return Err(CodecError::UnknownFormat(other)),
-    };
-    if event.format != format {
-        return Err(CodecError::Decode(format!(
-            "format prefix {format} disagrees with the event's format {}",
-            event.format
-        )));
+    if !READABLE_FORMATS.contains(&format) {
+        return Err(CodecError::UnknownFormat(format));
     }
-    Ok(event)
-}
-
-/// The owned form of [`before_hash`]'s fields (same order, same encodings).
-type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u64>, Option<String>, Hash);
-
-/// A format-2 event after its prefix: the envelope as derived, then the body.
-fn decode_v2(bytes: &[u8]) -> Result<Event, CodecError> {
-    let ((seq, event_id, format, recorded_at, actor, correlation_id, causation, idempotency_key, prev_hash), hash, at) =
-        decode_envelope(bytes)?;
-    let body_bytes = &bytes[at..];
-    let body = if variant_index(body_bytes)? == PAIR_CLASSIFIED {
-        EventBody::PairClassified(decode::<StoredPairV2>(&body_bytes[4..])?.into())
-    } else {
-        decode::<EventBody>(body_bytes)?
-    };
-    Ok(Event {
+    let ((seq, event_id, stated, recorded_at, actor, correlation_id, causation, idempotency_key, prev_hash), hash, at) =
+        decode_envelope(&bytes[2..])?;
+    if stated != format {
+        return Err(CodecError::Decode(format!("format prefix {format} disagrees with the event's format {stated}")));
+    }
+    let body_bytes = &bytes[2 + at..];
+    let (body, used) = decode_body(format, body_bytes)?;
+    let rest = &body_bytes[used..];
+    let erased = if rest.is_empty() { None } else { Some(decode::<Erased>(rest)?) };
+    let event = Event {
         seq,
         event_id,
         format,
@@ -129,8 +125,46 @@ fn decode_v2(bytes: &[u8]) -> Result<Event, CodecError> {
         idempotency_key,
         prev_hash,
         hash,
+        erased,
         body,
-    })
+    };
+    check_erased(&event)?;
+    Ok(event)
+}
+
+/// An erased event's texts are blank and, in format 3, each has its commitment: every event has
+/// one stored form.
+fn check_erased(event: &Event) -> Result<(), CodecError> {
+    let Some(erased) = &event.erased else { return Ok(()) };
+    let mut body = event.body.clone();
+    let texts = body.texts_mut();
+    if texts.iter().any(|t| !t.is_empty()) {
+        return Err(CodecError::Decode("an erased event still holds text".into()));
+    }
+    let want = if event.format >= 3 { texts.len() } else { 0 };
+    if erased.commitments.len() != want {
+        return Err(CodecError::Decode(format!(
+            "an erased event of format {} has {} commitments for {} texts",
+            event.format,
+            erased.commitments.len(),
+            texts.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The owned form of [`before_hash`]'s fields (same order, same encodings).
+type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u64>, Option<String>, Hash);
+
+/// A body in `format`, and how many bytes it took.
+fn decode_body(format: u16, bytes: &[u8]) -> Result<(EventBody, usize), CodecError> {
+    let failed = |e: DecodeError| CodecError::Decode(e.to_string());
+    if format >= 2 && variant_index(bytes)? == PAIR_CLASSIFIED {
+        let (pair, used): (StoredPairV2, usize) = bincode::decode_from_slice(&bytes[4..], CONFIG).map_err(failed)?;
+        Ok((EventBody::PairClassified(pair.into()), used + 4))
+    } else {
+        bincode::decode_from_slice(bytes, CONFIG).map_err(failed)
+    }
 }
 
 /// The fields before `hash`, the hash, and where the body starts.
@@ -181,7 +215,7 @@ pub fn seal_and_encode(event: &mut Event) -> Vec<u8> {
     out
 }
 
-/// As [`seal_and_encode`], appending the stored form to `out` (a write batch's buffer).
+/// As [`seal_and_encode`], appending the stored form to `out`.
 pub fn seal_and_encode_into(event: &mut Event, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&event.format.to_be_bytes());
@@ -189,9 +223,34 @@ pub fn seal_and_encode_into(event: &mut Event, out: &mut Vec<u8>) {
     let gap = out.len();
     out.extend_from_slice(&[0u8; 32]);
     encode_body_into(event.format, &event.body, out);
-    let hash = chain_hash_parts(&event.prev_hash, &[&out[start + 2..gap], &out[gap + 32..]]);
+    let hash = if event.format >= 3 {
+        // The hash covers the body without its texts, then their commitments.
+        let mut hashed = Vec::with_capacity(out.len() - gap);
+        hashed_body_v3(event, &mut hashed);
+        chain_hash_parts(&event.prev_hash, &[&out[start + 2..gap], &hashed])
+    } else {
+        chain_hash_parts(&event.prev_hash, &[&out[start + 2..gap], &out[gap + 32..]])
+    };
+    if let Some(erased) = &event.erased {
+        encode_into(erased, out);
+    }
     out[gap..gap + 32].copy_from_slice(&hash.0);
     event.hash = hash;
+}
+
+/// Append what a format-3 hash covers of the body: the body with its texts blank, then the
+/// commitments of the texts (an erased event's, as kept). The texts are put back.
+fn hashed_body_v3(event: &mut Event, out: &mut Vec<u8>) {
+    let taken: Vec<String> = event.body.texts_mut().into_iter().map(std::mem::take).collect();
+    let commitments: Vec<Hash> = match &event.erased {
+        Some(erased) => erased.commitments.clone(),
+        None => taken.iter().map(|t| text_commitment(t)).collect(),
+    };
+    encode_body_into(event.format, &event.body, out);
+    encode_into(&commitments, out);
+    for (slot, text) in event.body.texts_mut().into_iter().zip(taken) {
+        *slot = text;
+    }
 }
 
 /// Every field of an event declared before `hash`, in declaration order.
@@ -229,12 +288,17 @@ impl bincode::enc::write::Writer for AppendTo<'_> {
     }
 }
 
-/// The bytes the hash covers: every field of the event except `hash`, in declaration order.
-/// (bincode encodes a tuple as its members' encodings one after another.)
+/// The bytes the hash covers: every field of the event except `hash` (and `erased`), in
+/// declaration order, the body's texts in format 3 as their commitments. (bincode encodes a tuple
+/// as its members' encodings one after another.)
 pub fn hashed_bytes(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 + event.actor.len());
     encode_into(&before_hash(event), &mut out);
-    encode_body_into(event.format, &event.body, &mut out);
+    if event.format >= 3 {
+        hashed_body_v3(&mut event.clone(), &mut out);
+    } else {
+        encode_body_into(event.format, &event.body, &mut out);
+    }
     out
 }
 
@@ -465,9 +529,17 @@ impl Event {
         self.hash = compute_hash(self);
     }
 
-    /// Whether `hash` matches the other fields.
+    /// Whether `hash` matches the other fields. An erased event of format 1 or 2 lost what its
+    /// hash covered: it is taken as valid here, and only its links (the `prev_hash` of the event
+    /// after it) check it ([`Event::hash_is_checkable`]).
     pub fn hash_is_valid(&self) -> bool {
-        self.hash == compute_hash(self)
+        !self.hash_is_checkable() || self.hash == compute_hash(self)
+    }
+
+    /// Whether the hash can be recomputed from the event: not for an erased event of format 1
+    /// or 2.
+    pub fn hash_is_checkable(&self) -> bool {
+        self.erased.is_none() || self.format >= 3
     }
 }
 

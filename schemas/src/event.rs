@@ -2,8 +2,10 @@
 //!
 //! Bodies are in the past tense and record results, not recipes: scores, verdicts, thresholds and
 //! effects are written down when they happen so that replay never calls a model or reads a clock.
-//! Formats 1 and 2 are frozen: fields and variants are only ever appended in a new format version.
-//! The in-memory form is the same for both; only the stored bytes differ (`codec.rs`).
+//! Formats 1, 2 and 3 are frozen: fields and variants are only ever appended in a new format
+//! version. The in-memory form is the same for all; only the stored bytes and what the hash
+//! covers differ (`codec.rs`). An erased event keeps its place and hash with its texts blanked
+//! and an [`Erased`] record saying when, by whom and (format 3) what the hash committed to.
 
 use bincode::{Decode, Encode};
 use schemars::JsonSchema;
@@ -17,7 +19,7 @@ use crate::name::Name;
 use crate::time::Timestamp;
 
 /// One ledger entry: envelope and body.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
     /// Global, gap-free position in the ledger, from 1.
     #[schemars(range(min = 1))]
@@ -37,10 +39,30 @@ pub struct Event {
     /// The caller's idempotency key, on the first event of the command that carried it.
     pub idempotency_key: Option<String>,
     pub prev_hash: Hash,
-    /// `blake3(prev_hash ‖ encoding of every field above and the body)`.
+    /// `blake3(prev_hash ‖ encoding of every field above and the body)`; in format 3 the body's
+    /// texts are hashed as their commitments ([`crate::chain::text_commitment`]).
     pub hash: Hash,
+    /// Set when an erasure removed this event's texts: they are blank in `body`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased: Option<Erased>,
     #[serde(flatten)]
     pub body: EventBody,
+}
+
+/// What an erasure left in place of an event's texts. Not covered by the event's hash: `verify`
+/// checks it against the `memory_erased` event it names.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct Erased {
+    /// The seq of the `memory_erased` event.
+    pub seq: u64,
+    /// That event's `recorded_at`.
+    pub at: Timestamp,
+    /// That event's `actor`.
+    pub actor: String,
+    /// Format 3: the commitment of each erased text, in [`EventBody::texts_mut`]'s order, which
+    /// the hash covers in place of the text. Empty in formats 1 and 2, whose hash covered the
+    /// texts themselves: such an event's own hash can no longer be recomputed, only its links.
+    pub commitments: Vec<Hash>,
 }
 
 /// What happened.
@@ -69,12 +91,14 @@ pub enum EventBody {
     ResolutionReverted(ResolutionReverted),
     /// A belief was edited explicitly: a new version, unconditionally.
     BeliefEdited(BeliefEdited),
+    /// Memories' texts were erased from every event and view (format 3 on).
+    MemoryErased(MemoryErased),
 }
 
 impl EventBody {
     /// Every body's [`EventBody::type_name`], in declaration order: the order of bincode's
     /// variant index (see [`crate::codec::peek_event`]).
-    pub const TYPE_NAMES: [&'static str; 11] = [
+    pub const TYPE_NAMES: [&'static str; 12] = [
         "memory_observed",
         "pair_classified",
         "belief_added",
@@ -86,6 +110,7 @@ impl EventBody {
         "conflict_resolved",
         "resolution_reverted",
         "belief_edited",
+        "memory_erased",
     ];
 
     /// The stable snake_case name of the body, as in the JSON `type` field.
@@ -102,6 +127,7 @@ impl EventBody {
             EventBody::ConflictResolved(_) => "conflict_resolved",
             EventBody::ResolutionReverted(_) => "resolution_reverted",
             EventBody::BeliefEdited(_) => "belief_edited",
+            EventBody::MemoryErased(_) => "memory_erased",
         }
     }
 
@@ -121,7 +147,52 @@ impl EventBody {
             EventBody::ConflictResolved(b) => effect_ids(&b.effects),
             EventBody::ResolutionReverted(b) => effect_ids(&b.undone),
             EventBody::BeliefEdited(b) => vec![b.memory_id, b.root_id, b.replaces],
+            EventBody::MemoryErased(b) => b.memory_ids.clone(),
         }
+    }
+
+    /// The texts an erasure blanks, in a fixed order (the order of [`Erased::commitments`]):
+    /// a memory's text, a classification's reason and model answer, a retirement's reason, a
+    /// conflict's reasons, a resolution's rationale. Everything else is ids, kinds, numbers and
+    /// the caller's labels (scope, source, fact key), which stay.
+    pub fn texts_mut(&mut self) -> Vec<&mut String> {
+        match self {
+            EventBody::MemoryObserved(b) => vec![&mut b.text],
+            EventBody::PairClassified(b) => {
+                let mut texts = vec![&mut b.reason];
+                if let Some(model) = &mut b.model {
+                    texts.extend(model.raw.as_mut());
+                    texts.extend(model.reason.as_mut());
+                }
+                texts
+            }
+            EventBody::BeliefRetired(b) => b.reason.as_mut().into_iter().collect(),
+            EventBody::ConflictOpened(b) => b.candidates.iter_mut().map(|c| &mut c.reason).collect(),
+            EventBody::ConflictResolved(b) => b.rationale.as_mut().into_iter().collect(),
+            EventBody::BeliefAdded(_)
+            | EventBody::BeliefVersioned(_)
+            | EventBody::BeliefMerged(_)
+            | EventBody::BeliefHistorical(_)
+            | EventBody::ResolutionReverted(_)
+            | EventBody::BeliefEdited(_)
+            | EventBody::MemoryErased(_) => Vec::new(),
+        }
+    }
+}
+
+impl Event {
+    /// Blank this event's texts for the erasure `seq` (recorded `at` by `actor`), keeping its hash:
+    /// in format 3 the hash covers the texts' commitments, which are kept.
+    pub fn redact(&mut self, seq: u64, at: Timestamp, actor: &str) {
+        let format = self.format;
+        let mut commitments = Vec::new();
+        for text in self.body.texts_mut() {
+            if format >= 3 {
+                commitments.push(crate::chain::text_commitment(text));
+            }
+            text.clear();
+        }
+        self.erased = Some(Erased { seq, at, actor: actor.to_string(), commitments });
     }
 }
 
@@ -252,6 +323,21 @@ pub struct ResolutionReverted {
     pub resolution_seq: u64,
     /// The effects being undone: a copy of the resolution's.
     pub undone: Vec<Effect>,
+}
+
+/// What an erasure removed: never the texts, only what they were.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryErased {
+    /// The memories whose texts are gone.
+    pub memory_ids: Vec<MemoryId>,
+    /// Their content hashes, in the same order.
+    pub content_hashes: Vec<Hash>,
+    /// The conflicts whose reasons and rationales were blanked (they involved those memories).
+    pub conflicts: Vec<ConflictId>,
+    /// The seqs of the events whose texts were blanked.
+    pub events: Vec<u64>,
+    /// The person's reason, if given.
+    pub reason: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]

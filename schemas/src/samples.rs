@@ -86,14 +86,59 @@ pub fn sample_bodies() -> Vec<EventBody> {
     ]
 }
 
-/// The sample bodies sealed into a valid chain from seq 1, in the current format.
-pub fn sample_chain() -> Vec<Event> {
-    chain_of(sample_bodies())
+/// The memory the sample erasure erases, and the events of [`sample_bodies`] that hold its texts.
+pub const ERASED_MEMORY: MemoryId = MemoryId(0x2222_2222_2222_2222_2222_2222_2222_2222);
+pub const ERASED_EVENTS: [u64; 4] = [1, 2, 8, 9];
+
+/// The bodies a chain in `format` has one of each: [`sample_bodies`], and from format 3 on an
+/// erasure (of [`ERASED_MEMORY`]).
+pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
+    let mut bodies = sample_bodies();
+    if format >= 3 {
+        bodies.push(sample_erasure());
+    }
+    bodies
 }
 
-/// The sample bodies sealed into a valid chain from seq 1, every event in `format`.
+/// The erasure of [`ERASED_MEMORY`]'s texts from [`ERASED_EVENTS`].
+pub fn sample_erasure() -> EventBody {
+    EventBody::MemoryErased(MemoryErased {
+        memory_ids: vec![ERASED_MEMORY],
+        content_hashes: vec![content_hash("the staging db runs on Postgres 17")],
+        conflicts: vec![ConflictId(0x4444_4444_4444_4444_4444_4444_4444_4444)],
+        events: ERASED_EVENTS.to_vec(),
+        reason: Some("saved by mistake".into()),
+    })
+}
+
+/// The sample bodies sealed into a valid chain from seq 1, in the current format.
+pub fn sample_chain() -> Vec<Event> {
+    sample_chain_in(crate::codec::CURRENT_FORMAT)
+}
+
+/// The sample bodies of `format` sealed into a valid chain from seq 1, every event in `format`.
 pub fn sample_chain_in(format: u16) -> Vec<Event> {
-    chain_in(sample_bodies(), format)
+    chain_in(sample_bodies_in(format), format)
+}
+
+/// [`sample_bodies`] in `format`, then (in the current format) the erasure of [`ERASED_MEMORY`],
+/// applied: the events it names blanked, as a store holds them after the erasure.
+pub fn erased_chain_in(format: u16) -> Vec<Event> {
+    let mut chain = chain_in(sample_bodies(), format);
+    let last = chain.last().cloned().unwrap_or_else(|| unreachable!("the sample bodies are not empty"));
+    let mut erasure = chain_in(vec![sample_erasure()], crate::codec::CURRENT_FORMAT).remove(0);
+    erasure.seq = last.seq + 1;
+    erasure.event_id = EventId(0xe000_0000_0000_0000_0000_0000_0000_0000 + erasure.seq as u128);
+    erasure.recorded_at = Timestamp(last.recorded_at.0 + 1_000_001);
+    erasure.causation = Some(last.seq);
+    erasure.idempotency_key = None;
+    erasure.prev_hash = last.hash;
+    erasure.seal();
+    for event in chain.iter_mut().filter(|e| ERASED_EVENTS.contains(&e.seq)) {
+        event.redact(erasure.seq, erasure.recorded_at, &erasure.actor);
+    }
+    chain.push(erasure);
+    chain
 }
 
 /// Seal bodies into a valid chain from seq 1 with fixed ids and times, in the current format.
@@ -118,6 +163,7 @@ pub fn chain_in(bodies: Vec<EventBody>, format: u16) -> Vec<Event> {
             idempotency_key: if seq == 1 { Some("sample-key".into()) } else { None },
             prev_hash: prev,
             hash: Hash::GENESIS,
+            erased: None,
             body,
         };
         event.seal();

@@ -1,4 +1,4 @@
-//! Golden fixtures: the bytes of formats 1 and 2 are frozen. These files were written once by
+//! Golden fixtures: the bytes of formats 1, 2 and 3, and of each erased, are frozen. These files were written once by
 //! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test main -- golden` (which writes only a fixture
 //! that is missing) and must load forever.
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use memledger_schemas::codec::{decode_event, encode_event, peek_event};
 use memledger_schemas::json_schema::{EVENT_LINE_SCHEMA, event_line_schema};
-use memledger_schemas::samples::{sample_chain, sample_chain_in};
+use memledger_schemas::samples::{ERASED_EVENTS, erased_chain_in, sample_chain, sample_chain_in};
 use memledger_schemas::{Event, EventBody, Hash};
 
 use crate::manifest_dir;
@@ -40,9 +40,14 @@ fn decode_all(mut bytes: &[u8]) -> Vec<Event> {
 /// The fixture of `format` decodes to the sample chain in that format, encodes back to the same
 /// bytes, carries valid hashes, and its exported JSON is frozen too.
 fn events_decode_forever(format: u16) {
-    let events = sample_chain_in(format);
-    let bin = fixture(&format!("format-{format}.events.bin"));
-    let json = fixture(&format!("format-{format}.events.jsonl"));
+    fixture_decodes_forever(&format!("format-{format}"), sample_chain_in(format));
+}
+
+/// The fixture `name` (`.events.bin` and `.events.jsonl`) holds `events`, and they it.
+fn fixture_decodes_forever(name: &str, events: Vec<Event>) {
+    let format = name;
+    let bin = fixture(&format!("{name}.events.bin"));
+    let json = fixture(&format!("{name}.events.jsonl"));
     if std::env::var_os("MEMLEDGER_BLESS").is_some() && !bin.exists() {
         std::fs::write(&bin, encode_all(&events)).unwrap();
         let lines: Vec<String> = events.iter().map(|e| serde_json::to_string(e).unwrap()).collect();
@@ -80,6 +85,51 @@ fn format_2_events_decode_forever() {
     events_decode_forever(2);
 }
 
+#[test]
+fn format_3_events_decode_forever() {
+    events_decode_forever(3);
+}
+
+/// An erasure's stored forms are frozen too: the events it blanked, in each format, and the
+/// erasure event after them.
+#[test]
+fn erased_events_decode_forever() {
+    for format in [1, 2, 3] {
+        fixture_decodes_forever(&format!("format-{format}.erased"), erased_chain_in(format));
+    }
+}
+
+/// Erasing a format-3 event keeps its hash checkable: its texts are gone, their commitments
+/// stay. Any other change to it is still caught, and so is a commitment changed or a text put
+/// back.
+#[test]
+fn an_erased_format_3_event_still_proves_its_hash() {
+    let before = sample_chain_in(3);
+    let after = erased_chain_in(3);
+    for (old, new) in before.iter().zip(&after) {
+        assert_eq!(old.hash, new.hash, "seq {}", old.seq);
+        assert!(new.hash_is_valid() && new.hash_is_checkable(), "seq {}", new.seq);
+        let stored = encode_event(new);
+        if ERASED_EVENTS.contains(&new.seq) {
+            assert!(new.erased.is_some());
+            assert!(!String::from_utf8_lossy(&stored).contains("Postgres"), "seq {}: the text is gone", new.seq);
+            let mut changed = new.clone();
+            changed.actor.push('x');
+            assert!(!changed.hash_is_valid(), "seq {}: a changed field", new.seq);
+            let mut changed = new.clone();
+            changed.erased.as_mut().unwrap().commitments[0].0[0] ^= 1;
+            assert!(!changed.hash_is_valid(), "seq {}: a changed commitment", new.seq);
+            let mut changed = new.clone();
+            *changed.body.texts_mut()[0] = "put back".into();
+            assert!(decode_event(&encode_event(&changed)).is_err(), "seq {}: text in an erased event", new.seq);
+        }
+    }
+    // An erased format-2 event keeps its hash, but cannot prove it: only its links can.
+    for event in erased_chain_in(2).iter().filter(|e| ERASED_EVENTS.contains(&e.seq)) {
+        assert!(!event.hash_is_checkable() && event.hash_is_valid());
+    }
+}
+
 /// Format 2 differs from format 1 only in how a classification names its gate, scores and
 /// thresholds: every other event is stored byte for byte alike (but for the format prefix and
 /// the format field, and so the hash), and the classification is smaller.
@@ -101,7 +151,7 @@ fn format_2_codes_the_names_of_a_classification() {
 #[test]
 fn every_body_variant_is_in_the_fixture() {
     let names: Vec<&str> = sample_chain().iter().map(|e| e.body.type_name()).collect();
-    assert_eq!(names.len(), 11);
+    assert_eq!(names.len(), EventBody::TYPE_NAMES.len());
     let mut unique = names.clone();
     unique.sort();
     unique.dedup();
@@ -113,13 +163,15 @@ fn every_body_variant_is_in_the_fixture() {
 #[test]
 fn peeking_reads_the_seq_and_type_of_every_fixture_event() {
     let mut names: Vec<&str> = Vec::new();
-    for event in sample_chain_in(1).into_iter().chain(sample_chain_in(2)) {
+    for event in [1, 2, 3].into_iter().flat_map(sample_chain_in) {
         let (seq, name) = peek_event(&encode_event(&event)).unwrap();
         assert_eq!((seq, name), (event.seq, event.body.type_name()));
         names.push(name);
     }
     names.sort();
-    let mut all = [EventBody::TYPE_NAMES, EventBody::TYPE_NAMES].concat();
+    // Formats 1 and 2 have every type but the erasure, which format 3 introduced.
+    let before_3: Vec<&str> = EventBody::TYPE_NAMES.iter().copied().filter(|n| *n != "memory_erased").collect();
+    let mut all = [&before_3[..], &before_3[..], &EventBody::TYPE_NAMES[..]].concat();
     all.sort();
     assert_eq!(names, all, "each format's fixture has every type once");
     assert!(peek_event(&[0, 1, 0]).is_err());
@@ -182,6 +234,8 @@ fn exported_lines_have_exactly_the_fields_of_the_schema() {
             .unwrap_or_else(|| panic!("{} is not a type of the schema", line["type"]));
         let mut named = keys(&schema["properties"]);
         named.extend(keys(&variant["properties"]));
+        // Only an erased event has `erased`.
+        named.remove("erased");
         assert_eq!(keys(&line), named, "{}", event.body.type_name());
         let body = def(&variant["properties"]["body"]);
         assert_eq!(keys(&line["body"]), keys(&body["properties"]), "{}", event.body.type_name());
@@ -193,7 +247,7 @@ fn exported_lines_have_exactly_the_fields_of_the_schema() {
 
 #[test]
 fn sealing_while_encoding_writes_the_fixture_bytes() {
-    for format in [1, 2] {
+    for format in [1, 2, 3] {
         sealing_while_encoding_writes(format);
     }
 }

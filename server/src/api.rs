@@ -18,6 +18,8 @@ pub enum Call {
     SaveLines(SaveLines),
     Update(UpdateBody),
     Forget(ForgetBody),
+    /// Served only by a server started with `--allow-erase` (a dry run by any).
+    Erase(EraseBody),
     Show(ShowQuery),
     List(ListQuery),
     Recall(RecallBody),
@@ -49,6 +51,7 @@ impl Call {
             | Call::SaveLines(_)
             | Call::Update(_)
             | Call::Forget(_)
+            | Call::Erase(_)
             | Call::ConflictsResolve(_)
             | Call::ConflictsRevert(_)
             | Call::ConflictsScan(_)
@@ -162,6 +165,20 @@ pub struct ForgetBody {
     pub id: String,
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// `erase ID [--lineage] [--reason R] [--dry-run]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EraseBody {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub lineage: bool,
+    #[serde(default)]
+    pub reason: Option<String>,
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// `show ID` and `history ID`.

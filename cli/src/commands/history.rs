@@ -48,10 +48,11 @@ pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), 
     let iwidth = intervals.iter().map(|i| i.chars().count()).max().unwrap_or(0);
     for (v, interval) in h.versions.iter().zip(&intervals) {
         let version = format!("v{}", v.version);
+        let shown = v.erased.as_ref().map_or_else(|| clip(&v.text, 100), |mark| mark.describe());
         let (mark, version, text) = match v.status {
-            ReadStatus::Active => (style::green("*"), style::bold(&version), clip(&v.text, 100)),
-            ReadStatus::Scheduled => (style::yellow(">"), version.clone(), clip(&v.text, 100)),
-            _ => (" ".to_string(), version.clone(), style::dim(&clip(&v.text, 100))),
+            ReadStatus::Active => (style::green("*"), style::bold(&version), shown),
+            ReadStatus::Scheduled => (style::yellow(">"), version.clone(), shown),
+            _ => (" ".to_string(), version.clone(), style::dim(&shown)),
         };
         let note = match v.status {
             ReadStatus::Retired => format!("  {}", style::red("(retired)")),

@@ -4,6 +4,7 @@ pub mod classify;
 pub mod completions;
 pub mod conflicts;
 pub mod embed;
+pub mod erase;
 pub mod export;
 pub mod forget;
 pub mod history;
@@ -41,6 +42,7 @@ pub fn execute(ml: &Memledger, actor: &str, call: &Call, out: &mut Output) -> Re
         Call::SaveLines(b) => return save::execute_lines(ml, actor, b, out),
         Call::Update(b) => update::execute(ml, actor, b, out)?,
         Call::Forget(b) => forget::execute(ml, actor, b, out)?,
+        Call::Erase(b) => erase::execute(ml, actor, b, out)?,
         Call::Show(q) => show::execute(ml, q, out)?,
         Call::List(q) => list::execute(ml, q, out)?,
         Call::Recall(b) => recall::execute(ml, b, out)?,

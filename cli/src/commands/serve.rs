@@ -39,6 +39,10 @@ pub struct Args {
     /// Exit after this long without a request (e.g. 30s, 10m, 1h); default: run until stopped.
     #[arg(long, value_name = "DURATION")]
     pub idle_exit: Option<String>,
+    /// Carry out erasures asked for through this server (`erase` from the CLI, HTTP or MCP):
+    /// a person's setting. Without it an erasure is refused; a dry run is always answered.
+    #[arg(long)]
+    pub allow_erase: bool,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -80,7 +84,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let _lock =
         memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
-    let dispatch = Arc::new(Shared { ml, gate: RwLock::new(()), writes: Mutex::new(()) });
+    let dispatch =
+        Arc::new(Shared { ml, gate: RwLock::new(()), writes: Mutex::new(()), allow_erase: args.allow_erase });
     let options = memledger_server::serve::Options {
         dir: ctx.dir.clone(),
         http: args.http,
@@ -104,6 +109,8 @@ struct Shared {
     ml: Memledger,
     gate: RwLock<()>,
     writes: Mutex<()>,
+    /// `--allow-erase`.
+    allow_erase: bool,
 }
 
 impl Shared {
@@ -118,9 +125,28 @@ impl Shared {
     }
 }
 
+/// An erasure asked of a server that was not started with `--allow-erase`.
+fn erase_refused() -> CliError {
+    CliError::new(
+        Exit::BadInput,
+        "this server does not carry out erasures: nothing was erased".to_string(),
+        Some(
+            "a person allows them by starting the server with `memledger serve --allow-erase` (or stops it and \
+             runs `memledger erase` on the store); `--dry-run` lists what would be erased"
+                .to_string(),
+        ),
+    )
+}
+
 impl Dispatch for Shared {
     fn run(&self, call: Call, json: bool, color: bool, actor: &str) -> Reply {
         let mut out = Output::buffer(json);
+        if let Call::Erase(b) = &call
+            && !b.dry_run
+            && !self.allow_erase
+        {
+            return super::reply(Err(erase_refused()), out);
+        }
         let result =
             self.locked(&call, || crate::style::with_color(color, || super::execute(&self.ml, actor, &call, &mut out)));
         super::reply(result, out)

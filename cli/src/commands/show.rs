@@ -26,7 +26,10 @@ pub struct Args {
 
 pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
     out.line(format!("{}  v{}  {}  {}  {}", m.memory_id, m.version, m.status, m.memory_type, m.scope))?;
-    out.line(format!("  {}", m.text.replace('\n', "\n  ")))?;
+    match &m.erased {
+        Some(mark) => out.line(format!("  {}", mark.describe()))?,
+        None => out.line(format!("  {}", m.text.replace('\n', "\n  ")))?,
+    }
     out.line(format!("  root {}  asserted {}  cause {}", m.root_id.short(), m.asserted_at.to_human(), m.cause))?;
     if let Some(t) = m.effective_at {
         out.line(format!("  effective {}", t.to_human()))?;

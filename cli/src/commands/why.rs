@@ -55,7 +55,10 @@ pub fn execute(ml: &Memledger, q: &WhyQuery, out: &mut Output) -> Result<(), Cli
             d.outcome,
             d.seq
         ))?;
-        out.line(format!("  {}", d.reason))?;
+        match &d.erased {
+            Some(mark) => out.line(format!("  {}", mark.describe()))?,
+            None => out.line(format!("  {}", d.reason))?,
+        }
         let key: Vec<String> = KEY_SCORES
             .iter()
             .filter_map(|&(name, label, count)| Some((label, count, d.scores.get(name)?.as_f64()?)))

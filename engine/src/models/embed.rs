@@ -95,6 +95,21 @@ impl<'a> VectorCache<'a> {
     }
 }
 
+/// Delete the cached vectors of these contents, whatever model made them (an erasure), synced.
+pub(crate) fn forget_vectors(store: &Store, hashes: &[Hash]) -> Result<(), EngineError> {
+    let mut batch = Batch::default();
+    for item in store.scan_from(EMBED_TABLE, &[])? {
+        let (key, _) = item?;
+        if key.len() >= 32 && hashes.iter().any(|h| key.ends_with(&h.0)) {
+            batch.delete(EMBED_TABLE, key);
+        }
+    }
+    if !batch.is_empty() {
+        store.write(batch, true)?;
+    }
+    Ok(())
+}
+
 /// The note said at open when the embedding model is not the one the cache was made with.
 pub fn model_change_note(store: &Store, configured: Option<&str>) -> Option<String> {
     let configured = configured?;

@@ -1,0 +1,70 @@
+//! `memledger erase`: remove a memory's text from the store for good, keeping the proof that it
+//! was there (docs/adr/0017-erasure.md).
+
+use memledger_engine::Memledger;
+use memledger_engine::erase::EraseResult;
+use memledger_server::api::{Call, EraseBody};
+
+use crate::app::Context;
+use crate::output::{CliError, Output};
+
+/// Erase a memory's text (every version's with --lineage) from every event, view, index and cache
+/// and from the store's files; an erasure event records who, when, why and what (ids and content
+/// hashes), never the text. `verify` still proves the chain. Exports already made are not
+/// reached: --dry-run lists them, with everything else the erasure would touch.
+///
+/// Example: memledger erase 43c1a0 --lineage --reason "saved a customer's address" --dry-run
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// A memory id or a unique prefix of 6+ digits.
+    pub id: String,
+    /// Erase every version of the memory's lineage.
+    #[arg(long)]
+    pub lineage: bool,
+    /// Why (recorded on the erasure event).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// List what would be erased; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let body = EraseBody { id: args.id, lineage: args.lineage, reason: args.reason, dry_run: args.dry_run };
+    ctx.run(Call::Erase(body), out)
+}
+
+pub fn execute(ml: &Memledger, actor: &str, b: &EraseBody, out: &mut Output) -> Result<(), CliError> {
+    let id = ml.resolve_memory_id(&b.id)?;
+    let r = ml.erase(id, b.lineage, b.reason.clone(), b.dry_run, actor)?;
+    if out.json {
+        return out.json_line(&r);
+    }
+    print(out, &r)
+}
+
+fn print(out: &mut Output, r: &EraseResult) -> Result<(), CliError> {
+    let verb = if r.dry_run { "would erase" } else { "erased" };
+    let ids: Vec<String> = r.memories.iter().map(|m| m.short()).collect();
+    out.line(format!("{verb}  {} memor{}: {}", ids.len(), if ids.len() == 1 { "y" } else { "ies" }, ids.join(", ")))?;
+    out.line(format!("  texts in {} events", r.events.len()))?;
+    if !r.conflicts.is_empty() {
+        let ids: Vec<String> = r.conflicts.iter().map(|c| c.short()).collect();
+        out.line(format!("  reasons of {} conflict(s): {}", ids.len(), ids.join(", ")))?;
+    }
+    if !r.edges.is_empty() {
+        out.line(format!("  {} edge(s) stay (ids only)", r.edges.len()))?;
+    }
+    for export in &r.exports_since {
+        out.line(format!(
+            "  exported {} (seqs {}–{}): that copy is outside the store and keeps the text",
+            export.at.to_human(),
+            export.since,
+            export.through
+        ))?;
+    }
+    if let Some(seq) = r.erasure_seq {
+        out.line(format!("  recorded at seq {seq}; the store's files were rewritten without the texts"))?;
+    }
+    Ok(())
+}
