@@ -10,9 +10,12 @@
 //! kept on disk, to rebuild (or profile) on a freshly opened store; `fill` also prints the CPU
 //! seconds of each thread;
 //! `cargo run --release -p memledger-bench -- analyses [N]` — the time and memory of one text's
-//! analysis (the save pipeline caches one per active memory).
+//! analysis (the save pipeline caches one per active memory);
+//! `cargo run --release -p memledger-bench -- recall DIR BIN [OTHER_BIN]` — recall on a filled
+//! store with and without an embedder, in-process and as a `recall` process.
 
 mod corpus;
+mod recall;
 mod serve;
 
 /// The allocator the `memledger` binary uses, so that the figures are the binary's.
@@ -448,7 +451,7 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
 }
 
 const USAGE: &str =
-    "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N] or corpus FILE [N]";
+    "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N] or recall DIR BIN [OTHER_BIN]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -464,7 +467,8 @@ fn main() {
     };
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     match what {
-        "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http" => {}
+        "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http"
+        | "recall" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
             std::process::exit(Exit::BadInput.code().into());
@@ -486,6 +490,7 @@ fn main() {
         "rebuild" => rebuild(&path(2), args.get(3).map(String::as_str)),
         "serve-cli" => serve::cli(&path(2), &path(3)),
         "serve-http" => serve::http(&path(2), &path(3), number(4, 10) as u64),
+        "recall" => recall::run(&path(2), &path(3), args.get(4).map(std::path::Path::new), seed),
         _ => corpus_file(&path(2), number(3, 10_000), seed),
     }
 }

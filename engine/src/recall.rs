@@ -1,23 +1,37 @@
 //! `recall`: BM25 over the active memories (the text index, `projector/src/text_index.rs`),
-//! filtered by type and scope, with the conflict notice of docs/design.md §6. With an embedder and
-//! vectors of its model, BM25 is fused with a cosine ranking by reciprocal-rank fusion.
+//! filtered by type and scope, with the conflict notice of docs/design.md §6. A question's terms
+//! are weighted by how rare they are, its names weigh more, and a question about time prefers
+//! memories that say when. With an embedder and vectors of its model, BM25 is fused with a cosine
+//! ranking by normalised score fusion (docs/quality.md has the measurements that chose it).
 
 use std::collections::HashMap;
 
 use memledger_projector::TextIndex;
 use memledger_projector::beliefs;
+use memledger_projector::text_index::{TextHit, analyze};
 use memledger_schemas::*;
 use serde::Serialize;
 
 use crate::error::{BadInput, EngineError};
-use crate::models::Models;
+use crate::classify::lexical::analyse;
 use crate::models::embed::{VectorCache, cosine};
+use crate::models::{EmbedSide, Models};
 use crate::reads::Reader;
 use crate::validity::{self, ReadStatus, ScheduledChange};
 
-/// The constant of reciprocal-rank fusion: a hit at rank `r` (from 1) of a ranking adds
-/// `1 / (RRF_K + r)` (Cormack, Clarke and Büttcher 2009).
-pub const RRF_K: f64 = 60.0;
+/// The share of the cosine in the fused score: `(1 - w) · bm25 / best bm25 + w · (cos - lowest) /
+/// (highest - lowest)`, both over the rankings read ([`FUSION_DEPTH`]). Chosen on LoCoMo among
+/// 0.5–0.8 and against weighted reciprocal-rank fusion (docs/quality.md).
+pub const COSINE_WEIGHT: f64 = 0.6;
+/// A query term's BM25 score is multiplied by its inverse document frequency to this power, so
+/// that the rare words a question is about outweigh its frame ("go", "like", "plan") more than
+/// BM25 alone makes them.
+pub const IDF_POWER: f32 = 0.5;
+/// The further factor of a name's terms (a word written capitalised inside the question).
+pub const NAME_WEIGHT: f32 = 2.0;
+/// A question about time multiplies the score of a memory that says when (an effective time, or
+/// a date, weekday, month, year or span in its text) by `1 +` this.
+pub const TIME_BONUS: f64 = 0.5;
 /// The most results a recall returns.
 pub const MAX_LIMIT: usize = 100_000;
 
@@ -40,12 +54,14 @@ pub struct RecallHit {
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
     pub scope: String,
-    /// What the results are ordered by: BM25 when `ranking` is `bm25`, the fused
-    /// reciprocal-rank score when it is `bm25+cosine`; comparable only within one answer.
+    /// What the results are ordered by: the weighted BM25 score when `ranking` is `bm25`, the
+    /// fused score when it is `bm25+cosine`, times [`TIME_BONUS`] for a memory that says when
+    /// asked when; comparable only within one answer.
     pub score: f32,
-    /// The BM25 score, when the text index matched this memory.
+    /// The BM25 score (its terms weighted as the question's), when the text index matched this
+    /// memory among the rankings read.
     pub bm25: Option<f32>,
-    /// The cosine with the query, when this memory was in the cosine ranking.
+    /// The cosine with the query, when this memory has a vector of the configured embedder.
     pub cosine: Option<f64>,
     pub asserted_at: Timestamp,
     /// Active memories this one is in a pending conflict with.
@@ -82,6 +98,8 @@ pub const RANKING_FUSED: &str = "bm25+cosine";
 #[derive(Default)]
 struct CosineRanking {
     ranked: Vec<(MemoryId, f64)>,
+    /// The cosine of every memory of the type and scope that has a vector.
+    all: HashMap<MemoryId, f64>,
     error: Option<String>,
 }
 
@@ -118,6 +136,63 @@ pub(crate) fn check(query: &Query<'_>, limit: usize) -> Result<(), EngineError> 
     Ok(())
 }
 
+/// What a question is about, read from its text once: its analysed terms, each weighted, and
+/// whether it asks when.
+struct Question {
+    terms: Vec<(String, f32)>,
+    about_time: bool,
+}
+
+impl Question {
+    fn of(text: &TextIndex, query: &str) -> Result<Question, EngineError> {
+        let names = name_terms(query);
+        let mut terms = Vec::new();
+        for term in analyze(query) {
+            let mut weight = text.idf(&term)?.max(0.0).powf(IDF_POWER);
+            if names.contains(&term) {
+                weight *= NAME_WEIGHT;
+            }
+            terms.push((term, weight));
+        }
+        Ok(Question { terms, about_time: asks_when(query) })
+    }
+}
+
+/// The analysed terms of the names in `query`: words written capitalised that do not begin a
+/// sentence (and are not "I").
+fn name_terms(query: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut sentence_start = true;
+    for word in query.split_whitespace() {
+        let bare = word.trim_matches(|c: char| !c.is_alphanumeric());
+        if !sentence_start && bare != "I" && bare.chars().next().is_some_and(char::is_uppercase) {
+            out.extend(analyze(bare));
+        }
+        sentence_start = word.ends_with(['.', '?', '!', ':']) || (sentence_start && bare.is_empty());
+    }
+    out
+}
+
+/// Whether `query` asks when something happened or how long it lasted: it opens with "when",
+/// "how long", "since when", "what/which year, month, week, day, date or time", or "how many
+/// years, months, weeks or days" (after an optional "in", "on", "at" or "by").
+fn asks_when(query: &str) -> bool {
+    const UNITS: [&str; 8] = ["year", "years", "month", "months", "week", "weeks", "day", "days"];
+    let lower = query.to_lowercase();
+    let words: Vec<&str> =
+        lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).take(4).collect();
+    let words = match words.first() {
+        Some(&("in" | "on" | "at" | "by")) => &words[1..],
+        _ => &words[..],
+    };
+    match words {
+        ["when", ..] | ["since", "when", ..] | ["how", "long", ..] => true,
+        ["what" | "which", next, ..] => UNITS.contains(next) || matches!(*next, "date" | "time"),
+        ["how", "many", next, ..] => UNITS.contains(next),
+        _ => false,
+    }
+}
+
 /// The active memories that best match `query` (BM25 over the analyzer's terms, OR-ed: any text
 /// is a valid query), at most `limit`; `text` must be current with the belief view, and the
 /// query [`check`]ed.
@@ -128,30 +203,20 @@ pub(crate) fn recall(
     query: &Query<'_>,
     limit: usize,
 ) -> Result<RecallResult, EngineError> {
-    let depth = if models.embedder().is_some() { limit.max(FUSION_DEPTH) } else { limit };
-    let bm25 = text.search(query.text, query.memory_type, query.scope, depth)?;
+    let question = Question::of(text, query.text)?;
+    let depth = if models.embedder().is_some() || question.about_time { limit.max(FUSION_DEPTH) } else { limit };
+    let bm25 = text.search_weighted(&question.terms, query.memory_type, query.scope, depth)?;
     let cosines = cosine_ranking(reader, models, query, depth)?;
     let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
-    // (memory id, ranking score, BM25, cosine); BM25 alone keeps the text index's order.
+    // (memory id, ranking score, BM25, cosine).
     let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
-        bm25.iter().take(limit).map(|h| (h.memory_id, h.score as f64, Some(h.score), None)).collect()
+        bm25.iter().map(|h| (h.memory_id, h.score as f64, Some(h.score), None)).collect()
     } else {
-        let mut fused: HashMap<MemoryId, (f64, Option<f32>, Option<f64>)> = HashMap::new();
-        for (rank, hit) in bm25.iter().enumerate() {
-            let e = fused.entry(hit.memory_id).or_default();
-            e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
-            e.1 = Some(hit.score);
-        }
-        for (rank, (id, c)) in cosines.ranked.iter().enumerate() {
-            let e = fused.entry(*id).or_default();
-            e.0 += 1.0 / (RRF_K + (rank + 1) as f64);
-            e.2 = Some(*c);
-        }
-        fused.into_iter().map(|(id, (s, b, c))| (id, s, b, c)).collect()
+        fuse(&bm25, &cosines)
     };
     let mut results = Vec::new();
     let mut beliefs = std::collections::HashSet::new();
-    for (id, score, bm25, cosine) in scored {
+    for (id, mut score, bm25, cosine) in scored {
         let m = reader.show(id, validity::END_OF_TIME)?;
         if m.status != ReadStatus::Active || m.memory_id != id || !query.admits(m.memory_type, &m.scope) {
             // The index is committed with the views and the cosine ranking reads only active
@@ -162,6 +227,9 @@ pub(crate) fn recall(
         let Some((m, scheduled)) = validity::in_time(reader, m, query.valid_at)? else { continue };
         if !beliefs.insert(m.root_id) {
             continue;
+        }
+        if question.about_time && (m.effective_at.is_some() || analyse(&m.text).states_time()) {
+            score *= 1.0 + TIME_BONUS;
         }
         results.push(RecallHit {
             status: m.status,
@@ -180,15 +248,33 @@ pub(crate) fn recall(
             conflicts_with: m.conflicts_with,
         });
     }
-    if ranking == RANKING_FUSED {
-        // Best first: fused score, then newest, then the smaller id.
-        results.sort_by(|a, b| {
-            b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
-        });
-        results.truncate(limit);
-    }
+    // Best first: score, then newest, then the smaller id (the text index's own order for BM25).
+    results.sort_by(|a, b| {
+        b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
+    });
+    results.truncate(limit);
     let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
     Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
+}
+
+/// Normalised score fusion of the BM25 hits and the cosine ranking: per memory, `(id, fused
+/// score, BM25, cosine)`. BM25 is divided by the best BM25 of the answer, the cosine stretched
+/// from the lowest to the highest cosine of the ranking, so each contributes from 0 to its weight
+/// ([`COSINE_WEIGHT`]); a memory only one ranking found gets nothing from the other.
+fn fuse(bm25: &[TextHit], cosines: &CosineRanking) -> Vec<(MemoryId, f64, Option<f32>, Option<f64>)> {
+    let best = bm25.first().map_or(1.0, |h| h.score as f64).max(f64::MIN_POSITIVE);
+    let (high, low) = (cosines.ranked.first().map_or(1.0, |c| c.1), cosines.ranked.last().map_or(0.0, |c| c.1));
+    let mut fused: HashMap<MemoryId, (f64, Option<f32>)> = HashMap::new();
+    for hit in bm25 {
+        let e = fused.entry(hit.memory_id).or_default();
+        e.0 += (1.0 - COSINE_WEIGHT) * hit.score as f64 / best;
+        e.1 = Some(hit.score);
+    }
+    for (id, c) in &cosines.ranked {
+        let stretched = if high > low { (c - low) / (high - low) } else { 1.0 };
+        fused.entry(*id).or_default().0 += COSINE_WEIGHT * stretched;
+    }
+    fused.into_iter().map(|(id, (s, b))| (id, s, b, cosines.all.get(&id).copied())).collect()
 }
 
 /// The active memories of the type and scope that have a vector of the configured embedding
@@ -201,38 +287,73 @@ fn cosine_ranking(
     query: &Query<'_>,
     depth: usize,
 ) -> Result<CosineRanking, EngineError> {
-    let Some(endpoint) = models.embedder() else { return Ok(CosineRanking::default()) };
+    let (Some(endpoint), Some(space)) = (models.embedder(), models.embed_space()) else {
+        return Ok(CosineRanking::default());
+    };
     let model = endpoint.model.clone();
     let cache = VectorCache::new(reader.store());
     let mut vectors = Vec::new();
     let keep = |r: &beliefs::MemoryRecord| r.status == Status::Active && query.admits(r.memory_type, &r.scope);
     for r in reader.beliefs().scan(keep, usize::MAX)? {
-        // Only vectors of the configured model: the model is part of the cache key.
-        if let Some(v) = cache.get(&model, &r.content_hash)? {
+        // Only vectors of the configured model and document prompt: both are in the cache key.
+        if let Some(v) = cache.get(&space, &r.content_hash)? {
             vectors.push((r.memory_id, r.asserted_at, v));
         }
     }
     if vectors.is_empty() {
         return Ok(CosineRanking::default());
     }
-    let q = match models.embed_texts(&[query.text.to_string()]) {
+    let q = match models.embed_texts(&[query.text.to_string()], EmbedSide::Query) {
         Some(Ok(mut vs)) if vs.len() == 1 => vs.remove(0),
         Some(Ok(_)) => {
             let error = format!("embedder {model} answered the wrong number of vectors; BM25 only");
-            return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
+            return Ok(CosineRanking { error: Some(error), ..CosineRanking::default() });
         }
         Some(Err(e)) => {
             let error = format!("embedder {model} failed: {e}; BM25 only");
-            return Ok(CosineRanking { ranked: Vec::new(), error: Some(error) });
+            return Ok(CosineRanking { error: Some(error), ..CosineRanking::default() });
         }
         None => return Ok(CosineRanking::default()),
     };
-    let mut ranked: Vec<(f64, Timestamp, MemoryId)> = vectors
-        .into_iter()
-        .map(|(id, at, v)| (cosine(&q, &v), at, id))
-        .filter(|(c, _, _)| *c >= RECALL_COSINE_MIN)
-        .collect();
+    let mut all = HashMap::with_capacity(vectors.len());
+    let mut ranked: Vec<(f64, Timestamp, MemoryId)> = Vec::new();
+    for (id, at, v) in vectors {
+        let c = cosine(&q, &v);
+        all.insert(id, c);
+        if c >= RECALL_COSINE_MIN {
+            ranked.push((c, at, id));
+        }
+    }
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     ranked.truncate(depth);
-    Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), error: None })
+    Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), all, error: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_capitalised_words_inside_a_sentence() {
+        assert_eq!(name_terms("When did Caroline go to the LGBTQ support group?"), vec!["carolin", "lgbtq"]);
+        assert_eq!(name_terms("What did I tell Ann? Bob said no."), vec!["ann"], "sentence starts and I are not names");
+        assert!(name_terms("which service deploys on tuesday").is_empty());
+    }
+
+    #[test]
+    fn questions_about_time() {
+        for q in [
+            "When did Melanie paint a sunrise?",
+            "How long has Caroline had her current group of friends for?",
+            "In what year did John move?",
+            "Which month is the launch?",
+            "how many weeks did the migration take",
+            "Since when is billing on v2?",
+        ] {
+            assert!(asks_when(q), "{q}");
+        }
+        for q in ["What did Caroline research?", "Where did Caroline move from?", "what is the time zone of the db"] {
+            assert!(!asks_when(q), "{q}");
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::support::mock_http::{self, MockServer, Reply};
 use crate::support::req;
-use memledger_engine::models::{Endpoint, ModelConfig};
+use memledger_engine::models::{Endpoint, ModelConfig, PromptSettings};
 use memledger_engine::reads::Decision;
 use memledger_engine::scan::ScanOptions;
 use memledger_engine::*;
@@ -582,4 +582,89 @@ fn recall_as_of_uses_the_vectors_of_the_live_store() {
     assert_eq!(r.ranking, "bm25+cosine");
     assert_eq!(r.results.iter().map(|h| h.memory_id).collect::<Vec<_>>(), vec![pg.memory_id]);
     assert_eq!(server.hits(), hits + 1, "only the query is embedded; the memory's vector was lent");
+}
+
+/// An embedder that points "passage: " texts and "query: " texts the same way when they say the
+/// same, as E5 models are trained to: any other text (unprompted) points elsewhere.
+fn e5_like_server() -> MockServer {
+    mock_http::start(|seen| {
+        let vectors: Vec<Vec<f32>> = seen.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                let t = v.as_str().unwrap();
+                let prompted = t.starts_with("query: ") || t.starts_with("passage: ");
+                let served = seen.body["input_type"].is_string();
+                if (prompted || served) && t.contains("postgres") {
+                    vec![1.0, 0.0]
+                } else {
+                    vec![0.0, 1.0]
+                }
+            })
+            .collect();
+        mock_http::embeddings(&vectors)
+    })
+}
+
+fn inputs(server: &MockServer) -> Vec<(String, Option<String>)> {
+    server
+        .seen()
+        .iter()
+        .flat_map(|s| {
+            let side = s.body["input_type"].as_str().map(str::to_string);
+            s.body["input"].as_array().unwrap().iter().map(move |v| (v.as_str().unwrap().to_string(), side.clone()))
+        })
+        .collect()
+}
+
+#[test]
+fn embedding_prompts_follow_the_model_family_and_a_changed_prompt_re_embeds_on_request() {
+    let server = e5_like_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_embedder(&server.url, "intfloat/multilingual-e5-small"));
+    ml.save(scoped("our primary datastore is postgres", "team:core", "fact"), ACTOR).unwrap();
+    let report = ml.embed_missing().unwrap();
+    assert_eq!((report.document_prompt.as_str(), report.query_prompt.as_str()), ("passage: ", "query: "));
+    let r = ml.recall("postgres", None, None, 5).unwrap();
+    assert_eq!(r.ranking, "bm25+cosine");
+    assert!(r.results[0].cosine.unwrap() > 0.99, "query and passage prompted alike: {r:?}");
+    let sent = inputs(&server);
+    assert!(sent.contains(&("passage: our primary datastore is postgres".into(), None)), "{sent:?}");
+    assert!(sent.contains(&("query: postgres".into(), None)), "{sent:?}");
+    drop(ml);
+
+    // The server applies the prompts itself: the texts go as written, with their side.
+    let served = ModelConfig {
+        embed_prompts: PromptSettings { input_type: true, ..PromptSettings::default() },
+        ..with_embedder(&server.url, "intfloat/multilingual-e5-small")
+    };
+    let ml = open(dir.path(), served.clone());
+    assert!(ml.notes().iter().any(|n| n.contains("embedding model changed")), "{:?}", ml.notes());
+    let r = ml.recall("postgres", None, None, 5).unwrap();
+    assert_eq!((r.ranking, r.results[0].cosine), ("bm25", None), "no vector of the new prompt until embedded");
+    let before = inputs(&server).len();
+    assert_eq!(ml.embed_missing().unwrap().embedded, 1);
+    let r = ml.recall("postgres", None, None, 5).unwrap();
+    assert_eq!(r.ranking, "bm25+cosine");
+    let sent = inputs(&server)[before..].to_vec();
+    assert_eq!(
+        sent,
+        vec![
+            ("our primary datastore is postgres".to_string(), Some("passage".to_string())),
+            ("postgres".to_string(), Some("query".to_string()))
+        ]
+    );
+    drop(ml);
+
+    // A configured prompt replaces the family's; the old vectors stay, under their own key.
+    let plain = ModelConfig {
+        embed_prompts: PromptSettings { document: Some(String::new()), ..PromptSettings::default() },
+        ..with_embedder(&server.url, "intfloat/multilingual-e5-small")
+    };
+    let ml = open(dir.path(), plain);
+    assert_eq!(ml.embed_missing_with(true).unwrap().missing, 1);
+    drop(ml);
+    let ml = open(dir.path(), served);
+    assert_eq!(ml.embed_missing_with(true).unwrap().missing, 0, "its vectors are still there");
 }

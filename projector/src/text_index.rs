@@ -29,7 +29,7 @@ use memledger_ledger::store::Store;
 use memledger_schemas::*;
 use tantivy::collector::TopDocs;
 use tantivy::indexer::UserOperation;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
@@ -858,19 +858,44 @@ impl TextIndex {
         scope: Option<&str>,
         limit: usize,
     ) -> Result<Vec<TextHit>, ProjectError> {
+        let terms: Vec<(String, Score)> = analyze(query).into_iter().map(|t| (t, 1.0)).collect();
+        self.search_weighted(&terms, memory_type, scope, limit)
+    }
+
+    /// How rare `term` (an analysed term) is among the indexed memories: BM25's inverse
+    /// document frequency, `ln(1 + (N - n + 0.5) / (n + 0.5))` for `n` of `N` documents: always
+    /// above 0.
+    pub fn idf(&self, term: &str) -> Result<f32, ProjectError> {
+        let searcher = self.reader.searcher();
+        let docs = searcher.num_docs() as f32;
+        // Deleted documents still count in a term's frequency until their segment merges.
+        let n = (searcher.doc_freq(&Term::from_field_text(self.fields.text, term))? as f32).min(docs);
+        Ok((1.0 + (docs - n + 0.5) / (n + 0.5)).ln())
+    }
+
+    /// [`TextIndex::search`] with analysed terms, each term's BM25 score multiplied by its
+    /// weight (terms of weight 0 or less are left out).
+    pub fn search_weighted(
+        &self,
+        terms: &[(String, Score)],
+        memory_type: Option<MemoryType>,
+        scope: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<TextHit>, ProjectError> {
         let f = self.fields;
-        let terms = analyze(query);
-        if terms.is_empty() || limit == 0 {
-            return Ok(Vec::new());
-        }
         let should: Vec<(Occur, Box<dyn Query>)> = terms
             .iter()
-            .map(|t| {
+            .filter(|(_, w)| *w > 0.0)
+            .map(|(t, w)| {
                 let q: Box<dyn Query> =
                     Box::new(TermQuery::new(Term::from_field_text(f.text, t), IndexRecordOption::WithFreqs));
+                let q: Box<dyn Query> = if *w == 1.0 { q } else { Box::new(BoostQuery::new(q, *w)) };
                 (Occur::Should, q)
             })
             .collect();
+        if should.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         let filter = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
             let term = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);

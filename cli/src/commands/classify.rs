@@ -9,7 +9,7 @@ use memledger_engine::EngineConfig;
 use memledger_engine::classify::{Classification, classify_lexical};
 use memledger_engine::input::{parse_type, validate_text};
 use memledger_engine::models::embed::{cosine, gate_identical};
-use memledger_engine::models::{ModelConfig, Models};
+use memledger_engine::models::{EmbedSide, ModelConfig, Models};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -77,7 +77,7 @@ impl Embedder {
                 distinct.push(t.to_string());
             }
         }
-        match self.models.embed_texts(&distinct) {
+        match self.models.embed_texts(&distinct, EmbedSide::Document) {
             Some(Ok(vs)) if vs.len() == distinct.len() => Ok(distinct.into_iter().zip(vs).collect()),
             Some(Ok(_)) => Err(CliError::new(
                 Exit::Failure,

@@ -12,8 +12,9 @@ use crate::output::{CliError, Output, clip};
 /// A `!` marks a memory in a pending conflict; the notice then says to ask the user which one
 /// is current. Each result is what is true at the --valid-at time (default: the --as-of time,
 /// else now); a change of it scheduled after that time is printed beneath it ("from
-/// 2027-01-10: ..."), and a belief with nothing true yet is marked `>` (scheduled). With an embedder configured (docs/models.md) and vectors of its model, BM25 is
-/// fused with cosine similarity to the query (reciprocal-rank fusion), so a paraphrase that
+/// 2027-01-10: ..."), and a belief with nothing true yet is marked `>` (scheduled). With an
+/// embedder configured (docs/models.md) and vectors of its model, BM25 is fused with cosine
+/// similarity to the query (normalised score fusion), so a paraphrase that
 /// shares no word with the query can be found too.
 ///
 /// Example: memledger recall "which postgres version does billing run?" --scope team:payments
@@ -70,8 +71,8 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
     if let Some(e) = &found.embedding_error {
         out.note(format!("memledger: {e}"));
     }
-    // A fused reciprocal-rank score is small (about 0.03 at best): print more digits.
-    let digits = if found.ranking == memledger_engine::recall::RANKING_FUSED { 4 } else { 2 };
+    // A fused score is at most 1 (about 1.5 with the time bonus): print more digits.
+    let digits = if found.ranking == memledger_engine::recall::RANKING_FUSED { 3 } else { 2 };
     let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
     let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
     for r in &found.results {

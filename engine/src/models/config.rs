@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use super::prompts::EmbedPrompts;
+
 /// The environment variables read by [`ModelConfig::from_env`] (docs/models.md).
 pub const ENV_LLM_URL: &str = "MEMLEDGER_LLM_URL";
 pub const ENV_LLM_MODEL: &str = "MEMLEDGER_LLM_MODEL";
@@ -12,6 +14,14 @@ pub const ENV_LLM_API_KEY: &str = "MEMLEDGER_LLM_API_KEY";
 pub const ENV_EMBED_URL: &str = "MEMLEDGER_EMBED_URL";
 pub const ENV_EMBED_MODEL: &str = "MEMLEDGER_EMBED_MODEL";
 pub const ENV_EMBED_API_KEY: &str = "MEMLEDGER_EMBED_API_KEY";
+/// What is put before a recall query's text for the embedder (default: the model family's,
+/// `models::prompts`); `none` for nothing.
+pub const ENV_EMBED_QUERY_PROMPT: &str = "MEMLEDGER_EMBED_QUERY_PROMPT";
+/// What is put before a memory's text for the embedder; `none` for nothing.
+pub const ENV_EMBED_DOCUMENT_PROMPT: &str = "MEMLEDGER_EMBED_DOCUMENT_PROMPT";
+/// Send `input_type` (`query`, `passage`) with every embedding request, for servers that apply
+/// the model's prompts themselves; the text prompts then default to none.
+pub const ENV_EMBED_INPUT_TYPE: &str = "MEMLEDGER_EMBED_INPUT_TYPE";
 /// Seconds one model call may take before it counts as failed (default 20).
 pub const ENV_TIMEOUT: &str = "MEMLEDGER_MODEL_TIMEOUT";
 /// Extra attempts after a refused connection, an HTTP 429 or a 5xx (default 1).
@@ -104,13 +114,41 @@ pub struct ModelConfig {
     /// With an embedder, a lexical `identical` verdict stands only at this cosine or above
     /// (`models::embed::gate_identical`).
     pub identical_cosine_min: f64,
+    /// The embedding prompts configured over the model family's (`models::prompts`).
+    pub embed_prompts: PromptSettings,
     /// What was wrong with the environment (a URL without a model, a bad number): said once at open.
     pub notes: Vec<String>,
 }
 
+/// Embedding prompts as configured: each `None` leaves the model family's.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PromptSettings {
+    pub query: Option<String>,
+    pub document: Option<String>,
+    pub input_type: bool,
+}
+
+impl PromptSettings {
+    /// The prompts in force for `model`.
+    pub fn for_model(&self, model: &str) -> EmbedPrompts {
+        EmbedPrompts::configured(model, self.query.clone(), self.document.clone(), self.input_type)
+    }
+}
+
+/// A configured prompt: the text as given (its spaces matter), or nothing for `none`.
+fn prompt_setting(value: Option<String>) -> Option<String> {
+    value.map(|v| if v.trim().eq_ignore_ascii_case("none") { String::new() } else { v })
+}
+
 impl Default for ModelConfig {
     fn default() -> Self {
-        ModelConfig { llm: None, embed: None, identical_cosine_min: DEFAULT_IDENTICAL_COSINE_MIN, notes: Vec::new() }
+        ModelConfig {
+            llm: None,
+            embed: None,
+            identical_cosine_min: DEFAULT_IDENTICAL_COSINE_MIN,
+            embed_prompts: PromptSettings::default(),
+            notes: Vec::new(),
+        }
     }
 }
 
@@ -127,6 +165,13 @@ impl ModelConfig {
 
     /// Read settings through `get` (the environment, or a map in tests). Empty values count as unset.
     pub fn from_lookup(get: impl Fn(&str) -> Option<String>) -> Self {
+        // Prompts keep their spaces ("query: "); every other value is trimmed.
+        let raw = |name: &str| get(name).filter(|v| !v.is_empty());
+        let embed_prompts = PromptSettings {
+            query: prompt_setting(raw(ENV_EMBED_QUERY_PROMPT)),
+            document: prompt_setting(raw(ENV_EMBED_DOCUMENT_PROMPT)),
+            input_type: false,
+        };
         let get = |name: &str| get(name).map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
         let mut notes = Vec::new();
         let timeout = match get(ENV_TIMEOUT) {
@@ -182,7 +227,17 @@ impl ModelConfig {
         let llm = endpoint(ENV_LLM_URL, ENV_LLM_MODEL, llm_key.clone());
         let embed_key = get(ENV_EMBED_API_KEY).or(llm_key);
         let embed = endpoint(ENV_EMBED_URL, ENV_EMBED_MODEL, embed_key);
-        ModelConfig { llm, embed, identical_cosine_min, notes }
+        let input_type = match get(ENV_EMBED_INPUT_TYPE).map(|v| v.to_ascii_lowercase()) {
+            None => false,
+            Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
+            Some(v) if matches!(v.as_str(), "0" | "false" | "no" | "off") => false,
+            Some(v) => {
+                notes.push(format!("{ENV_EMBED_INPUT_TYPE}={v:?} is not 1 or 0; input_type is not sent"));
+                false
+            }
+        };
+        let embed_prompts = PromptSettings { input_type, ..embed_prompts };
+        ModelConfig { llm, embed, identical_cosine_min, embed_prompts, notes }
     }
 
     /// Whether any model is configured.
@@ -245,6 +300,19 @@ mod tests {
         assert_eq!(cfg(&[(ENV_EMBED_IDENTICAL_MIN, "0.9")]).identical_cosine_min, 0.9);
         let c = cfg(&[(ENV_EMBED_IDENTICAL_MIN, "1.5")]);
         assert_eq!((c.identical_cosine_min, c.notes.len()), (DEFAULT_IDENTICAL_COSINE_MIN, 1));
+    }
+
+    #[test]
+    fn prompts_keep_their_spaces_and_none_is_nothing() {
+        let c = cfg(&[(ENV_EMBED_QUERY_PROMPT, "query: "), (ENV_EMBED_DOCUMENT_PROMPT, "None")]);
+        assert_eq!(c.embed_prompts.query.as_deref(), Some("query: "));
+        assert_eq!(c.embed_prompts.document.as_deref(), Some(""));
+        let p = c.embed_prompts.for_model("bge-small-en-v1.5");
+        assert_eq!((p.query.as_str(), p.document.as_str()), ("query: ", ""));
+        assert_eq!(cfg(&[]).embed_prompts, PromptSettings::default());
+        assert!(cfg(&[(ENV_EMBED_INPUT_TYPE, "yes")]).embed_prompts.input_type);
+        let c = cfg(&[(ENV_EMBED_INPUT_TYPE, "maybe")]);
+        assert!(!c.embed_prompts.input_type && c.notes.len() == 1);
     }
 
     #[test]

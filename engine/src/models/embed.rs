@@ -1,11 +1,12 @@
 //! Embeddings: an extra candidate source for the save pipeline (cosine ≥ 0.5, fused with the term
 //! candidates), and the vector cache.
 //!
-//! Vectors are cached by (model, content hash) in a RocksDB column family of their own,
+//! Vectors are cached by (vector space, content hash) in a RocksDB column family of their own,
 //! `embeddings` ([ADR 0004](../../../docs/adr/0004-models.md)). It is not a projection: `rebuild`
-//! never clears it and replay never calls the embedder. A vector is only ever compared with
-//! vectors of the same model — the model is part of the key — so a changed embedding model finds
-//! none of the old vectors; the store says so at open and `Memledger::embed_missing` re-embeds.
+//! never clears it and replay never calls the embedder. The vector space is the model and its
+//! document prompt (`Models::embed_space`, `models::prompts`): a vector is only ever compared with
+//! vectors of the same space, so a changed embedding model or document prompt finds none of the
+//! old vectors; the store says so at open and `Memledger::embed_missing` re-embeds.
 
 use std::collections::{HashMap, HashSet};
 
@@ -15,7 +16,7 @@ use memledger_schemas::chain::{Hash, content_hash};
 use memledger_schemas::{MemoryId, Method, Relation, Status};
 use serde::Serialize;
 
-use super::Models;
+use super::{EmbedSide, Models};
 use crate::classify::Classification;
 use crate::error::{BadInput, EngineError, ModelError};
 use crate::input::ValidSave;
@@ -27,15 +28,15 @@ pub const EMBED_TABLE: &str = "embeddings";
 pub const COSINE_MIN: f64 = 0.5;
 const MODEL_KEY: &[u8] = b"model";
 
-fn model_digest(model: &str) -> [u8; 16] {
-    let h = blake3::hash(model.as_bytes());
+fn space_digest(space: &str) -> [u8; 16] {
+    let h = blake3::hash(space.as_bytes());
     h.as_bytes()[..16].try_into().unwrap_or_default()
 }
 
-fn vkey(model: &str, hash: &Hash) -> Vec<u8> {
+fn vkey(space: &str, hash: &Hash) -> Vec<u8> {
     let mut k = Vec::with_capacity(1 + 16 + 32);
     k.push(b'v');
-    k.extend_from_slice(&model_digest(model));
+    k.extend_from_slice(&space_digest(space));
     k.extend_from_slice(&hash.0);
     k
 }
@@ -64,7 +65,8 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
     if na == 0.0 || nb == 0.0 { 0.0 } else { (dot / (na.sqrt() * nb.sqrt())).clamp(-1.0, 1.0) }
 }
 
-/// The vector cache in the store.
+/// The vector cache in the store. A `space` is what `Models::embed_space` names: the model, and
+/// the document prompt when there is one.
 pub struct VectorCache<'a> {
     store: &'a Store,
 }
@@ -74,23 +76,23 @@ impl<'a> VectorCache<'a> {
         VectorCache { store }
     }
 
-    pub fn get(&self, model: &str, hash: &Hash) -> Result<Option<Vec<f32>>, EngineError> {
-        Ok(self.store.get(EMBED_TABLE, &vkey(model, hash))?.and_then(|b| decode(&b)))
+    pub fn get(&self, space: &str, hash: &Hash) -> Result<Option<Vec<f32>>, EngineError> {
+        Ok(self.store.get(EMBED_TABLE, &vkey(space, hash))?.and_then(|b| decode(&b)))
     }
 
-    /// Store vectors and mark `model` as the store's embedding model.
-    pub fn put_all(&self, model: &str, items: &[(Hash, Vec<f32>)]) -> Result<(), EngineError> {
+    /// Store vectors and mark `space` as the store's embedding space.
+    pub fn put_all(&self, space: &str, items: &[(Hash, Vec<f32>)]) -> Result<(), EngineError> {
         let mut batch = Batch::default();
         for (hash, v) in items {
-            batch.put(EMBED_TABLE, vkey(model, hash), encode(v));
+            batch.put(EMBED_TABLE, vkey(space, hash), encode(v));
         }
-        batch.put(EMBED_TABLE, MODEL_KEY, model.as_bytes());
+        batch.put(EMBED_TABLE, MODEL_KEY, space.as_bytes());
         // A cache: lost on a crash it is fetched again, so no sync.
         Ok(self.store.write(batch, false)?)
     }
 
-    /// The model the cached vectors were last made with.
-    pub fn recorded_model(&self) -> Result<Option<String>, EngineError> {
+    /// The space (model and document prompt) the cached vectors were last made in.
+    pub fn recorded_space(&self) -> Result<Option<String>, EngineError> {
         Ok(self.store.get(EMBED_TABLE, MODEL_KEY)?.map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 }
@@ -110,15 +112,16 @@ pub(crate) fn forget_vectors(store: &Store, hashes: &[Hash]) -> Result<(), Engin
     Ok(())
 }
 
-/// The note said at open when the embedding model is not the one the cache was made with.
+/// The note said at open when the embedding space (model and document prompt) is not the one
+/// the cache was made in.
 pub fn model_change_note(store: &Store, configured: Option<&str>) -> Option<String> {
     let configured = configured?;
-    let recorded = VectorCache::new(store).recorded_model().ok()??;
+    let recorded = VectorCache::new(store).recorded_space().ok()??;
     (recorded != configured).then(|| {
         format!(
-            "the embedding model changed from {recorded:?} to {configured:?}: vectors of different models are never \
-             compared, so memories embedded with the old model are not embedding candidates until re-embedded \
-             (Memledger::embed_missing)"
+            "the embedding model changed from {recorded:?} to {configured:?}: vectors of different models or \
+             document prompts are never compared, so memories embedded with the old one are neither embedding \
+             candidates nor found by recall's cosine ranking until re-embedded (memledger embed)"
         )
     })
 }
@@ -149,6 +152,12 @@ pub fn gate_identical(class: &mut Classification, cosine: f64, min: f64, model: 
 pub struct EmbedReport {
     /// The configured embedding model.
     pub model: String,
+    /// What is put before each memory's text (empty: nothing; `models::prompts`).
+    pub document_prompt: String,
+    /// What is put before each recall query's text.
+    pub query_prompt: String,
+    /// Whether `input_type` is sent with each request.
+    pub input_type: bool,
     /// Nothing was embedded or written: `embedded` stays 0.
     pub dry_run: bool,
     /// Active memories.
@@ -173,16 +182,16 @@ pub(crate) struct EmbeddingCandidates {
 }
 
 /// The vector of `text` from the cache, else from the embedder (then cached).
-fn vector_of(models: &Models, store: &Store, model: &str, text: &str) -> Result<Result<Vec<f32>, String>, EngineError> {
+fn vector_of(models: &Models, store: &Store, space: &str, text: &str) -> Result<Result<Vec<f32>, String>, EngineError> {
     let hash = content_hash(text);
     let cache = VectorCache::new(store);
-    if let Some(v) = cache.get(model, &hash)? {
+    if let Some(v) = cache.get(space, &hash)? {
         return Ok(Ok(v));
     }
-    match models.embed_texts(&[text.to_string()]) {
+    match models.embed_texts(&[text.to_string()], EmbedSide::Document) {
         Some(Ok(mut vs)) if vs.len() == 1 => {
             let v = vs.remove(0);
-            cache.put_all(model, &[(hash, v.clone())])?;
+            cache.put_all(space, &[(hash, v.clone())])?;
             Ok(Ok(v))
         }
         Some(Ok(_)) => Ok(Err("the embedder answered the wrong number of vectors".into())),
@@ -202,10 +211,10 @@ pub(crate) fn embedding_candidates(
     candidates: &mut Vec<(MemoryRecord, bool)>,
 ) -> Result<EmbeddingCandidates, EngineError> {
     let mut out = EmbeddingCandidates { cosines: HashMap::new(), model: None, error: None };
-    let Some(endpoint) = models.embedder() else { return Ok(out) };
+    let (Some(endpoint), Some(space)) = (models.embedder(), models.embed_space()) else { return Ok(out) };
     let model = endpoint.model.clone();
     out.model = Some(model.clone());
-    let incoming = match vector_of(models, reader.store(), &model, &save.text)? {
+    let incoming = match vector_of(models, reader.store(), &space, &save.text)? {
         Ok(v) => v,
         Err(e) => {
             out.error = Some(format!("embedder {model} failed: {e}; term candidates only"));
@@ -215,7 +224,7 @@ pub(crate) fn embedding_candidates(
     let cache = VectorCache::new(reader.store());
     let mut scored: Vec<(f64, MemoryRecord)> = Vec::new();
     for r in reader.beliefs().scan(|r| r.status == Status::Active && r.scope == save.scope, usize::MAX)? {
-        if let Some(v) = cache.get(&model, &r.content_hash)? {
+        if let Some(v) = cache.get(&space, &r.content_hash)? {
             let c = cosine(&incoming, &v);
             out.cosines.insert(r.memory_id, c);
             if c >= COSINE_MIN {
@@ -236,17 +245,16 @@ pub(crate) fn embedding_candidates(
 /// `past`'s cache: the scratch store of an as-of read starts with none, and vectors are keyed by
 /// content, so they hold in any past. No embedder call.
 pub(crate) fn lend_vectors(models: &Models, from: Reader<'_>, past: Reader<'_>) -> Result<(), EngineError> {
-    let Some(endpoint) = models.embedder() else { return Ok(()) };
-    let model = endpoint.model.as_str();
+    let Some(space) = models.embed_space() else { return Ok(()) };
     let cache = VectorCache::new(from.store());
     let mut items = Vec::new();
     for r in past.beliefs().scan(|r| r.status == Status::Active, usize::MAX)? {
-        if let Some(v) = cache.get(model, &r.content_hash)? {
+        if let Some(v) = cache.get(&space, &r.content_hash)? {
             items.push((r.content_hash, v));
         }
     }
     if !items.is_empty() {
-        VectorCache::new(past.store()).put_all(model, &items)?;
+        VectorCache::new(past.store()).put_all(&space, &items)?;
     }
     Ok(())
 }
@@ -255,17 +263,18 @@ pub(crate) fn lend_vectors(models: &Models, from: Reader<'_>, past: Reader<'_>) 
 /// changed, or for memories saved before an embedder was configured); with `dry_run`, only count
 /// what would be embedded (no call, no write). Writes only the vector cache, never the ledger.
 pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) -> Result<EmbedReport, EngineError> {
-    let Some(endpoint) = models.embedder() else {
+    let (Some(endpoint), Some(space)) = (models.embedder(), models.embed_space()) else {
         return Err(BadInput::NoEmbedder.into());
     };
     let model = endpoint.model.clone();
+    let prompts = models.embed_prompts();
     let cache = VectorCache::new(reader.store());
     let active = reader.beliefs().scan(|r| r.status == Status::Active, usize::MAX)?;
     let mut missing: Vec<(Hash, String)> = Vec::new();
     let mut seen = HashSet::new();
     let mut missing_memories = 0;
     for r in &active {
-        if cache.get(&model, &r.content_hash)?.is_none() {
+        if cache.get(&space, &r.content_hash)?.is_none() {
             missing_memories += 1;
             if seen.insert(r.content_hash) {
                 missing.push((r.content_hash, r.text.clone()));
@@ -273,7 +282,10 @@ pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) 
         }
     }
     let mut report = EmbedReport {
-        model: model.clone(),
+        model,
+        document_prompt: prompts.document.clone(),
+        query_prompt: prompts.query.clone(),
+        input_type: prompts.input_type,
         dry_run,
         active: active.len(),
         already: active.len() - missing_memories,
@@ -286,10 +298,10 @@ pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) 
     }
     for chunk in missing.chunks(64) {
         let texts: Vec<String> = chunk.iter().map(|(_, t)| t.clone()).collect();
-        match models.embed_texts(&texts) {
+        match models.embed_texts(&texts, EmbedSide::Document) {
             Some(Ok(vs)) if vs.len() == texts.len() => {
                 let items: Vec<(Hash, Vec<f32>)> = chunk.iter().map(|(h, _)| *h).zip(vs).collect();
-                cache.put_all(&model, &items)?;
+                cache.put_all(&space, &items)?;
                 report.embedded += items.len();
             }
             Some(Ok(_)) => {

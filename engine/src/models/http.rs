@@ -208,13 +208,18 @@ pub async fn chat(
         .ok_or_else(|| CallError::Malformed(format!("no {SHAPE} in the answer")))
 }
 
-/// Embeddings of `texts`, in order.
+/// Embeddings of `texts`, in order; `input_type`, when given, is sent with them (for servers
+/// that apply the model's prompt themselves).
 pub async fn embed(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     texts: &[String],
+    input_type: Option<&str>,
 ) -> Result<Vec<Vec<f32>>, CallError> {
-    let body = json!({ "model": endpoint.model, "input": texts });
+    let mut body = json!({ "model": endpoint.model, "input": texts });
+    if let Some(side) = input_type {
+        body["input_type"] = json!(side);
+    }
     let reply: EmbeddingsReply = post(client, endpoint, "embeddings", &body, "data array of embeddings").await?;
     let count = reply.data.len();
     let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];

@@ -10,14 +10,16 @@ pub mod embed;
 pub mod http;
 pub mod judge;
 pub mod llm;
+pub mod prompts;
 
 use std::sync::Arc;
 
 use memledger_projector::beliefs::MemoryRecord;
 use memledger_schemas::{MemoryId, MemoryType, ModelVerdict, Timestamp};
 
-pub use config::{Endpoint, ModelConfig};
+pub use config::{Endpoint, ModelConfig, PromptSettings};
 pub use http::CallError;
+pub use prompts::{EmbedPrompts, EmbedSide};
 
 use crate::classify::Classification;
 use crate::error::EngineError;
@@ -86,12 +88,26 @@ impl Answer<llm::PairVerdict> {
 /// The configured models and the client that reaches them. Built once per open store.
 pub struct Models {
     config: ModelConfig,
+    /// The embedder's prompts (none without an embedder).
+    prompts: EmbedPrompts,
     http: Http,
 }
 
 impl Models {
     pub fn new(config: ModelConfig) -> Self {
-        Models { config, http: Http::new() }
+        let prompts = config.embed.as_ref().map(|e| config.embed_prompts.for_model(&e.model)).unwrap_or_default();
+        Models { config, prompts, http: Http::new() }
+    }
+
+    /// The prompts the embedder is sent (`models::prompts`).
+    pub fn embed_prompts(&self) -> &EmbedPrompts {
+        &self.prompts
+    }
+
+    /// What the stored vectors of the configured embedder are known by: its model and the
+    /// document prompt ([`EmbedPrompts::document_space`]); the vector cache's key.
+    pub fn embed_space(&self) -> Option<String> {
+        self.embedder().map(|e| self.prompts.document_space(&e.model))
     }
 
     pub fn config(&self) -> &ModelConfig {
@@ -166,17 +182,20 @@ impl Models {
         self.ask_all(prompts, llm::parse_pair_verdict)
     }
 
-    /// Embed `texts` with the embedder, in one request per batch of 64.
-    pub fn embed_texts(&self, texts: &[String]) -> Option<Result<Vec<Vec<f32>>, CallError>> {
+    /// Embed `texts` as `side` of a search (its prompt put before each), in one request per
+    /// batch of 64.
+    pub fn embed_texts(&self, texts: &[String], side: EmbedSide) -> Option<Result<Vec<Vec<f32>>, CallError>> {
         let endpoint = self.config.embed.clone()?;
         if texts.is_empty() {
             return Some(Ok(Vec::new()));
         }
         let client = self.http.client();
+        let input_type = self.prompts.input_type.then(|| side.input_type());
+        let prompted: Vec<String> = texts.iter().map(|t| self.prompts.apply(side, t)).collect();
         let run = async move {
-            let mut out = Vec::with_capacity(texts.len());
-            for chunk in texts.chunks(64) {
-                out.extend(http::embed(&client, &endpoint, chunk).await?);
+            let mut out = Vec::with_capacity(prompted.len());
+            for chunk in prompted.chunks(64) {
+                out.extend(http::embed(&client, &endpoint, chunk, input_type).await?);
             }
             Ok::<_, CallError>(out)
         };
@@ -249,7 +268,7 @@ impl Models {
     /// What to say when a store opens: settings that were ignored, an embedding model change.
     pub fn open_notes(&self, store: &memledger_ledger::store::Store) -> Vec<String> {
         let mut notes = self.config.notes.clone();
-        notes.extend(embed::model_change_note(store, self.config.embed.as_ref().map(|e| e.model.as_str())));
+        notes.extend(embed::model_change_note(store, self.embed_space().as_deref()));
         notes
     }
 }

@@ -106,6 +106,19 @@ impl Analysis {
     pub fn index_terms(&self) -> &[String] {
         self.terms.get_or_init(|| index_terms_of(self))
     }
+
+    /// Whether the text says when: a clock time, a date, a weekday, a month, a day word (today,
+    /// yesterday…), a year (a number from 1900 to 2099), or a span of days, weeks, months or years
+    /// ("4 years", "last week"). What a question about time wants of a memory (`recall`).
+    pub fn states_time(&self) -> bool {
+        const SPANS: [&str; 4] = ["day", "week", "month", "year"];
+        self.items.iter().any(|item| match item.kind {
+            Kind::Value(ValCat::Time | ValCat::Date | ValCat::Weekday | ValCat::Month | ValCat::RelDay, _) => true,
+            Kind::Value(ValCat::Quantity, Unit(u)) => SPANS.contains(&u),
+            Kind::Value(ValCat::Number, _) => item.key.parse::<u32>().is_ok_and(|y| (1900..2100).contains(&y)),
+            _ => false,
+        }) || self.stems.iter().any(|s| unit(s).is_some_and(|u| SPANS.contains(&u)))
+    }
 }
 
 /// A text's stems, sorted and each once: a set that takes no more memory than its strings
