@@ -1,5 +1,5 @@
 //! The offline lexical pair classifier: decides whether an incoming memory restates, complements,
-//! contradicts or has nothing to do with a stored one, with no model at all (DESIGN.md §5,
+//! contradicts or has nothing to do with a stored one, with no model at all (docs/design.md §5,
 //! docs/adr/0003-lexical-rules.md). It starts from the Ankita rules (content words, prefix match,
 //! max(Jaccard, containment), merge and conflict bands) and adds evidence features that a bag of
 //! words throws away: polarity (negation), value tokens (numbers, versions, dates, weekdays,
