@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-exec cargo test --release --workspace --locked "$@"
+# A throwaway PostgreSQL and NATS server for the shared-ledger tests, stopped on exit.
+source scripts/services.sh
+cargo test --release --workspace --locked "$@"

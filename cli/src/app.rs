@@ -24,6 +24,10 @@ pub struct Cli {
     /// The store directory (created on first write).
     #[arg(long, global = true, env = "MEMLEDGER_DIR", value_name = "PATH")]
     pub dir: Option<PathBuf>,
+    /// A shared ledger (postgres://…) that the store copies and appends through, for a team's
+    /// machines; the store directory keeps this machine's views (docs/shared-ledger.md).
+    #[arg(long, global = true, env = "MEMLEDGER_LEDGER_URL", value_name = "URL")]
+    pub ledger: Option<String>,
     /// Machine-readable output: one JSON object (JSON Lines for log, export, classify --pairs, save --from).
     #[arg(long, global = true)]
     pub json: bool,
@@ -62,6 +66,7 @@ pub enum Command {
     Log(commands::log::Args),
     Export(commands::export::Args),
     Import(commands::import::Args),
+    Migrate(commands::migrate::Args),
     Rebuild(commands::rebuild::Args),
     Verify(commands::verify::Args),
     Stats(commands::stats::Args),
@@ -83,6 +88,8 @@ pub struct Context {
     pub no_server: bool,
     /// Start a server when none runs: after how long idle it exits.
     pub autostart: Option<Duration>,
+    /// The shared ledger's URL (`--ledger`, `MEMLEDGER_LEDGER_URL`, `ledger` in the config file).
+    pub ledger: Option<String>,
 }
 
 impl Context {
@@ -117,7 +124,8 @@ impl Context {
     /// The store for a command run here: created for a command that creates it; for any other,
     /// a store that does not exist yet answers as an empty one (with a note in human mode).
     pub fn open_for(&self, call: &Call, out: &mut Output) -> Result<crate::backend::Opened, CliError> {
-        if call.creates() {
+        // With a shared ledger the store is this machine's copy: made on first use.
+        if call.creates() || self.ledger.is_some() {
             return self.open_direct(true).map(crate::backend::Opened::Store);
         }
         match self.open_existing() {
@@ -131,7 +139,7 @@ impl Context {
                 }
                 let dir = std::env::temp_dir()
                     .join(format!("memledger-empty-{}", memledger_schemas::MemoryId::random().hex()));
-                let options = OpenOptions { create: true, wait: self.wait };
+                let options = OpenOptions { create: true, wait: self.wait, shared: None };
                 match Memledger::open_with(&dir, &options, self.engine_config()) {
                     Ok(ml) => Ok(crate::backend::Opened::Empty { ml: Box::new(ml), dir }),
                     Err(e) => {
@@ -161,9 +169,19 @@ impl Context {
         memledger_engine::models::ModelConfig::from_lookup(crate::config::model_setting)
     }
 
+    /// The shared ledger, connected, when one is configured.
+    pub fn shared_ledger(&self) -> Result<Option<std::sync::Arc<dyn memledger_engine::EventLog>>, CliError> {
+        match &self.ledger {
+            None => Ok(None),
+            Some(url) => {
+                memledger_engine::connect_shared_ledger(url).map(Some).map_err(|e| CliError::from(EngineError::Open(e)))
+            }
+        }
+    }
+
     /// Open the store in this process; `create` for commands that write.
     pub fn open_direct(&self, create: bool) -> Result<Memledger, CliError> {
-        let options = OpenOptions { create, wait: self.wait };
+        let options = OpenOptions { create, wait: self.wait, shared: self.shared_ledger()? };
         // Models over HTTP come from the environment (docs/models.md); none: the offline path.
         let config = self.engine_config();
         let ml = Memledger::open_with(&self.dir, &options, config).map_err(|e| match e {
@@ -240,6 +258,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         wait: Duration::from_secs_f64(cli.wait),
         no_server,
         autostart: autostart.then_some(idle),
+        ledger: cli.ledger.clone().or_else(|| crate::config::get().ledger.clone()),
     };
     let mut out = Output::stdout(ctx.json);
     let result = match cli.command {
@@ -258,6 +277,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Log(a) => commands::log::run(&ctx, a, &mut out),
         Command::Export(a) => commands::export::run(&ctx, a, &mut out),
         Command::Import(a) => commands::import::run(&ctx, a, &mut out),
+        Command::Migrate(a) => commands::migrate::run(&ctx, a, &mut out),
         Command::Rebuild(a) => commands::rebuild::run(&ctx, a, &mut out),
         Command::Verify(a) => commands::verify::run(&ctx, a, &mut out),
         Command::Stats(a) => commands::stats::run(&ctx, a, &mut out),

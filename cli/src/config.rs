@@ -7,6 +7,7 @@
 //! ```toml
 //! dir = "/home/me/.local/share/memledger"   # MEMLEDGER_DIR, --dir
 //! actor = "cli:me"                          # --actor
+//! ledger = "postgres://me@db.internal/memledger"  # MEMLEDGER_LEDGER_URL, --ledger
 //! [save]
 //! scope = "team:payments"                   # MEMLEDGER_SCOPE, --scope
 //! type = "fact"                             # MEMLEDGER_TYPE, --type
@@ -28,6 +29,8 @@ use serde::Deserialize;
 pub struct Config {
     pub dir: Option<PathBuf>,
     pub actor: Option<String>,
+    /// The shared ledger's URL (docs/shared-ledger.md).
+    pub ledger: Option<String>,
     #[serde(default)]
     pub save: SaveDefaults,
     /// Model settings by the lower-case name of their variable without `MEMLEDGER_`.

@@ -1,7 +1,8 @@
 //! The CLI's end-to-end tests, one binary: each module runs `memledger` as a process on a
 //! temporary store (docs/cli.md is the contract they check); `support` is what they share. The
 //! contract tests of `cli.rs` run twice, directly (`cli`) and through a server
-//! (`cli_server::cli`); `server`, `schemathesis` and `ui` run a real `memledger serve`.
+//! (`cli_server::cli`); `server`, `schemathesis` and `ui` run a real `memledger serve`; `shared`
+//! runs machines on one shared ledger on a real PostgreSQL.
 
 mod support;
 
@@ -22,6 +23,7 @@ mod recall;
 mod schemathesis;
 mod server;
 mod ui;
+mod shared;
 
 /// Every file in cli/tests/ is one of the modules above.
 #[test]

@@ -114,6 +114,8 @@ pub enum BadInput {
     MergeNeedsText,
     #[error("memory {0} is already erased")]
     AlreadyErased(String),
+    #[error("erase works on a store's own ledger only: a shared ledger's events cannot be blanked yet")]
+    EraseOnSharedLedger,
     #[error("no view named {name:?} (views: {known})")]
     UnknownView { name: String, known: String },
     #[error("recall needs a query: some words to look for")]

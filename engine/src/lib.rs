@@ -41,6 +41,8 @@ pub use error::{EngineError, Exit};
 pub use input::{SaveRequest, ValidSave};
 pub use memledger::{Durability, Memledger, Snapshot};
 pub use memledger_ledger::OpenOptions;
+pub use memledger_ledger::shared::{READ_CHUNK, connect as connect_shared_ledger};
+pub use memledger_ledger::{CopyReport, EventLog};
 pub use memledger_ledger::{OpenError, Stream, read_stream};
 pub use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
 pub use pipeline::{Outcome, PreparedSave, SaveResult};

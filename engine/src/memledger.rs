@@ -31,7 +31,7 @@ use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
 use crate::erase::EraseResult;
-use crate::error::{BadInput, EngineError};
+use crate::error::{BadInput, Conflict, EngineError};
 use crate::index::{Index, activeness_of};
 use crate::input::{SaveRequest, validate_actor, validate_text};
 use crate::models::Models;
@@ -73,6 +73,9 @@ pub struct Memledger {
     /// replay a long write-ahead log.
     written: AtomicU64,
 }
+
+/// How many times a save decides again when another machine moved the shared ledger's head.
+const SHARED_REDECISIONS: u32 = 32;
 
 /// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
 /// a longer log would make the next command's open slow to replay it.
@@ -245,6 +248,25 @@ impl Memledger {
         }
     }
 
+    /// Copy what other machines appended to the shared ledger and bring the views and the text
+    /// index along (nothing to do for a store of its own). Under the write lock.
+    fn follow_shared(&self) -> Result<(), EngineError> {
+        if self.ledger.catch_up_shared()? > 0 {
+            let caught_up = self.views.catch_up(&self.ledger);
+            self.index.reset(&self.ledger)?;
+            caught_up?;
+        }
+        Ok(())
+    }
+
+    /// Catch up with the shared ledger now (a long-running process between commands: a server,
+    /// `export --follow`). Returns the head seq.
+    pub fn catch_up(&self) -> Result<u64, EngineError> {
+        let _guard = self.lock();
+        self.follow_shared()?;
+        Ok(self.ledger.head().seq)
+    }
+
     /// Catch the text index up when the views moved without it: an import, the scratch store of
     /// an as-of read, or a deferred group not yet synced.
     fn text_index_current(&self) -> Result<(), EngineError> {
@@ -312,29 +334,44 @@ impl Memledger {
         if self.index.needs_reset(self.config.term_cache_max_ids) {
             self.index.reset(&self.ledger)?;
         }
-        if let Some(key) = &save.idempotency_key
-            && let Some(range) = self.ledger.idempotent(key)?
-        {
-            return summarize(self.reader(), &self.ledger.range(range)?, true);
-        }
-        let head = self.ledger.head().seq;
+        // With a shared ledger another machine may move the head while this one decides: the
+        // save catches up and decides again, a bounded number of times (model calls, if any,
+        // are made again too, and never inside the shared ledger's transaction).
         let said = |result: Result<SaveResult, EngineError>| {
             result.map(|r| SaveResult { private_spans_removed: private_spans, ..r })
         };
-        let planner = Planner {
-            reader: self.reader(),
-            index: &self.index,
-            analyses: &self.analyses,
-            models: &self.models,
-            config: &self.config,
-        };
-        let plan = planner.plan_save(&prepared, head)?;
-        let mut meta = CommandMeta::new(actor);
-        meta.idempotency_key = save.idempotency_key.clone();
-        said(match self.commit_with(head, &meta, plan, durability)? {
-            CommitResult::Committed(events) => summarize(self.reader(), &events, false),
-            CommitResult::Replayed(range) => summarize(self.reader(), &self.ledger.range(range)?, true),
-        })
+        let mut attempt = 0;
+        loop {
+            self.follow_shared()?;
+            if let Some(key) = &save.idempotency_key
+                && let Some(range) = self.ledger.idempotent(key)?
+            {
+                return summarize(self.reader(), &self.ledger.range(range)?, true);
+            }
+            let head = self.ledger.head().seq;
+            let planner = Planner {
+                reader: self.reader(),
+                index: &self.index,
+                analyses: &self.analyses,
+                models: &self.models,
+                config: &self.config,
+            };
+            let plan = planner.plan_save(&prepared, head)?;
+            let mut meta = CommandMeta::new(actor.clone());
+            meta.idempotency_key = save.idempotency_key.clone();
+            match self.commit_with(head, &meta, plan, durability) {
+                Ok(CommitResult::Committed(events)) => return said(summarize(self.reader(), &events, false)),
+                Ok(CommitResult::Replayed(range)) => {
+                    return said(summarize(self.reader(), &self.ledger.range(range)?, true));
+                }
+                Err(EngineError::Conflict(Conflict::HeadMoved { .. }))
+                    if self.ledger.is_shared() && attempt < SHARED_REDECISIONS =>
+                {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 
@@ -352,6 +389,7 @@ impl Memledger {
         let actor = validate_actor(actor)?;
         let text = validate_text(text)?;
         let _guard = self.lock();
+        self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version)?;
         result.seqs = self.commit(head, actor, events)?.seqs();
@@ -362,6 +400,7 @@ impl Memledger {
     pub fn forget(&self, id: MemoryId, reason: Option<String>, actor: &str) -> Result<ForgetResult, EngineError> {
         let actor = validate_actor(actor)?;
         let _guard = self.lock();
+        self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_forget(self.reader(), id, reason)?;
         result.seqs = self.commit(head, actor, events)?.seqs();
@@ -380,6 +419,9 @@ impl Memledger {
         actor: &str,
     ) -> Result<EraseResult, EngineError> {
         let actor = validate_actor(actor)?;
+        if self.ledger.is_shared() {
+            return Err(BadInput::EraseOnSharedLedger.into());
+        }
         let _guard = self.lock();
         let head = self.ledger.head().seq;
         let mut plan = crate::erase::plan_erase(&self.ledger, id, lineage)?;
@@ -442,6 +484,7 @@ impl Memledger {
         };
         let by = by.unwrap_or_else(|| format!("person:{actor}"));
         let _guard = self.lock();
+        self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_resolve(self.reader(), id, action, merge_text, note, by)?;
         result.seqs = self.commit(head, actor, events)?.seqs();
@@ -453,6 +496,7 @@ impl Memledger {
     pub fn revert(&self, id: ConflictId, actor: &str) -> Result<ResolveResult, EngineError> {
         let actor = validate_actor(actor)?;
         let _guard = self.lock();
+        self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_revert(self.reader(), id)?;
         result.seqs = self.commit(head, actor, events)?.seqs();
@@ -465,6 +509,7 @@ impl Memledger {
         let actor = validate_actor(actor)?;
         let mut open = |incoming: &MemoryRecord, candidate: &MemoryRecord, class: &Classification, model| {
             let _guard = self.lock();
+            self.follow_shared()?;
             let head = self.ledger.head().seq;
             let Some((conflict_id, events)) =
                 scan::plan_open_scanned(self.reader(), incoming, candidate, class, model, "found by conflicts scan")?

@@ -21,6 +21,10 @@ pub enum LedgerError {
     Inconsistent(String),
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+    /// The shared ledger (crate::shared) failed or could not be reached; for an append, nothing
+    /// was acknowledged.
+    #[error("shared ledger at {location}: {message}")]
+    Shared { location: String, message: String },
 }
 
 /// Opening a store failed.
@@ -38,6 +42,9 @@ pub enum OpenError {
     /// RocksDB refused to open the store; `file` is the damaged file when its info log names one.
     #[error("{} is not a usable memledger store: {source}{}", path.display(), in_file(file))]
     Refused { path: PathBuf, source: rocksdb::Error, file: Option<String> },
+    /// The shared ledger's URL or its tables cannot be used.
+    #[error("shared ledger at {location}: {reason}")]
+    Shared { location: String, reason: String },
     #[error(transparent)]
     Storage(#[from] LedgerError),
 }

@@ -48,6 +48,12 @@ impl Ledger {
 
     /// Import a stream already read and checked by [`read_stream`].
     pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, ImportError> {
+        if let Some(log) = self.shared() {
+            // Into the shared log, which orders it; this store copies the result.
+            let report = log.import_stream(stream)?;
+            self.catch_up_shared()?;
+            return Ok(report);
+        }
         let stream = stream.events;
         let read = stream.len() as u64;
         // 3. Under the append lock: it must share this store's prefix.
@@ -74,7 +80,6 @@ impl Ledger {
         let mut already_present = 0;
         let mut batch = Batch::default();
         let mut next = *head;
-        let mut open_key: Option<(String, memledger_schemas::CorrelationId, SeqRange)> = None;
         for (_, event) in &stream {
             if event.seq <= head.seq {
                 let stored = EventsTable::get(self.store(), event.seq)?;
@@ -87,25 +92,11 @@ impl Ledger {
                 already_present += 1;
                 continue;
             }
-            // Idempotency keys travel with the stream: a key names its command's seq range.
-            match &mut open_key {
-                Some((_, corr, range)) if *corr == event.correlation_id && event.idempotency_key.is_none() => {
-                    range.last = event.seq;
-                }
-                _ => {
-                    if let Some((key, _, range)) = open_key.take() {
-                        IdempotencyTable::put(&mut batch, &key, range);
-                    }
-                    if let Some(key) = &event.idempotency_key {
-                        open_key =
-                            Some((key.clone(), event.correlation_id, SeqRange { first: event.seq, last: event.seq }));
-                    }
-                }
-            }
             EventsTable::put(&mut batch, event);
             next = Head { seq: event.seq, hash: event.hash };
         }
-        if let Some((key, _, range)) = open_key.take() {
+        let new_events = stream.iter().map(|(_, e)| e).filter(|e| e.seq > head.seq);
+        for (key, range) in idempotency_ranges(new_events) {
             IdempotencyTable::put(&mut batch, &key, range);
         }
         let appended = next.seq - head.seq;
@@ -119,6 +110,27 @@ impl Ledger {
         }
         Ok(ImportReport { read, already_present, appended, head_seq: head.seq })
     }
+}
+
+/// The idempotency keys of consecutive events, each with its command's seqs: a key is on the
+/// first event of its command, whose later events share its correlation id and carry no key.
+pub fn idempotency_ranges<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<(String, SeqRange)> {
+    let mut out: Vec<(String, SeqRange)> = Vec::new();
+    let mut open: Option<(memledger_schemas::CorrelationId, usize)> = None;
+    for event in events {
+        match open {
+            Some((corr, at)) if corr == event.correlation_id && event.idempotency_key.is_none() => {
+                out[at].1.last = event.seq;
+            }
+            _ => {
+                open = event.idempotency_key.as_ref().map(|key| {
+                    out.push((key.clone(), SeqRange { first: event.seq, last: event.seq }));
+                    (event.correlation_id, out.len() - 1)
+                });
+            }
+        }
+    }
+    out
 }
 
 /// A parsed event stream whose chain has been checked: consecutive seqs, each event linked to the
@@ -137,6 +149,10 @@ impl Stream {
 
     pub fn len(&self) -> usize {
         self.events.len()
+    }
+    /// The events, in order.
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.events.iter().map(|(_, e)| e)
     }
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()

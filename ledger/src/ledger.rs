@@ -1,29 +1,43 @@
 //! The `Ledger`: appends against an expected head, idempotency keys, reads and scans.
 
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, MemoryErased, Timestamp};
 
 use crate::error::{AppendError, LedgerError, OpenError};
+use crate::shared::{EventLog, READ_CHUNK, link_problem};
 use crate::store::{Batch, CF_EVENTS, Store, Table};
 use crate::tables::{EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
 pub use crate::tables::{Head, SeqRange};
 
 /// How to open a store.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct OpenOptions {
     /// Create the store when it does not exist.
     pub create: bool,
     /// How long to wait for another process's lock.
     pub wait: Duration,
+    /// The shared log this store copies and appends through (crate::shared), if any: the
+    /// store's `events` table then holds a verified copy of that log's events.
+    pub shared: Option<Arc<dyn EventLog>>,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { create: true, wait: Duration::from_secs(10) }
+        OpenOptions { create: true, wait: Duration::from_secs(10), shared: None }
+    }
+}
+
+impl std::fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("create", &self.create)
+            .field("wait", &self.wait)
+            .field("shared", &self.shared.as_ref().map(|log| log.location()))
+            .finish()
     }
 }
 
@@ -79,6 +93,8 @@ pub struct Ledger {
     /// append (a second key for every append, where one per sync is enough); on open, the events
     /// after the record are followed link by link. Only changed under the `head` lock.
     pub(crate) record_behind: AtomicBool,
+    /// The shared log that orders appends, when the store copies one (crate::shared).
+    shared: Option<Arc<dyn EventLog>>,
 }
 
 impl Ledger {
@@ -104,12 +120,106 @@ impl Ledger {
             path: path.into(),
             reason: format!("{reason}: the store is damaged after its last synced write"),
         })?;
-        Ok(Ledger {
+        let ledger = Ledger {
             store,
             head: Mutex::new(head),
             last_recorded_at: Mutex::new(None),
             record_behind: AtomicBool::new(head != recorded),
-        })
+            shared: options.shared.clone(),
+        };
+        if let Some(log) = &ledger.shared {
+            ledger.attach(path, log.as_ref())?;
+        }
+        Ok(ledger)
+    }
+
+    /// Check that this store copies `log` (or holds nothing yet, and from now on does), that
+    /// the log holds everything the store does, and catch up with it.
+    fn attach(&self, path: &Path, log: &dyn EventLog) -> Result<(), OpenError> {
+        let unusable = |reason: String| OpenError::Unusable { path: path.into(), reason };
+        let id = log.log_id()?;
+        let head = self.head();
+        match MetaTable::shared_log(&self.store)? {
+            Some(copied) if copied == id => {}
+            Some(copied) => {
+                return Err(unusable(format!(
+                    "it copies another shared ledger (id {copied}), not the one at {} (id {id})",
+                    log.location()
+                )));
+            }
+            None if head.seq > 0 => {
+                return Err(unusable(format!(
+                    "it holds a ledger of its own ({} events); `memledger migrate --to URL` copies it into an \
+                     empty shared ledger",
+                    head.seq
+                )));
+            }
+            None => {
+                let mut batch = Batch::default();
+                MetaTable::put_shared_log(&mut batch, &id);
+                self.store.write(batch, true)?;
+            }
+        }
+        let shared_head = log.head()?;
+        if shared_head.seq < head.seq {
+            return Err(unusable(format!(
+                "it holds {} events but the shared ledger at {} only {} (restored from an older backup?)",
+                head.seq,
+                log.location(),
+                shared_head.seq
+            )));
+        }
+        self.catch_up_shared()?;
+        Ok(())
+    }
+
+    /// Whether appends go through a shared log, so that other machines may move the head.
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// The shared log, if the store copies one.
+    pub fn shared(&self) -> Option<&Arc<dyn EventLog>> {
+        self.shared.as_ref()
+    }
+
+    /// Copy the events other machines appended to the shared log since this store's head, each
+    /// checked to follow the one before (seq, `prev_hash`, hash). Returns how many; none
+    /// without a shared log.
+    pub fn catch_up_shared(&self) -> Result<u64, LedgerError> {
+        let Some(log) = &self.shared else { return Ok(0) };
+        let mut copied = 0;
+        loop {
+            let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+            let events = log.read(head.seq + 1, READ_CHUNK)?;
+            if events.is_empty() {
+                return Ok(copied);
+            }
+            copied += events.len() as u64;
+            self.copy_in(&mut head, &events)?;
+        }
+    }
+
+    /// Write events of the shared log that follow `head` into this store's copy. Unsynced: the
+    /// shared log is the record, and a copy that lost its tail reads it again.
+    fn copy_in(&self, head: &mut Head, events: &[Event]) -> Result<(), LedgerError> {
+        let Some(last) = events.last() else { return Ok(()) };
+        let mut batch = Batch::with_capacity(events.len() * 640 + 64);
+        let mut next = *head;
+        for event in events {
+            if let Some(problem) = link_problem(next, event) {
+                return Err(LedgerError::Inconsistent(format!(
+                    "the shared ledger's events do not follow this store's copy: {problem}"
+                )));
+            }
+            EventsTable::put(&mut batch, event);
+            next = Head { seq: event.seq, hash: event.hash };
+        }
+        MetaTable::put_head(&mut batch, next);
+        self.store.write(batch, false)?;
+        *head = next;
+        *self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.recorded_at);
+        Ok(())
     }
 
     /// The head after `recorded`: unsynced appends that reached the log before the process
@@ -145,9 +255,16 @@ impl Ledger {
         *self.head.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The committed seqs of an idempotency key, if any.
+    /// The committed seqs of an idempotency key, if any. With a shared log, the log answers
+    /// (another machine may have committed the key), and a range this store has not copied yet
+    /// is copied before the answer.
     pub fn idempotent(&self, key: &str) -> Result<Option<SeqRange>, LedgerError> {
-        IdempotencyTable::get(&self.store, key)
+        let Some(log) = &self.shared else { return IdempotencyTable::get(&self.store, key) };
+        let range = log.idempotent(key)?;
+        if range.is_some_and(|r| r.last > self.head().seq) {
+            self.catch_up_shared()?;
+        }
+        Ok(range)
     }
 
     /// Append one command's events in one synced write, if the head is still `expected_head`.
@@ -205,6 +322,26 @@ impl Ledger {
         if head.seq != expected_head {
             return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
         }
+        if let Some(log) = &self.shared {
+            // The shared log orders the append and makes it durable; this store copies it.
+            let results = log.append_group(expected_head, commands)?;
+            let written: Vec<Event> = results
+                .iter()
+                .filter_map(|r| match r {
+                    Appended::Committed(events) => Some(events.iter().cloned()),
+                    Appended::Replayed(_) => None,
+                })
+                .flatten()
+                .collect();
+            self.copy_in(&mut head, &written)?;
+            let replayed_past_head =
+                results.iter().any(|r| matches!(r, Appended::Replayed(range) if range.last > head.seq));
+            drop(head);
+            if replayed_past_head {
+                self.catch_up_shared()?;
+            }
+            return Ok(results);
+        }
         // A typical event is 200–600 bytes stored; the head record and idempotency keys are small.
         let events_in_group: usize = commands.iter().map(|(_, events)| events.len()).sum();
         let mut batch = Batch::with_capacity(events_in_group * 640 + 128);
@@ -230,20 +367,7 @@ impl Ledger {
             let first = next.seq + 1;
             let mut written = Vec::with_capacity(events.len());
             for (i, new) in events.into_iter().enumerate() {
-                let mut event = Event {
-                    seq: next.seq + 1,
-                    event_id: EventId::random(),
-                    format: CURRENT_FORMAT,
-                    recorded_at,
-                    actor: meta.actor.clone(),
-                    correlation_id: meta.correlation_id,
-                    causation: new.causation,
-                    idempotency_key: if i == 0 { meta.idempotency_key.clone() } else { None },
-                    prev_hash: next.hash,
-                    hash: Hash::GENESIS,
-                    erased: None,
-                    body: new.body,
-                };
+                let mut event = unsealed(next, recorded_at, &meta, i, new);
                 EventsTable::put_sealed(&mut batch, &mut event);
                 next = Head { seq: event.seq, hash: event.hash };
                 written.push(event);
@@ -388,6 +512,24 @@ impl Ledger {
             let (k, v) = item?;
             EventsTable::decode_row_unless(&k, &v, skip).map_err(unreadable)
         }))
+    }
+}
+
+/// The `i`th event of a command, to follow `prev`: its hash is set when it is sealed.
+pub(crate) fn unsealed(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, i: usize, new: NewEvent) -> Event {
+    Event {
+        seq: prev.seq + 1,
+        event_id: EventId::random(),
+        format: CURRENT_FORMAT,
+        recorded_at,
+        actor: meta.actor.clone(),
+        correlation_id: meta.correlation_id,
+        causation: new.causation,
+        idempotency_key: if i == 0 { meta.idempotency_key.clone() } else { None },
+        prev_hash: prev.hash,
+        hash: Hash::GENESIS,
+        erased: None,
+        body: new.body,
     }
 }
 

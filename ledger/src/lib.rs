@@ -1,5 +1,5 @@
 //! The ledger: memledger's only source of truth, an append-only, hash-chained event log in
-//! RocksDB.
+//! RocksDB, or shared by many machines on PostgreSQL (`shared`, `postgres`).
 //!
 //! Appends are one synced `WriteBatch` (events, idempotency key, head) made against an expected
 //! head; a moved head is a `Conflict` value, never a lost write. The same store holds the column
@@ -10,7 +10,9 @@ mod batch;
 pub mod error;
 pub mod exchange;
 pub mod ledger;
+pub mod postgres;
 mod read_cache;
+pub mod shared;
 pub mod store;
 pub mod tables;
 pub mod verify;
@@ -19,4 +21,5 @@ mod write_behind;
 pub use error::{AppendError, ImportError, LedgerError, OpenError};
 pub use exchange::{ImportReport, Stream, read_stream};
 pub use ledger::{Appended, CommandMeta, Head, Ledger, NewEvent, OpenOptions, SeqRange};
+pub use shared::{CopyReport, EventLog};
 pub use verify::VerifyReport;

@@ -109,11 +109,13 @@ impl Head {
 
 /// `meta`: `b"head"` → seq (u64 BE) ‖ hash (32 bytes); `b"store_format"` → u16 BE;
 /// `b"purge"` → the seq (u64 BE) of an erasure whose old bytes may still be in the store's files.
+/// `b"shared_log"` → the id (UTF-8) of the shared log the store copies, when it copies one.
 pub struct MetaTable;
 
 const HEAD_KEY: &[u8] = b"head";
 const PURGE_KEY: &[u8] = b"purge";
 const STORE_FORMAT_KEY: &[u8] = b"store_format";
+const SHARED_LOG_KEY: &[u8] = b"shared_log";
 /// The layout version of the tables above.
 pub const STORE_FORMAT: u16 = 1;
 
@@ -157,5 +159,18 @@ impl MetaTable {
 
     pub fn store_format(store: &Store) -> Result<Option<u16>, LedgerError> {
         Ok(store.get(CF_META, STORE_FORMAT_KEY)?.and_then(|v| v.try_into().ok().map(u16::from_be_bytes)))
+    }
+
+    pub fn put_shared_log(batch: &mut Batch, id: &str) {
+        batch.put(CF_META, SHARED_LOG_KEY, id.as_bytes());
+    }
+
+    pub fn shared_log(store: &Store) -> Result<Option<String>, LedgerError> {
+        match store.get(CF_META, SHARED_LOG_KEY)? {
+            None => Ok(None),
+            Some(v) => String::from_utf8(v)
+                .map(Some)
+                .map_err(|_| LedgerError::Inconsistent("the shared log's id is not UTF-8".into())),
+        }
     }
 }

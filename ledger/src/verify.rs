@@ -34,7 +34,11 @@ impl Ledger {
     /// the head record names an event of the chain (the last one, or an earlier one when
     /// unsynced appends followed it: see [`Ledger::sync`]). An erased event must name a later
     /// erasure that names it back, recorded at the time and by the actor it says.
+    /// With a shared log, the store first copies what it lacks, and its copy must agree with the
+    /// log's head.
     pub fn verify(&self) -> Result<VerifyReport, LedgerError> {
+        self.catch_up_shared()?;
+        let shared_head = self.shared().map(|log| log.head()).transpose()?;
         let head = self.head();
         let record = MetaTable::head(self.store())?;
         let mut hash_at_record = (record.seq == 0).then_some(Hash::GENESIS);
@@ -116,6 +120,13 @@ impl Ledger {
                     format!("the ledger's head is seq {} but the chain ends at seq {events}", head.seq),
                 ));
             }
+        }
+        if bad.is_none()
+            && let Some(shared) = shared_head
+            && shared.seq <= events
+            && self.get(shared.seq)?.map(|e| e.hash) != Some(shared.hash)
+        {
+            bad = Some((shared.seq, format!("this store's copy differs from the shared ledger at seq {}", shared.seq)));
         }
         Ok(VerifyReport {
             ok: bad.is_none(),

@@ -1,10 +1,11 @@
 //! The ledger's tests, one binary: appends, idempotency, export and import (`ledger`), what a
-//! damaged store reports (`corruption`), and processes racing to create one store
-//! (`create_race`).
+//! damaged store reports (`corruption`), processes racing to create one store (`create_race`),
+//! and the shared ledger on a real PostgreSQL (`postgres`).
 
 mod corruption;
 mod create_race;
 mod ledger;
+mod postgres;
 
 /// Every file in ledger/tests/ is one of the modules above.
 #[test]

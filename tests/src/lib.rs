@@ -1,5 +1,8 @@
 //! Cross-crate end-to-end tests live in tests/tests/. This library is what every crate's test
-//! binary shares: where its package is, and the check that no test file is left out of it.
+//! binary shares: where its package is, the check that no test file is left out of it, and the
+//! servers the shared-ledger tests use ([`services`]).
+
+pub mod services;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

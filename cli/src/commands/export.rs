@@ -9,8 +9,12 @@ use memledger_engine::error::Exit;
 /// Example: memledger export -o backup.jsonl
 #[derive(clap::Args, Debug)]
 pub struct Args {
+    /// The first seq to export (resume a stream with the last seq it printed, plus one).
     #[arg(long, default_value_t = 1)]
     pub since: u64,
+    /// Keep printing events as they are appended, one JSON line each, until the reader goes away.
+    #[arg(long, conflicts_with = "output")]
+    pub follow: bool,
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
 }
@@ -48,6 +52,9 @@ impl Source {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    if args.follow {
+        return follow(ctx, args.since, out);
+    }
     let (mut source, total) = match ctx.server(false)? {
         Some(server) => (Source::Server(server), None),
         None => {
@@ -80,4 +87,14 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Ok(())
         }
     }
+}
+
+/// `export --follow`: every event from `since` on, one JSON line each, as they are appended.
+fn follow(ctx: &Context, since: u64, out: &mut Output) -> Result<(), CliError> {
+    crate::follow::follow(ctx, since, &mut |events| {
+        for event in events {
+            out.json_line(event)?;
+        }
+        out.flush()
+    })
 }

@@ -38,6 +38,7 @@ pub fn run(ctx: &Context, _args: Args, _out: &mut Output) -> Result<(), CliError
         wait: ctx.wait,
         no_server: true,
         autostart: None,
+        ledger: ctx.ledger.clone(),
     });
     let socket = memledger_server::files::socket(&ctx.dir);
     let use_server = !ctx.no_server;

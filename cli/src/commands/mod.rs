@@ -12,6 +12,7 @@ pub mod import;
 pub mod list;
 pub mod log;
 pub mod mcp;
+pub mod migrate;
 pub mod rebuild;
 pub mod recall;
 pub mod review;
@@ -37,6 +38,10 @@ use crate::output::{CliError, Output};
 /// refused (`save --from` through a server), else 0. The one place a [`Call`] becomes engine
 /// calls, whether this process opened the store or the server runs it for a client.
 pub fn execute(ml: &Memledger, actor: &str, call: &Call, out: &mut Output) -> Result<usize, CliError> {
+    // A command sees what every machine appended to a shared ledger before it started.
+    if ml.ledger().is_shared() {
+        ml.catch_up()?;
+    }
     match call {
         Call::Save(b) => save::execute(ml, actor, b, out)?,
         Call::SaveLines(b) => return save::execute_lines(ml, actor, b, out),

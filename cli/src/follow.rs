@@ -1,0 +1,64 @@
+//! Following a ledger as it grows: the events from a seq on, in batches, for `export --follow`. From a shared ledger they are read straight from it, woken by its
+//! notifications (polling where it has none); from a store of its own, through its server when
+//! one runs, else by opening the store for each look, so that writers are not kept waiting.
+
+use std::time::Duration;
+
+use memledger_engine::EngineError;
+use memledger_schemas::Event;
+
+use crate::app::Context;
+use crate::output::CliError;
+
+/// How long a follower waits for a notification before it looks again.
+const POLL: Duration = Duration::from_millis(500);
+
+/// Hand `batch` every event from `since` on, in order, as they are appended; returns only when
+/// `batch` fails (a reader that went away, a sink that refused).
+pub fn follow(
+    ctx: &Context,
+    since: u64,
+    batch: &mut dyn FnMut(&[Event]) -> Result<(), CliError>,
+) -> Result<(), CliError> {
+    let mut next = since.max(1);
+    let shared = ctx.shared_ledger()?;
+    loop {
+        let events = match &shared {
+            Some(log) => log.read(next, memledger_engine::READ_CHUNK).map_err(EngineError::from)?,
+            None => read_local(ctx, next)?,
+        };
+        let Some(last) = events.last() else {
+            match &shared {
+                Some(log) => log.wait_past(next - 1, POLL).map_err(EngineError::from)?,
+                None => std::thread::sleep(POLL),
+            }
+            continue;
+        };
+        next = last.seq + 1;
+        batch(&events)?;
+    }
+}
+
+/// The events of a store of its own from `next` on (a chunk of them), through its server or
+/// opened here; none while the store does not exist.
+fn read_local(ctx: &Context, next: u64) -> Result<Vec<Event>, CliError> {
+    let mut lines = Vec::new();
+    match ctx.server(false)? {
+        Some(mut server) => server.export(next, &mut lines)?,
+        None if crate::backend::store_exists(&ctx.dir) => {
+            let ml = ctx.open_direct(false)?;
+            let events: Result<Vec<Event>, _> =
+                ml.ledger().scan(next).map_err(EngineError::from)?.take(memledger_engine::READ_CHUNK).collect();
+            return Ok(events.map_err(EngineError::from)?);
+        }
+        None => return Ok(Vec::new()),
+    }
+    String::from_utf8_lossy(&lines)
+        .lines()
+        .map(|line| {
+            serde_json::from_str(line).map_err(|e| {
+                CliError::new(memledger_engine::Exit::Failure, format!("the server sent a bad event line: {e}"), None)
+            })
+        })
+        .collect()
+}

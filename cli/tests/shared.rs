@@ -1,0 +1,218 @@
+//! A team's machines on one shared ledger (a real PostgreSQL: scripts/services.sh starts one,
+//! each test makes its own database). Each "machine" is a store directory of its own with
+//! `memledger` processes on it; nothing is coordinated with sleeps and nothing asserts on
+//! timing. The faults: a writer killed with SIGKILL mid-load, the server restarted during a
+//! write loop, the server stopped.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::sync::mpsc;
+
+use serde_json::Value;
+
+use memledger_tests::services::{PrivatePostgres, fresh_pg_database};
+
+use crate::support;
+
+/// Saves per writer; `MEMLEDGER_SHARED_SAVES` makes a longer run (docs/shared-ledger.md).
+fn saves_per_writer() -> usize {
+    std::env::var("MEMLEDGER_SHARED_SAVES").ok().and_then(|s| s.parse().ok()).unwrap_or(8)
+}
+
+/// `memledger --dir DIR --ledger URL --wait 120 ARGS…`.
+fn run(dir: &Path, url: &str, args: &[&str]) -> Output {
+    let args = [&["--ledger", url, "--wait", "120", "--no-server"], args].concat();
+    support::run(dir, &args)
+}
+
+fn ok_lines(dir: &Path, url: &str, args: &[&str]) -> Vec<Value> {
+    let out = run(dir, url, &[&["--json"], args].concat());
+    support::lines(&out, args)
+}
+
+/// A memory text no other resembles.
+fn text(machine: usize, writer: usize, i: usize) -> String {
+    let nouns = ["harbor", "lantern", "orchard", "glacier", "meadow", "quarry", "canyon", "estuary"];
+    format!(
+        "cartographer m{machine}w{writer}x{i} charts the {} at zq{}k",
+        nouns[(i + writer) % 8],
+        machine * 10_000 + writer * 100 + i
+    )
+}
+
+/// Every event in the shared ledger, read through `dir`.
+fn exported(dir: &Path, url: &str) -> Vec<Value> {
+    let out = run(dir, url, &["export"]);
+    support::lines(&out, &["export"])
+}
+
+/// How many events of the ledger carry each idempotency key.
+fn key_counts(events: &[Value]) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for event in events {
+        if let Some(key) = event["idempotency_key"].as_str() {
+            *counts.entry(key.to_string()).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// `verify` on a machine: the chain, its views against a fresh replay, and its copy against the
+/// shared head. Returns the head hash.
+fn verified(dir: &Path, url: &str) -> String {
+    let v = &ok_lines(dir, url, &["verify"])[0];
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["views_consistent"], true, "{v}");
+    v["head_hash"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn three_machines_with_four_writers_each_share_one_ledger() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let machines: Vec<_> = (0..3).map(|m| root.path().join(format!("machine-{m}"))).collect();
+    let n = saves_per_writer();
+    let writers: Vec<_> = (0..3)
+        .flat_map(|m| (0..4).map(move |w| (m, w)))
+        .map(|(m, w)| {
+            let (dir, url) = (machines[m].clone(), url.clone());
+            std::thread::spawn(move || {
+                (0..n)
+                    .map(|i| {
+                        let key = format!("m{m}-w{w}-{i}");
+                        let saved = &ok_lines(&dir, &url, &["save", &text(m, w, i), "--idempotency-key", &key])[0];
+                        (key, saved["memory_id"].as_str().unwrap().to_string())
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let acked: Vec<(String, String)> = writers.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    assert_eq!(acked.len(), 12 * n);
+    // Every acknowledged save is in the ledger exactly once.
+    let counts = key_counts(&exported(&machines[0], &url));
+    for (key, _) in &acked {
+        assert_eq!(counts.get(key), Some(&1), "{key}");
+    }
+    // Every machine's views equal a fresh replay, at the same head.
+    let heads: Vec<String> = machines.iter().map(|dir| verified(dir, &url)).collect();
+    assert!(heads.iter().all(|h| *h == heads[0]), "{heads:?}");
+    // A memory saved on one machine is read on the others.
+    for (key, id) in acked.iter().step_by(7) {
+        for dir in &machines {
+            let shown = &ok_lines(dir, &url, &["show", id])[0];
+            assert!(shown.to_string().contains(&key[..2]), "{key}: {shown}");
+        }
+    }
+}
+
+#[test]
+fn a_compare_and_set_race_across_machines_has_one_winner() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let (a, b, c) = (root.path().join("a"), root.path().join("b"), root.path().join("c"));
+    let saved = &ok_lines(&a, &url, &["save", "the release train leaves on tuesdays"])[0];
+    let id = saved["memory_id"].as_str().unwrap().to_string();
+    let racers: Vec<_> = [b, c]
+        .into_iter()
+        .enumerate()
+        .map(|(k, dir)| {
+            let (url, id) = (url.clone(), id.clone());
+            std::thread::spawn(move || {
+                let text = format!("the release train leaves on {}", ["wednesdays", "thursdays"][k]);
+                support::code(&run(&dir, &url, &["--json", "update", &id, &text, "--expect-version", "1"]))
+            })
+        })
+        .collect();
+    let mut codes: Vec<i32> = racers.into_iter().map(|h| h.join().unwrap()).collect();
+    codes.sort();
+    assert_eq!(codes, vec![0, 3], "exactly one winner; the other is refused as a conflict");
+    let history = &ok_lines(&a, &url, &["history", &id])[0];
+    assert_eq!(history.to_string().matches("\"version\":2").count(), 1, "{history}");
+}
+
+#[test]
+fn a_killed_writer_leaves_whole_commands_and_its_retry_doubles_nothing() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    let lines: String = (0..400)
+        .map(|i| serde_json::json!({"text": text(0, 0, i), "idempotency_key": format!("line-{i}")}).to_string() + "\n")
+        .collect();
+    let file = root.path().join("lines.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let log = memledger_engine::connect_shared_ledger(&url).unwrap();
+    let mut writer = support::memledger(&a)
+        .args(["--ledger", &url, "--no-server", "--json", "save", "--from", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once the shared ledger holds some of its saves (woken by the ledger's notifications).
+    while log.head().unwrap().seq < 20 {
+        log.wait_past(log.head().unwrap().seq, std::time::Duration::from_millis(200)).unwrap();
+    }
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    assert!(log.verify().unwrap().ok);
+    // Another machine and the killed one's own store both agree with the ledger.
+    let head_b = verified(&b, &url);
+    assert_eq!(verified(&a, &url), head_b);
+    // The retry answers every line and doubles none.
+    let answers = ok_lines(&a, &url, &["save", "--from", file.to_str().unwrap()]);
+    assert_eq!(answers.len(), 400);
+    let counts = key_counts(&exported(&b, &url));
+    assert_eq!(counts.len(), 400);
+    assert!(counts.values().all(|&c| c == 1), "a key appears twice");
+    assert_eq!(verified(&a, &url), verified(&b, &url));
+}
+
+#[test]
+fn a_restarted_server_loses_nothing_and_a_stopped_one_is_exit_1() {
+    let Some(pg) = PrivatePostgres::start() else { return };
+    let url = memledger_tests::services::create_database(&pg.admin_url());
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("machine");
+    const SAVES: usize = 30;
+    let (acked_tx, acked) = mpsc::channel();
+    let writer = {
+        let (dir, url) = (dir.clone(), url.clone());
+        std::thread::spawn(move || {
+            let mut failures = 0;
+            for i in 0..SAVES {
+                let key = format!("loop-{i}");
+                // A save that failed (the server went away) is tried again with its key.
+                loop {
+                    let out = run(&dir, &url, &["--json", "save", &text(1, 1, i), "--idempotency-key", &key]);
+                    match support::code(&out) {
+                        0 => break,
+                        1 => failures += 1,
+                        other => panic!("save {i} exited {other}: {}", String::from_utf8_lossy(&out.stderr)),
+                    }
+                }
+                acked_tx.send(i).unwrap();
+            }
+            failures
+        })
+    };
+    // Restart the server once a third of the loop is acknowledged.
+    for _ in 0..SAVES / 3 {
+        acked.recv().unwrap();
+    }
+    pg.restart();
+    let _failures = writer.join().unwrap();
+    let counts = key_counts(&exported(&dir, &url));
+    assert_eq!(counts.len(), SAVES, "every acknowledged save is there");
+    assert!(counts.values().all(|&c| c == 1), "no retried save is doubled");
+    let head = verified(&dir, &url);
+
+    // Stopped: a clear error, exit 1, and nothing half-written.
+    pg.stop();
+    let out = run(&dir, &url, &["save", "the build cache lives on the nfs share"]);
+    assert_eq!(support::code(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("shared ledger at postgres://"), "{stderr}");
+    pg.start_again();
+    assert_eq!(verified(&dir, &url), head);
+}

@@ -1,0 +1,624 @@
+//! The shared ledger on PostgreSQL: the [`EventLog`] a team's machines append through.
+//!
+//! Global order has one serialisation point, the row of `memledger_head`, locked `FOR UPDATE` by
+//! every append transaction: seqs are gap-free and in commit order, and the appender computes
+//! the blake3 chain while it holds the lock. Idempotency keys are a unique table, `UPDATE`,
+//! `DELETE` and `TRUNCATE` of the events are refused by triggers, and each commit notifies
+//! `memledger_events` so that other machines wake (polling is the fallback). Tables are created
+//! and versioned by memledger; a newer schema is refused. See docs/shared-ledger.md.
+
+use std::io::Write;
+use std::time::Duration;
+
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use memledger_schemas::codec::{decode_event, seal_and_encode};
+use memledger_schemas::{Event, Hash, Timestamp};
+use tokio::sync::watch;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::{AsyncMessage, NoTls};
+
+use crate::error::{AppendError, ImportError, LedgerError, OpenError};
+use crate::exchange::{ImportReport, Stream, idempotency_ranges};
+use crate::ledger::{Appended, CommandMeta, NewEvent, unsealed};
+use crate::shared::EventLog;
+use crate::tables::{Head, SeqRange};
+
+/// The version of the tables below; a database with a newer one is refused.
+pub const SCHEMA_VERSION: i32 = 1;
+
+/// The notification channel of appends; its payload is the new head's seq.
+const CHANNEL: &str = "memledger_events";
+
+/// Version 1 of the schema, created in one transaction.
+const SCHEMA_V1: &str = r#"
+CREATE TABLE memledger_head (
+    one boolean PRIMARY KEY DEFAULT true CHECK (one),
+    seq bigint NOT NULL,
+    hash bytea NOT NULL,
+    recorded_at bigint NOT NULL
+);
+INSERT INTO memledger_head (one, seq, hash, recorded_at)
+    VALUES (true, 0, '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea, 0);
+CREATE TABLE memledger_events (
+    seq bigint PRIMARY KEY CHECK (seq > 0),
+    hash bytea NOT NULL,
+    prev_hash bytea NOT NULL,
+    event bytea NOT NULL
+);
+CREATE TABLE memledger_idempotency (
+    key text PRIMARY KEY,
+    first_seq bigint NOT NULL,
+    last_seq bigint NOT NULL
+);
+CREATE FUNCTION memledger_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'memledger: % of % refused: the ledger is append-only', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+CREATE TRIGGER memledger_events_append_only BEFORE UPDATE OR DELETE ON memledger_events
+    FOR EACH ROW EXECUTE FUNCTION memledger_append_only();
+CREATE TRIGGER memledger_events_no_truncate BEFORE TRUNCATE ON memledger_events
+    FOR EACH STATEMENT EXECUTE FUNCTION memledger_append_only();
+CREATE TRIGGER memledger_idempotency_append_only BEFORE UPDATE OR DELETE ON memledger_idempotency
+    FOR EACH ROW EXECUTE FUNCTION memledger_append_only();
+CREATE TRIGGER memledger_idempotency_no_truncate BEFORE TRUNCATE ON memledger_idempotency
+    FOR EACH STATEMENT EXECUTE FUNCTION memledger_append_only();
+"#;
+
+/// Times a transaction is tried again after a serialisation failure or a deadlock (40001,
+/// 40P01): the retries a serialisable engine (CockroachDB, YugabyteDB) asks of its clients.
+const SERIALIZATION_RETRIES: u32 = 16;
+
+/// Connections in a process's pool: a process appends under one lock, so a few serve its
+/// reads beside the append.
+const POOL_SIZE: usize = 4;
+
+/// A ledger in a PostgreSQL database.
+pub struct PgLedger {
+    runtime: tokio::runtime::Runtime,
+    pool: Pool,
+    location: String,
+    id: String,
+    /// The highest head seq a notification announced (0 until one does).
+    notified: watch::Receiver<u64>,
+}
+
+impl PgLedger {
+    /// Connect to the database `url` names, creating the tables when it has none and refusing
+    /// a schema newer than this build's.
+    pub fn connect(url: &str) -> Result<PgLedger, OpenError> {
+        let location = redact(url);
+        let bad = |reason: String| OpenError::Shared { location: location.clone(), reason };
+        let config: tokio_postgres::Config = url.parse().map_err(|e| bad(format!("not a PostgreSQL URL: {e}")))?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("memledger-pg")
+            .enable_all()
+            .build()
+            .map_err(|e| bad(format!("cannot start its client: {e}")))?;
+        let manager =
+            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(Duration::from_secs(10)))
+            .wait_timeout(Some(Duration::from_secs(30)))
+            .build()
+            .map_err(|e| bad(e.to_string()))?;
+        let (tx, notified) = watch::channel(0);
+        let mut ledger = PgLedger { runtime, pool, location: location.clone(), id: String::new(), notified };
+        ledger.id = ledger.runtime.block_on(ledger.migrate()).map_err(|e| match e {
+            LedgerError::Shared { location, message } => OpenError::Shared { location, reason: message },
+            other => OpenError::Storage(other),
+        })?;
+        ledger.runtime.spawn(listen(config, tx));
+        Ok(ledger)
+    }
+
+    /// Create the tables (schema version 1) when the database has none; refuse a newer
+    /// version. Returns the ledger's id. Processes racing to create them retry.
+    async fn migrate(&self) -> Result<String, LedgerError> {
+        let mut attempt = 0;
+        loop {
+            match self.try_migrate().await {
+                Err(Failure::Db(e)) if attempt < SERIALIZATION_RETRIES && is_creation_race(&e) => attempt += 1,
+                other => return other.map_err(|f| self.fail(f)),
+            }
+        }
+    }
+
+    async fn try_migrate(&self) -> Result<String, Failure> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        tx.batch_execute("CREATE TABLE IF NOT EXISTS memledger_meta (key text PRIMARY KEY, value text NOT NULL)")
+            .await?;
+        let version: Option<String> = tx
+            .query_opt("SELECT value FROM memledger_meta WHERE key = 'schema_version' FOR UPDATE", &[])
+            .await?
+            .map(|row| row.get(0));
+        match version.as_deref().map(str::parse::<i32>) {
+            None => {
+                tx.batch_execute(SCHEMA_V1).await?;
+                let id = memledger_schemas::CorrelationId::random().hex();
+                tx.execute(
+                    "INSERT INTO memledger_meta (key, value) VALUES ('schema_version', $1), ('ledger_id', $2)",
+                    &[&SCHEMA_VERSION.to_string(), &id],
+                )
+                .await?;
+                tx.commit().await?;
+                Ok(id)
+            }
+            Some(Ok(SCHEMA_VERSION)) => {
+                let id: String =
+                    tx.query_one("SELECT value FROM memledger_meta WHERE key = 'ledger_id'", &[]).await?.get(0);
+                tx.commit().await?;
+                Ok(id)
+            }
+            Some(Ok(newer)) if newer > SCHEMA_VERSION => Err(Failure::Refused(format!(
+                "its schema is version {newer}, newer than this memledger's ({SCHEMA_VERSION}): upgrade memledger"
+            ))),
+            Some(other) => Err(Failure::Refused(format!("its schema version {other:?} is not one memledger wrote"))),
+        }
+    }
+
+    fn fail(&self, failure: Failure) -> LedgerError {
+        let message = match failure {
+            Failure::Db(e) => describe(&e),
+            Failure::Pool(e) => match e {
+                deadpool_postgres::PoolError::Backend(e) => describe(&e),
+                other => other.to_string(),
+            },
+            Failure::Refused(message) => message,
+            Failure::Conflict { .. } => "the head moved".into(),
+        };
+        LedgerError::Shared { location: self.location.clone(), message }
+    }
+
+    /// Run `attempt` until it does not fail on serialisation (bounded).
+    fn run<T, F, Fut>(&self, attempt: F) -> Result<T, Failure>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, Failure>>,
+    {
+        self.runtime.block_on(async {
+            let mut tries = 0;
+            loop {
+                match attempt().await {
+                    Err(Failure::Db(e)) if tries < SERIALIZATION_RETRIES && is_serialization_failure(&e) => {
+                        tries += 1;
+                        tokio::time::sleep(Duration::from_millis(1 << tries.min(6))).await;
+                    }
+                    other => return other,
+                }
+            }
+        })
+    }
+
+    async fn append_once(
+        &self,
+        expected_head: u64,
+        commands: &[(CommandMeta, Vec<NewEvent>)],
+    ) -> Result<Vec<Appended>, Failure> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
+        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+        if head.seq != expected_head {
+            return Err(Failure::Conflict { actual: head.seq });
+        }
+        // Time in the ledger never runs backwards, whatever any machine's clock does.
+        let recorded_at = Timestamp::now().max(Timestamp::from_micros(row.get(2)));
+        let lookup = tx.prepare("SELECT first_seq, last_seq FROM memledger_idempotency WHERE key = $1").await?;
+        let mut next = head;
+        let mut results = Vec::with_capacity(commands.len());
+        let mut group_keys: Vec<(String, SeqRange)> = Vec::new();
+        let (mut seqs, mut hashes, mut prev_hashes, mut stored) = (vec![], vec![], vec![], vec![]);
+        for (meta, events) in commands {
+            if let Some(key) = &meta.idempotency_key {
+                if let Some(row) = tx.query_opt(&lookup, &[key]).await? {
+                    let range = SeqRange { first: row.get::<_, i64>(0) as u64, last: row.get::<_, i64>(1) as u64 };
+                    results.push(Appended::Replayed(range));
+                    continue;
+                }
+                if let Some((_, range)) = group_keys.iter().find(|(k, _)| k == key) {
+                    results.push(Appended::Replayed(*range));
+                    continue;
+                }
+            }
+            let first = next.seq + 1;
+            let mut written = Vec::with_capacity(events.len());
+            for (i, new) in events.iter().enumerate() {
+                let mut event = unsealed(next, recorded_at, meta, i, new.clone());
+                let bytes = seal_and_encode(&mut event);
+                seqs.push(event.seq as i64);
+                hashes.push(event.hash.0.to_vec());
+                prev_hashes.push(event.prev_hash.0.to_vec());
+                stored.push(bytes);
+                next = Head { seq: event.seq, hash: event.hash };
+                written.push(event);
+            }
+            if let (Some(key), false) = (&meta.idempotency_key, written.is_empty()) {
+                group_keys.push((key.clone(), SeqRange { first, last: next.seq }));
+            }
+            results.push(Appended::Committed(written));
+        }
+        if next.seq == head.seq {
+            tx.rollback().await?;
+            return Ok(results);
+        }
+        insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
+        insert_keys(&tx, &group_keys).await?;
+        set_head(&tx, next, recorded_at).await?;
+        tx.commit().await?;
+        Ok(results)
+    }
+
+    async fn read_once(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, Failure> {
+        let client = self.pool.get().await?;
+        let rows = client
+            .query(
+                "SELECT seq, event FROM memledger_events WHERE seq >= $1 ORDER BY seq LIMIT $2",
+                &[&(from_seq.max(1) as i64), &(limit as i64)],
+            )
+            .await?;
+        rows.iter()
+            .map(|row| {
+                let seq = row.get::<_, i64>(0) as u64;
+                let event = decode_event(row.get(1))
+                    .map_err(|e| Failure::Refused(format!("the event at seq {seq} is unreadable: {e}")))?;
+                if event.seq != seq {
+                    return Err(Failure::Refused(format!("stored under seq {seq} but says seq {}", event.seq)));
+                }
+                Ok(event)
+            })
+            .collect()
+    }
+
+    async fn import_once(&self, stream: &[&Event]) -> Result<ImportReport, ImportFailure> {
+        let read = stream.len() as u64;
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let row = tx.query_one("SELECT seq, hash FROM memledger_head FOR UPDATE", &[]).await?;
+        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+        let Some(first) = stream.first() else {
+            return Ok(ImportReport { read: 0, already_present: 0, appended: 0, head_seq: head.seq });
+        };
+        if first.seq > head.seq + 1 {
+            return Err(ImportFailure::Diverged {
+                seq: first.seq,
+                message: format!("the stream starts at seq {} but this ledger ends at seq {}", first.seq, head.seq),
+            });
+        }
+        // Every event the ledger holds already, and the one before the stream, must be the same.
+        let stored = tx
+            .query(
+                "SELECT seq, hash FROM memledger_events WHERE seq >= $1 AND seq <= $2 ORDER BY seq",
+                &[&(first.seq as i64 - 1), &(head.seq as i64)],
+            )
+            .await?;
+        let stored_hash = |seq: u64| -> Option<Vec<u8>> {
+            stored.iter().find(|r| r.get::<_, i64>(0) as u64 == seq).map(|r| r.get::<_, Vec<u8>>(1))
+        };
+        if first.seq > 1 && stored_hash(first.seq - 1).as_deref() != Some(&first.prev_hash.0[..]) {
+            return Err(ImportFailure::Diverged {
+                seq: first.seq,
+                message: "its first event does not link to this ledger's event before it".into(),
+            });
+        }
+        let mut already_present = 0;
+        let (mut seqs, mut hashes, mut prev_hashes, mut bytes) = (vec![], vec![], vec![], vec![]);
+        let mut next = head;
+        let mut recorded_at = Timestamp::from_micros(0);
+        for event in stream {
+            if event.seq <= head.seq {
+                if stored_hash(event.seq).as_deref() != Some(&event.hash.0[..]) {
+                    return Err(ImportFailure::Diverged {
+                        seq: event.seq,
+                        message: "a different event is stored there".into(),
+                    });
+                }
+                already_present += 1;
+                continue;
+            }
+            seqs.push(event.seq as i64);
+            hashes.push(event.hash.0.to_vec());
+            prev_hashes.push(event.prev_hash.0.to_vec());
+            bytes.push(memledger_schemas::codec::encode_event(event));
+            next = Head { seq: event.seq, hash: event.hash };
+            recorded_at = recorded_at.max(event.recorded_at);
+        }
+        let appended = next.seq - head.seq;
+        if appended > 0 {
+            insert_events(&tx, &seqs, &hashes, &prev_hashes, &bytes).await?;
+            let keys = idempotency_ranges(stream.iter().copied().filter(|e| e.seq > head.seq));
+            insert_keys(&tx, &keys).await?;
+            set_head(&tx, next, recorded_at).await?;
+            tx.commit().await?;
+        }
+        Ok(ImportReport { read, already_present, appended, head_seq: next.seq })
+    }
+}
+
+/// Insert events (their stored form, and the chain's columns for SQL-side checks) in one
+/// statement.
+async fn insert_events(
+    tx: &deadpool_postgres::Transaction<'_>,
+    seqs: &[i64],
+    hashes: &[Vec<u8>],
+    prev_hashes: &[Vec<u8>],
+    stored: &[Vec<u8>],
+) -> Result<(), tokio_postgres::Error> {
+    tx.execute(
+        "INSERT INTO memledger_events (seq, hash, prev_hash, event) \
+         SELECT * FROM UNNEST($1::bigint[], $2::bytea[], $3::bytea[], $4::bytea[])",
+        &[&seqs, &hashes, &prev_hashes, &stored],
+    )
+    .await?;
+    Ok(())
+}
+
+async fn insert_keys(
+    tx: &deadpool_postgres::Transaction<'_>,
+    keys: &[(String, SeqRange)],
+) -> Result<(), tokio_postgres::Error> {
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+    let firsts: Vec<i64> = keys.iter().map(|(_, r)| r.first as i64).collect();
+    let lasts: Vec<i64> = keys.iter().map(|(_, r)| r.last as i64).collect();
+    tx.execute(
+        "INSERT INTO memledger_idempotency (key, first_seq, last_seq) \
+         SELECT * FROM UNNEST($1::text[], $2::bigint[], $3::bigint[])",
+        &[&names, &firsts, &lasts],
+    )
+    .await?;
+    Ok(())
+}
+
+/// Move the head row (locked by the caller) and notify the machines listening, on commit.
+async fn set_head(
+    tx: &deadpool_postgres::Transaction<'_>,
+    head: Head,
+    recorded_at: Timestamp,
+) -> Result<(), tokio_postgres::Error> {
+    tx.execute(
+        "UPDATE memledger_head SET seq = $1, hash = $2, recorded_at = $3",
+        &[&(head.seq as i64), &head.hash.0.as_slice(), &recorded_at.micros()],
+    )
+    .await?;
+    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &head.seq.to_string()]).await?;
+    Ok(())
+}
+
+/// Keep a connection that listens for appends, reconnecting when it drops; `tx` gets each
+/// notified head. A server without LISTEN (CockroachDB) leaves the readers polling.
+async fn listen(config: tokio_postgres::Config, tx: watch::Sender<u64>) {
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        if let Ok((client, mut connection)) = config.connect(NoTls).await {
+            // The connection is driven below; the client asks LISTEN and is then held, so the
+            // connection stays open until it drops.
+            let listener = tokio::spawn(async move {
+                if client.batch_execute(&format!("LISTEN {CHANNEL}")).await.is_ok() {
+                    std::future::pending::<()>().await;
+                }
+            });
+            while let Some(message) = std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                match message {
+                    Ok(AsyncMessage::Notification(n)) => {
+                        if let Ok(seq) = n.payload().parse::<u64>() {
+                            tx.send_if_modified(|last| {
+                                let newer = seq > *last;
+                                *last = (*last).max(seq);
+                                newer
+                            });
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            listener.abort();
+            backoff = Duration::from_millis(50);
+        }
+        if tx.is_closed() {
+            return;
+        }
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_secs(2));
+    }
+}
+
+impl EventLog for PgLedger {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn log_id(&self) -> Result<String, LedgerError> {
+        Ok(self.id.clone())
+    }
+
+    fn head(&self) -> Result<Head, LedgerError> {
+        self.run(|| async {
+            let client = self.pool.get().await?;
+            let row = client.query_one("SELECT seq, hash FROM memledger_head", &[]).await?;
+            Ok(Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? })
+        })
+        .map_err(|f| self.fail(f))
+    }
+
+    fn idempotent(&self, key: &str) -> Result<Option<SeqRange>, LedgerError> {
+        self.run(|| async {
+            let client = self.pool.get().await?;
+            let row = client
+                .query_opt("SELECT first_seq, last_seq FROM memledger_idempotency WHERE key = $1", &[&key])
+                .await?;
+            Ok(row.map(|row| SeqRange { first: row.get::<_, i64>(0) as u64, last: row.get::<_, i64>(1) as u64 }))
+        })
+        .map_err(|f| self.fail(f))
+    }
+
+    fn append_group(
+        &self,
+        expected_head: u64,
+        commands: Vec<(CommandMeta, Vec<NewEvent>)>,
+    ) -> Result<Vec<Appended>, AppendError> {
+        match self.run(|| self.append_once(expected_head, &commands)) {
+            Ok(results) => Ok(results),
+            Err(Failure::Conflict { actual }) => Err(AppendError::Conflict { expected: expected_head, actual }),
+            Err(other) => Err(self.fail(other).into()),
+        }
+    }
+
+    fn read(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, LedgerError> {
+        self.run(|| self.read_once(from_seq, limit)).map_err(|f| self.fail(f))
+    }
+
+    fn import_stream(&self, stream: Stream) -> Result<ImportReport, ImportError> {
+        let events: Vec<&Event> = stream.events().collect();
+        self.runtime.block_on(async {
+            let mut tries = 0;
+            loop {
+                match self.import_once(&events).await {
+                    Err(ImportFailure::Db(e)) if tries < SERIALIZATION_RETRIES && is_serialization_failure(&e) => {
+                        tries += 1;
+                    }
+                    Ok(report) => return Ok(report),
+                    Err(ImportFailure::Diverged { seq, message }) => {
+                        return Err(ImportError::Diverged { seq, message });
+                    }
+                    Err(ImportFailure::Db(e)) => return Err(self.fail(Failure::Db(e)).into()),
+                    Err(ImportFailure::Other(f)) => return Err(self.fail(f).into()),
+                }
+            }
+        })
+    }
+
+    fn wait_past(&self, seq: u64, timeout: Duration) -> Result<(), LedgerError> {
+        let mut notified = self.notified.clone();
+        self.runtime.block_on(async {
+            let _ = tokio::time::timeout(timeout, notified.wait_for(|head| *head > seq)).await;
+        });
+        Ok(())
+    }
+
+    fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, LedgerError> {
+        let mut next = since.max(1);
+        let mut n = 0;
+        loop {
+            let events = self.read(next, crate::shared::READ_CHUNK)?;
+            let Some(last) = events.last() else { break };
+            next = last.seq + 1;
+            for event in &events {
+                serde_json::to_writer(&mut *out, event).map_err(|e| LedgerError::Io(e.into()))?;
+                out.write_all(b"\n")?;
+                n += 1;
+            }
+        }
+        out.flush()?;
+        Ok(n)
+    }
+}
+
+/// Why a transaction did not commit.
+enum Failure {
+    Db(tokio_postgres::Error),
+    Pool(deadpool_postgres::PoolError),
+    Refused(String),
+    Conflict { actual: u64 },
+}
+
+impl From<tokio_postgres::Error> for Failure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        Failure::Db(e)
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for Failure {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        Failure::Pool(e)
+    }
+}
+
+/// Why an import did not commit.
+enum ImportFailure {
+    Db(tokio_postgres::Error),
+    Diverged { seq: u64, message: String },
+    Other(Failure),
+}
+
+impl From<tokio_postgres::Error> for ImportFailure {
+    fn from(e: tokio_postgres::Error) -> Self {
+        ImportFailure::Db(e)
+    }
+}
+
+impl From<deadpool_postgres::PoolError> for ImportFailure {
+    fn from(e: deadpool_postgres::PoolError) -> Self {
+        ImportFailure::Other(Failure::Pool(e))
+    }
+}
+
+impl From<Failure> for ImportFailure {
+    fn from(f: Failure) -> Self {
+        ImportFailure::Other(f)
+    }
+}
+
+fn hash_of(bytes: &[u8]) -> Result<Hash, Failure> {
+    let bytes: [u8; 32] =
+        bytes.try_into().map_err(|_| Failure::Refused(format!("a stored hash has {} bytes, not 32", bytes.len())))?;
+    Ok(Hash(bytes))
+}
+
+fn is_serialization_failure(e: &tokio_postgres::Error) -> bool {
+    matches!(e.code(), Some(c) if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED)
+}
+
+/// Two processes creating the tables at once: one fails on a catalogue row the other wrote.
+fn is_creation_race(e: &tokio_postgres::Error) -> bool {
+    is_serialization_failure(e)
+        || matches!(e.code(), Some(c) if *c == SqlState::UNIQUE_VIOLATION || *c == SqlState::DUPLICATE_TABLE
+            || *c == SqlState::DUPLICATE_OBJECT || *c == SqlState::DUPLICATE_FUNCTION)
+}
+
+/// A client error with the server's message, when the server sent one.
+fn describe(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => match std::error::Error::source(e) {
+            Some(source) => format!("{e}: {source}"),
+            None => e.to_string(),
+        },
+    }
+}
+
+/// The URL without its password.
+fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.into() };
+    match rest.split_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            format!("{scheme}://{}:***@{host}", user.split(':').next().unwrap_or_default())
+        }
+        _ => url.into(),
+    }
+}
+
+/// The pool, for tests and tools that ask the database directly (the benchmark, the checks
+/// that UPDATE and DELETE are refused).
+impl PgLedger {
+    pub fn with_client<T>(
+        &self,
+        f: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, tokio_postgres::Error>,
+    ) -> Result<T, LedgerError> {
+        self.runtime
+            .block_on(async {
+                let object = self.pool.get().await.map_err(Failure::Pool)?;
+                let client: &tokio_postgres::Client = &object;
+                f(client).await.map_err(Failure::Db)
+            })
+            .map_err(|f| self.fail(f))
+    }
+}

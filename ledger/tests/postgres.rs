@@ -1,0 +1,239 @@
+//! The shared ledger on a real PostgreSQL (scripts/services.sh starts one; each test makes its
+//! own database): gap-free seqs through the locked head row, the chain, idempotency keys, the
+//! moved-head conflict, group commit, the refused UPDATE/DELETE, the schema version, stores
+//! that copy the log, and copying a store's ledger into it.
+
+use std::sync::Arc;
+
+use memledger_ledger::postgres::PgLedger;
+use memledger_ledger::*;
+use memledger_schemas::samples::sample_bodies;
+use memledger_schemas::*;
+use memledger_tests::services::{fresh_pg_database, run_sql, try_sql};
+
+fn bodies(n: usize) -> Vec<NewEvent> {
+    sample_bodies().into_iter().cycle().take(n).map(NewEvent::from).collect()
+}
+
+fn committed(a: Appended) -> Vec<Event> {
+    match a {
+        Appended::Committed(e) => e,
+        Appended::Replayed(r) => panic!("unexpected replay of {r:?}"),
+    }
+}
+
+fn keyed(key: &str) -> CommandMeta {
+    let mut meta = CommandMeta::new("cli:test");
+    meta.idempotency_key = Some(key.into());
+    meta
+}
+
+fn shared_store(dir: &std::path::Path, log: &Arc<dyn EventLog>) -> Ledger {
+    let options = OpenOptions { shared: Some(log.clone()), ..OpenOptions::default() };
+    Ledger::open(dir, &options, &[]).unwrap()
+}
+
+#[test]
+fn appends_are_gap_free_chained_and_idempotent() {
+    let Some(url) = fresh_pg_database() else { return };
+    let pg = PgLedger::connect(&url).unwrap();
+    assert_eq!(pg.head().unwrap(), Head::EMPTY);
+    let first = committed(pg.append_group(0, vec![(keyed("k1"), bodies(3))]).unwrap().remove(0));
+    let second = committed(pg.append_group(3, vec![(CommandMeta::new("b"), bodies(2))]).unwrap().remove(0));
+    let seqs: Vec<u64> = first.iter().chain(&second).map(|e| e.seq).collect();
+    assert_eq!(seqs, vec![1, 2, 3, 4, 5]);
+    assert_eq!(second[0].prev_hash, first[2].hash);
+    assert!(first.iter().chain(&second).all(|e| e.hash_is_valid()));
+    // A moved head is the same conflict value as the local ledger's, and writes nothing.
+    match pg.append_group(3, vec![(CommandMeta::new("c"), bodies(1))]) {
+        Err(AppendError::Conflict { expected, actual }) => assert_eq!((expected, actual), (3, 5)),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    // A repeated key returns its committed range, from another connection too.
+    let again = PgLedger::connect(&url).unwrap();
+    assert_eq!(again.log_id().unwrap(), pg.log_id().unwrap());
+    match again.append_group(5, vec![(keyed("k1"), bodies(2))]).unwrap().remove(0) {
+        Appended::Replayed(range) => assert_eq!(range, SeqRange { first: 1, last: 3 }),
+        other => panic!("expected a replay, got {other:?}"),
+    }
+    assert_eq!(again.idempotent("k1").unwrap(), Some(SeqRange { first: 1, last: 3 }));
+    let stored = again.read(1, 100).unwrap();
+    assert_eq!(stored, first.iter().chain(&second).cloned().collect::<Vec<_>>());
+    let report = again.verify().unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!((report.events, report.head_hash), (5, second[1].hash));
+}
+
+#[test]
+fn a_group_commits_in_one_transaction_each_command_checked_on_its_own() {
+    let Some(url) = fresh_pg_database() else { return };
+    let pg = PgLedger::connect(&url).unwrap();
+    pg.append_group(0, vec![(keyed("old"), bodies(1))]).unwrap();
+    let results = pg
+        .append_group(
+            1,
+            vec![(keyed("a"), bodies(2)), (keyed("old"), bodies(1)), (keyed("a"), bodies(1)), (keyed("b"), bodies(1))],
+        )
+        .unwrap();
+    assert_eq!(committed(results[0].clone()).iter().map(|e| e.seq).collect::<Vec<_>>(), vec![2, 3]);
+    assert!(matches!(results[1], Appended::Replayed(SeqRange { first: 1, last: 1 })));
+    assert!(matches!(results[2], Appended::Replayed(SeqRange { first: 2, last: 3 })), "{:?}", results[2]);
+    assert_eq!(committed(results[3].clone())[0].seq, 4);
+    assert_eq!(pg.head().unwrap().seq, 4);
+    assert_eq!(pg.idempotent("b").unwrap(), Some(SeqRange { first: 4, last: 4 }));
+}
+
+#[test]
+fn concurrent_appenders_get_gap_free_seqs_in_commit_order() {
+    let Some(url) = fresh_pg_database() else { return };
+    PgLedger::connect(&url).unwrap();
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                let pg = PgLedger::connect(&url).unwrap();
+                let mut conflicts = 0;
+                for i in 0..25 {
+                    loop {
+                        let head = pg.head().unwrap().seq;
+                        match pg.append_group(head, vec![(keyed(&format!("w{w}-{i}")), bodies(2))]) {
+                            Ok(_) => break,
+                            Err(AppendError::Conflict { .. }) => conflicts += 1,
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+                conflicts
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    let pg = PgLedger::connect(&url).unwrap();
+    let report = pg.verify().unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.events, 200, "every append once, two events each");
+    for w in 0..4 {
+        for i in 0..25 {
+            let range = pg.idempotent(&format!("w{w}-{i}")).unwrap().expect("every key committed");
+            assert_eq!(range.last - range.first, 1);
+        }
+    }
+}
+
+#[test]
+fn the_database_refuses_update_delete_and_truncate_of_events() {
+    let Some(url) = fresh_pg_database() else { return };
+    let pg = PgLedger::connect(&url).unwrap();
+    pg.append_group(0, vec![(keyed("k"), bodies(2))]).unwrap();
+    for sql in [
+        "UPDATE memledger_events SET event = event",
+        "DELETE FROM memledger_events WHERE seq = 2",
+        "TRUNCATE memledger_events",
+        "DELETE FROM memledger_idempotency",
+    ] {
+        let refused = try_sql(&url, sql).expect_err(sql);
+        assert!(refused.contains("append-only"), "{sql}: {refused}");
+    }
+    assert!(pg.verify().unwrap().ok);
+    assert_eq!(pg.head().unwrap().seq, 2);
+}
+
+#[test]
+fn a_newer_schema_is_refused_with_a_clear_message() {
+    let Some(url) = fresh_pg_database() else { return };
+    PgLedger::connect(&url).unwrap();
+    run_sql(&url, "UPDATE memledger_meta SET value = '99' WHERE key = 'schema_version'");
+    let message = PgLedger::connect(&url).err().expect("refused").to_string();
+    assert!(message.contains("version 99") && message.contains("upgrade memledger"), "{message}");
+}
+
+#[test]
+fn an_unreachable_server_is_a_clear_error() {
+    // Port 1 on loopback: nothing listens there.
+    let message = PgLedger::connect("postgres://postgres@127.0.0.1:1/none").err().expect("refused").to_string();
+    assert!(message.starts_with("shared ledger at postgres://postgres@127.0.0.1:1/none"), "{message}");
+    assert!(message.to_lowercase().contains("connect"), "{message}");
+}
+
+#[test]
+fn stores_copy_the_shared_log_and_a_stale_one_gets_the_conflict() {
+    let Some(url) = fresh_pg_database() else { return };
+    let log: Arc<dyn EventLog> = Arc::new(PgLedger::connect(&url).unwrap());
+    let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = shared_store(a_dir.path(), &log);
+    let b = shared_store(b_dir.path(), &log);
+    a.append(0, &keyed("a1"), bodies(3)).unwrap();
+    // b has not caught up: its append against its own head is the moved-head conflict.
+    match b.append(0, &CommandMeta::new("b"), bodies(1)) {
+        Err(AppendError::Conflict { expected, actual }) => assert_eq!((expected, actual), (0, 3)),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(b.catch_up_shared().unwrap(), 3);
+    b.append(3, &CommandMeta::new("b"), bodies(2)).unwrap();
+    // A key another machine committed is answered by the log, and its events copied.
+    assert_eq!(a.idempotent("a1").unwrap(), Some(SeqRange { first: 1, last: 3 }));
+    a.catch_up_shared().unwrap();
+    assert_eq!(a.head(), b.head());
+    assert_eq!(a.head(), log.head().unwrap());
+    assert!(a.verify().unwrap().ok && b.verify().unwrap().ok);
+    // Reopened, the store checks it copies this log and follows it.
+    drop(a);
+    b.append(5, &CommandMeta::new("b"), bodies(1)).unwrap();
+    let a = shared_store(a_dir.path(), &log);
+    assert_eq!(a.head(), log.head().unwrap());
+    let mut exported = Vec::new();
+    let mut from_log = Vec::new();
+    a.export(1, &mut exported).unwrap();
+    log.export(1, &mut from_log).unwrap();
+    assert_eq!(exported, from_log, "export reads the same stream from either");
+}
+
+#[test]
+fn a_store_of_its_own_is_not_opened_as_a_copy() {
+    let Some(url) = fresh_pg_database() else { return };
+    let log: Arc<dyn EventLog> = Arc::new(PgLedger::connect(&url).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let local = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
+    local.append(0, &CommandMeta::new("a"), bodies(2)).unwrap();
+    drop(local);
+    let options = OpenOptions { shared: Some(log), ..OpenOptions::default() };
+    let message = Ledger::open(dir.path(), &options, &[]).err().expect("refused").to_string();
+    assert!(message.contains("migrate --to"), "{message}");
+}
+
+#[test]
+fn copying_into_the_shared_log_is_checked_resumable_and_idempotent() {
+    let Some(url) = fresh_pg_database() else { return };
+    let log: Arc<dyn EventLog> = Arc::new(PgLedger::connect(&url).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let local = Ledger::open(dir.path(), &OpenOptions::default(), &[]).unwrap();
+    let mut head = 0;
+    for i in 0..40 {
+        let meta = if i % 3 == 0 { keyed(&format!("k{i}")) } else { CommandMeta::new("a") };
+        head = committed(local.append(head, &meta, bodies(1 + i % 4)).unwrap()).last().unwrap().seq;
+    }
+    // A copy that stopped part way: the log holds a prefix.
+    let prefix = Stream::from_events(local.range(SeqRange { first: 1, last: 17 }).unwrap()).unwrap();
+    log.import_stream(prefix).unwrap();
+    let report = local.copy_to(log.as_ref()).unwrap();
+    assert_eq!((report.already_present, report.copied, report.head_seq), (17, head - 17, head));
+    assert_eq!(log.head().unwrap(), local.head());
+    let again = local.copy_to(log.as_ref()).unwrap();
+    assert_eq!((again.already_present, again.copied), (head, 0));
+    for i in (0..40).step_by(3) {
+        assert_eq!(log.idempotent(&format!("k{i}")).unwrap(), local.idempotent(&format!("k{i}")).unwrap());
+    }
+    // Once adopted the store opens as a copy of the log.
+    local.adopt(log.as_ref()).unwrap();
+    drop(local);
+    let copy = shared_store(dir.path(), &log);
+    assert!(copy.verify().unwrap().ok);
+    // Another ledger's events diverge: refused, nothing written.
+    let other_dir = tempfile::tempdir().unwrap();
+    let other = Ledger::open(other_dir.path(), &OpenOptions::default(), &[]).unwrap();
+    other.append(0, &CommandMeta::new("x"), bodies(head as usize + 2)).unwrap();
+    assert!(matches!(other.copy_to(log.as_ref()), Err(ImportError::Diverged { .. })));
+    assert_eq!(log.head().unwrap().seq, head);
+}
