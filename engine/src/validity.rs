@@ -226,6 +226,7 @@ mod tests {
             valid_to: to.map(at),
             sources: Vec::new(),
             unsourced: true,
+            erased: None,
         }
     }
 

@@ -55,6 +55,7 @@ pub trait EventLog: Send + Sync {
         let head = self.head()?;
         let mut prev = Head::EMPTY;
         let mut bad: Option<(u64, String)> = None;
+        let (mut erased_events, mut erased_unprovable) = (0, 0);
         'chunks: loop {
             let events = self.read(prev.seq + 1, READ_CHUNK)?;
             if events.is_empty() {
@@ -64,6 +65,10 @@ pub trait EventLog: Send + Sync {
                 if let Some(problem) = link_problem(prev, &event) {
                     bad = Some((prev.seq + 1, problem));
                     break 'chunks;
+                }
+                if event.erased.is_some() {
+                    erased_events += 1;
+                    erased_unprovable += u64::from(event.format < 3);
                 }
                 prev = Head { seq: event.seq, hash: event.hash };
             }
@@ -79,6 +84,8 @@ pub trait EventLog: Send + Sync {
             head_hash: head.hash,
             first_bad_seq: bad.as_ref().map(|(s, _)| *s),
             problem: bad.map(|(_, p)| p),
+            erased_events,
+            erased_unprovable,
         })
     }
 
