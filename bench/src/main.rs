@@ -451,7 +451,8 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
 }
 
 const USAGE: &str =
-    "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N] or recall DIR BIN [OTHER_BIN]";
+    "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N],
+     serve-cli BIN DIR, serve-http BIN DIR [SECONDS] or recall DIR BIN [OTHER_BIN]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

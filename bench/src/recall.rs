@@ -74,7 +74,8 @@ fn serve_connection(stream: TcpStream) {
             .map(|(i, t)| serde_json::json!({"object": "embedding", "index": i, "embedding": hashed_vector(t)}))
             .collect();
         let answer = serde_json::json!({"object": "list", "data": data, "model": MODEL}).to_string();
-        let head = format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", answer.len());
+        let head =
+            format!("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n", answer.len());
         if writer.write_all(head.as_bytes()).and_then(|_| writer.write_all(answer.as_bytes())).is_err() {
             return;
         }

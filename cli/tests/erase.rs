@@ -179,7 +179,8 @@ fn a_killed_erasure_is_all_or_nothing() {
 fn private_spans_never_reach_the_store() {
     let tmp = tempfile::tempdir().unwrap();
     let d = &tmp.path().join("store");
-    let saved = support::json(d, &["save", &format!("deploy on fridays <private>the {MARKER} token</private>after noon")]);
+    let saved =
+        support::json(d, &["save", &format!("deploy on fridays <private>the {MARKER} token</private>after noon")]);
     assert_eq!(saved["private_spans_removed"], 1, "{saved}");
     assert_eq!(support::json(d, &["show", id(&saved)])["text"], "deploy on fridays after noon");
     let human = support::run(d, &["save", &format!("the office <private>{MARKER}</private>closes at six")]);

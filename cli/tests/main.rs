@@ -22,8 +22,8 @@ mod models;
 mod recall;
 mod schemathesis;
 mod server;
-mod ui;
 mod shared;
+mod ui;
 
 /// Every file in cli/tests/ is one of the modules above.
 #[test]

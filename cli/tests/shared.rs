@@ -216,3 +216,19 @@ fn a_restarted_server_loses_nothing_and_a_stopped_one_is_exit_1() {
     pg.start_again();
     assert_eq!(verified(&dir, &url), head);
 }
+
+#[test]
+fn erase_on_a_shared_ledger_is_refused_and_writes_nothing() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("a");
+    let saved = &ok_lines(&dir, &url, &["save", "the vault key rotates every ninety days"])[0];
+    let id = saved["memory_id"].as_str().unwrap().to_string();
+    let before = verified(&dir, &url);
+    let out = run(&dir, &url, &["erase", &id]);
+    assert_eq!(support::code(&out), 2, "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shared ledger"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(verified(&dir, &url), before, "nothing appended");
+    let shown = &ok_lines(&dir, &url, &["show", &id])[0];
+    assert_eq!(shown["text"], "the vault key rotates every ninety days");
+}

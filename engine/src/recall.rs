@@ -12,8 +12,8 @@ use memledger_projector::text_index::{TextHit, analyze};
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::{BadInput, EngineError};
 use crate::classify::lexical::analyse;
+use crate::error::{BadInput, EngineError};
 use crate::models::embed::{VectorCache, cosine};
 use crate::models::{EmbedSide, Models};
 use crate::reads::Reader;
@@ -179,8 +179,7 @@ fn name_terms(query: &str) -> Vec<String> {
 fn asks_when(query: &str) -> bool {
     const UNITS: [&str; 8] = ["year", "years", "month", "months", "week", "weeks", "day", "days"];
     let lower = query.to_lowercase();
-    let words: Vec<&str> =
-        lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).take(4).collect();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).take(4).collect();
     let words = match words.first() {
         Some(&("in" | "on" | "at" | "by")) => &words[1..],
         _ => &words[..],

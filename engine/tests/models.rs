@@ -596,11 +596,7 @@ fn e5_like_server() -> MockServer {
                 let t = v.as_str().unwrap();
                 let prompted = t.starts_with("query: ") || t.starts_with("passage: ");
                 let served = seen.body["input_type"].is_string();
-                if (prompted || served) && t.contains("postgres") {
-                    vec![1.0, 0.0]
-                } else {
-                    vec![0.0, 1.0]
-                }
+                if (prompted || served) && t.contains("postgres") { vec![1.0, 0.0] } else { vec![0.0, 1.0] }
             })
             .collect();
         mock_http::embeddings(&vectors)

@@ -30,9 +30,10 @@ pub fn execute(ml: &Memledger, q: &LogQuery, out: &mut Output) -> Result<(), Cli
         if out.json {
             out.json_line(&e)?;
         } else {
-            let erased = e.erased.as_ref().map_or_else(String::new, |mark| {
-                format!("  [erased at {}, by {}]", mark.at.to_human(), mark.actor)
-            });
+            let erased = e
+                .erased
+                .as_ref()
+                .map_or_else(String::new, |mark| format!("  [erased at {}, by {}]", mark.at.to_human(), mark.actor));
             out.line(format!(
                 "{:>6}  {}  {:<20} {}{erased}",
                 e.seq,

@@ -63,10 +63,7 @@ fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
         line.push_str("  (idempotency key already committed: nothing written)");
     }
     if r.private_spans_removed > 0 {
-        line.push_str(&format!(
-            "  ({} <private> span(s) removed before saving)",
-            r.private_spans_removed
-        ));
+        line.push_str(&format!("  ({} <private> span(s) removed before saving)", r.private_spans_removed));
     }
     out.line(line)
 }
