@@ -208,8 +208,10 @@ impl Store {
                 return Err(OpenError::Missing { path: path.into() });
             }
             // Files but no lock file: not a store being created (its creator makes the lock file
-            // first), someone else's directory. Refused without adding a file to it.
-            if !path.join(CREATION_LOCK).exists() && holds_other_files(path) {
+            // first), someone else's directory. Refused without adding a file to it. The files
+            // are looked for before the lock file: a creator starting in between makes its lock
+            // file before any other, so files seen imply a lock file seen after them.
+            if holds_other_files(path) && !path.join(CREATION_LOCK).exists() {
                 return Err(OpenError::Unusable {
                     path: path.into(),
                     reason: "the directory is not empty and holds no store".into(),

@@ -48,9 +48,9 @@ fn processes_creating_the_same_store_at_once_all_succeed() {
         let children: Vec<_> = (0..PROCESSES)
             .map(|_| {
                 Command::new(&exe)
-                    .args(["--exact", CHILD_TEST, "--test-threads=1", "-q"])
+                    .args(["--exact", CHILD_TEST, "--test-threads=1", "-q", "--nocapture"])
                     .env(CHILD_ENV, &dir)
-                    .stdout(Stdio::null())
+                    .stdout(Stdio::piped())
                     .stderr(Stdio::piped())
                     .spawn()
                     .unwrap()
@@ -58,7 +58,13 @@ fn processes_creating_the_same_store_at_once_all_succeed() {
             .collect();
         for child in children {
             let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "round {round}: {}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "round {round}: {}: {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr),
+                String::from_utf8_lossy(&out.stdout)
+            );
         }
         let ledger =
             Ledger::open(&dir, &OpenOptions { create: false, wait: Duration::from_secs(10), shared: None }, &[])
