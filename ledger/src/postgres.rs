@@ -7,7 +7,6 @@
 //! `memledger_events` so that other machines wake (polling is the fallback). Tables are created
 //! and versioned by memledger; a newer schema is refused. See docs/shared-ledger.md.
 
-use std::io::Write;
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -503,23 +502,6 @@ impl EventLog for PgLedger {
         });
         Ok(())
     }
-
-    fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, LedgerError> {
-        let mut next = since.max(1);
-        let mut n = 0;
-        loop {
-            let events = self.read(next, crate::shared::READ_CHUNK)?;
-            let Some(last) = events.last() else { break };
-            next = last.seq + 1;
-            for event in &events {
-                serde_json::to_writer(&mut *out, event).map_err(|e| LedgerError::Io(e.into()))?;
-                out.write_all(b"\n")?;
-                n += 1;
-            }
-        }
-        out.flush()?;
-        Ok(n)
-    }
 }
 
 /// Why a transaction did not commit.
@@ -603,22 +585,5 @@ fn redact(url: &str) -> String {
             format!("{scheme}://{}:***@{host}", user.split(':').next().unwrap_or_default())
         }
         _ => url.into(),
-    }
-}
-
-/// The pool, for tests and tools that ask the database directly (the benchmark, the checks
-/// that UPDATE and DELETE are refused).
-impl PgLedger {
-    pub fn with_client<T>(
-        &self,
-        f: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, tokio_postgres::Error>,
-    ) -> Result<T, LedgerError> {
-        self.runtime
-            .block_on(async {
-                let object = self.pool.get().await.map_err(Failure::Pool)?;
-                let client: &tokio_postgres::Client = &object;
-                f(client).await.map_err(Failure::Db)
-            })
-            .map_err(|f| self.fail(f))
     }
 }
