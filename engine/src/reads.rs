@@ -55,6 +55,9 @@ pub struct MemoryView {
     pub independent_sources: u32,
     /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
     pub erased: Option<ErasedMark>,
+    /// Active memories that each add, like this one, a detail of their own to one earlier version
+    /// (linked `co_enriches`, engine/src/co_enrich.rs).
+    pub co_enriches: Vec<MemoryId>,
 }
 
 /// One version in `history`.
@@ -236,6 +239,7 @@ impl<'a> Reader<'a> {
         }
         let status = validity::status_at(&r, value, t);
         let independent_sources = r.independent_sources();
+        let co_enriches = crate::co_enrich::siblings(*self, r.memory_id)?.into_iter().map(|s| s.memory_id).collect();
         Ok(MemoryView {
             memory_id: r.memory_id,
             root_id: r.root_id,
@@ -259,6 +263,7 @@ impl<'a> Reader<'a> {
             sources: r.sources,
             independent_sources,
             erased: r.erased,
+            co_enriches,
         })
     }
 

@@ -73,6 +73,17 @@ pub struct RecallHit {
     pub valid_to: Option<Timestamp>,
     /// Versions of this belief that take effect after the time asked about, soonest first.
     pub scheduled: Vec<ScheduledChange>,
+    /// Active memories that each add, like this one, a detail of their own to one earlier
+    /// version (linked `co_enriches`): returned beside it, as they hold together.
+    pub co_enrichments: Vec<CoEnrichedMemory>,
+}
+
+/// A co-enrichment beside a recall hit.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoEnrichedMemory {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub text: String,
 }
 
 /// What `recall` answers.
@@ -230,6 +241,12 @@ pub(crate) fn recall(
         if question.about_time && (m.effective_at.is_some() || analyse(&m.text).states_time()) {
             score *= 1.0 + TIME_BONUS;
         }
+        let mut co_enrichments = Vec::with_capacity(m.co_enriches.len());
+        for id in &m.co_enriches {
+            if let Some(r) = reader.beliefs().get(*id)? {
+                co_enrichments.push(CoEnrichedMemory { memory_id: r.memory_id, root_id: r.root_id, text: r.text });
+            }
+        }
         results.push(RecallHit {
             status: m.status,
             valid_from: m.valid_from,
@@ -245,6 +262,7 @@ pub(crate) fn recall(
             cosine,
             asserted_at: m.asserted_at,
             conflicts_with: m.conflicts_with,
+            co_enrichments,
         });
     }
     // Best first: score, then newest, then the smaller id (the text index's own order for BM25).
