@@ -13,6 +13,7 @@ use memledger_schemas::*;
 use serde::Serialize;
 
 use crate::classify::lexical::analyse;
+use crate::co_enrich;
 use crate::error::{BadInput, EngineError};
 use crate::models::embed::{VectorCache, cosine};
 use crate::models::{EmbedSide, Models};
@@ -241,12 +242,6 @@ pub(crate) fn recall(
         if question.about_time && (m.effective_at.is_some() || analyse(&m.text).states_time()) {
             score *= 1.0 + TIME_BONUS;
         }
-        let mut co_enrichments = Vec::with_capacity(m.co_enriches.len());
-        for id in &m.co_enriches {
-            if let Some(r) = reader.beliefs().get(*id)? {
-                co_enrichments.push(CoEnrichedMemory { memory_id: r.memory_id, root_id: r.root_id, text: r.text });
-            }
-        }
         results.push(RecallHit {
             status: m.status,
             valid_from: m.valid_from,
@@ -262,7 +257,7 @@ pub(crate) fn recall(
             cosine,
             asserted_at: m.asserted_at,
             conflicts_with: m.conflicts_with,
-            co_enrichments,
+            co_enrichments: Vec::new(),
         });
     }
     // Best first: score, then newest, then the smaller id (the text index's own order for BM25).
@@ -270,6 +265,12 @@ pub(crate) fn recall(
         b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
     });
     results.truncate(limit);
+    for hit in &mut results {
+        hit.co_enrichments = co_enrich::siblings(reader, hit.memory_id)?
+            .into_iter()
+            .map(|r| CoEnrichedMemory { memory_id: r.memory_id, root_id: r.root_id, text: r.text })
+            .collect();
+    }
     let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
     Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
 }
