@@ -91,6 +91,28 @@ impl ConflictRecord {
 
 pub struct ConflictsProjector;
 
+/// A pending entry opened by `event`.
+fn opened(
+    event: &Event,
+    conflict_id: ConflictId,
+    incoming: MemoryId,
+    candidates: &[ConflictSide],
+    proposal: Option<ProposalRecord>,
+) -> ConflictRecord {
+    ConflictRecord {
+        conflict_id,
+        status: ConflictStatus::Pending,
+        incoming,
+        candidates: candidates.to_vec(),
+        opened_at: event.recorded_at,
+        opened_seq: event.seq,
+        resolution: None,
+        resolutions: Vec::new(),
+        reverts: Vec::new(),
+        proposal,
+    }
+}
+
 fn ckey(id: ConflictId) -> Vec<u8> {
     key(b'c', &[&id.to_bytes()])
 }
@@ -112,38 +134,17 @@ impl Projector for ConflictsProjector {
         };
         match &event.body {
             EventBody::ConflictOpened(b) => {
-                let record = ConflictRecord {
-                    conflict_id: b.conflict_id,
-                    status: ConflictStatus::Pending,
-                    incoming: b.incoming,
-                    candidates: b.candidates.clone(),
-                    opened_at: event.recorded_at,
-                    opened_seq: event.seq,
-                    resolution: None,
-                    resolutions: Vec::new(),
-                    reverts: Vec::new(),
-                    proposal: None,
-                };
+                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, None);
                 txn.put_record(ckey(b.conflict_id), &record);
             }
             EventBody::MergeProposed(b) => {
-                let record = ConflictRecord {
-                    conflict_id: b.conflict_id,
-                    status: ConflictStatus::Pending,
-                    incoming: b.incoming,
-                    candidates: b.candidates.clone(),
-                    opened_at: event.recorded_at,
-                    opened_seq: event.seq,
-                    resolution: None,
-                    resolutions: Vec::new(),
-                    reverts: Vec::new(),
-                    proposal: Some(ProposalRecord {
-                        text: b.text.clone(),
-                        revision: b.revision,
-                        model: b.model.model.clone(),
-                        reason: b.model.reason.clone(),
-                    }),
+                let proposal = ProposalRecord {
+                    text: b.text.clone(),
+                    revision: b.revision,
+                    model: b.model.model.clone(),
+                    reason: b.model.reason.clone(),
                 };
+                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, Some(proposal));
                 txn.put_record(ckey(b.conflict_id), &record);
             }
             EventBody::ConflictResolved(b) => {
