@@ -40,9 +40,11 @@ impl Server {
         self.runtime.block_on(self.client.call(&request)).map_err(unreachable)
     }
 
-    pub fn import(&mut self, ctx: &Context, stream: Vec<u8>) -> Result<Reply, CliError> {
+    pub fn import(&mut self, ctx: &Context, stream: Vec<u8>, allow_secret: bool) -> Result<Reply, CliError> {
         let color = crate::style::terminal_color();
-        self.runtime.block_on(self.client.import(stream, ctx.json, color, &ctx.actor)).map_err(unreachable)
+        self.runtime
+            .block_on(self.client.import(stream, ctx.json, color, &ctx.actor, allow_secret))
+            .map_err(unreachable)
     }
 
     pub fn export(&mut self, since: u64, out: &mut dyn std::io::Write) -> Result<(), CliError> {

@@ -12,12 +12,13 @@ use rand::Rng;
 use serde_json::Value;
 
 use crate::models::{json_with_env, with_env};
+use crate::support::served::Served;
 use crate::support::{self, mock_http};
 
 const MARKER: &str = "ZORBLAX7731";
 
 /// Every file under `dir` whose bytes hold `needle` in any letter case.
-fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
+pub(crate) fn files_holding(dir: &Path, needle: &str) -> Vec<String> {
     let needle = needle.to_ascii_lowercase().into_bytes();
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -187,4 +188,102 @@ fn private_spans_never_reach_the_store() {
     assert!(String::from_utf8_lossy(&human.stdout).contains("1 <private> span(s) removed"));
     drop(support::run(d, &["verify"]));
     assert_eq!(files_holding(d, MARKER), Vec::<String>::new());
+}
+
+#[test]
+fn erase_over_http_needs_the_servers_setting_and_a_dry_run_is_always_answered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = &tmp.path().join("store");
+    let a = support::json(d, &["save", &format!("the {MARKER} customer lives at 12 Elm Street")]);
+    let a = id(&a).to_string();
+    let served = Served::start(d, true);
+    let path = format!("/v1/memories/{a}/erase");
+    let refused = served.http("POST", &path, Some(r#"{"reason": "asked by the user"}"#));
+    assert_eq!(refused.status, 403, "{}", refused.body);
+    let problem = refused.json();
+    assert_eq!(problem["exit_code"], 2, "{problem}");
+    assert!(problem["detail"].as_str().unwrap().contains("nothing was erased"), "{problem}");
+    assert!(problem["hint"].as_str().unwrap().contains("--allow-erase"), "{problem}");
+    let dry = served.http("POST", &path, Some(r#"{"dry_run": true, "lineage": true}"#));
+    assert_eq!(dry.status, 200, "{}", dry.body);
+    assert_eq!(dry.json()["memories"], serde_json::json!([a]));
+    assert_eq!(served.http("POST", &path, Some(r#"{"dry_run": "yes"}"#)).status, 400, "a malformed body");
+    drop(served);
+    assert!(!files_holding(d, MARKER).is_empty(), "nothing was erased");
+
+    let served = Served::start_with(d, true, &["--allow-erase"]);
+    let missing = served.http("POST", "/v1/memories/0123456789abcdef0123456789abcdef/erase", Some("{}"));
+    assert_eq!(missing.status, 404, "{}", missing.body);
+    let erased = served.http("POST", &path, Some(r#"{"lineage": true, "reason": "asked by the user"}"#));
+    assert_eq!(erased.status, 200, "{}", erased.body);
+    let erased = erased.json();
+    assert_eq!((&erased["dry_run"], &erased["memories"]), (&Value::from(false), &serde_json::json!([a])), "{erased}");
+    let shown = served.http("GET", &format!("/v1/memories/{a}"), None).json();
+    assert!(shown["erased"]["by"].is_string() && shown["text"] == "", "{shown}");
+    let again = served.http("POST", &path, Some("{}"));
+    assert_eq!(again.status, 422, "already erased: {}", again.body);
+    drop(served);
+    assert_eq!(files_holding(d, MARKER), Vec::<String>::new());
+    assert_sound(d, "after an erasure over HTTP");
+}
+
+#[test]
+fn erase_retired_before_erases_the_versions_gone_before_the_date_and_keeps_the_active() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = &tmp.path().join("store");
+    let bad = with_env(d, &[], &["erase", "--retired-before", "last tuesday"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--retired-before takes a date"));
+    assert!(!d.exists(), "a bad date writes nothing");
+
+    // A forgotten belief, a belief with a superseded version, and one still active.
+    let forgotten = id(&support::json(d, &["save", &format!("the {MARKER} office code is 4411")])).to_string();
+    let old = id(&support::json(d, &["save", "the wifi is called Ostrich"])).to_string();
+    let new = id(&support::json(d, &["update", &old, "the wifi is called Emu"])).to_string();
+    let kept = id(&support::json(d, &["save", "prefers pnpm over npm"])).to_string();
+    support::json(d, &["forget", &forgotten, "--reason", "moved offices"]);
+    let stale = |m: &str| support::json(d, &["show", m])["stale_since"].as_str().map(str::to_string);
+    let (first_gone, last_gone) = {
+        let mut times = [stale(&forgotten).unwrap(), stale(&old).unwrap()];
+        times.sort();
+        (times[0].clone(), times[1].clone())
+    };
+    assert!(stale(&new).is_none() && stale(&kept).is_none(), "the current versions are active");
+    let erased_ids = |v: &Value| -> Vec<String> {
+        let mut ids: Vec<String> =
+            v["memories"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect();
+        ids.sort();
+        ids
+    };
+
+    // Before anything went: nothing, and nothing written.
+    let events = support::json(d, &["stats"])["events"].as_u64().unwrap();
+    let none = json_with_env(d, &[], &["erase", "--retired-before", "2000-01-01"]);
+    assert_eq!(erased_ids(&none), Vec::<String>::new(), "{none}");
+    assert_eq!(none["erasure_seq"], Value::Null);
+    let strictly = json_with_env(d, &[], &["erase", "--retired-before", &first_gone, "--dry-run"]);
+    assert_eq!(erased_ids(&strictly), Vec::<String>::new(), "strictly before: {strictly}");
+    // After both went: a dry run lists both, then the erasure takes both and leaves the active.
+    let far = "2999-01-01T00:00:00Z";
+    let dry = json_with_env(d, &[], &["erase", "--retired-before", far, "--dry-run"]);
+    let mut want = vec![forgotten.clone(), old.clone()];
+    want.sort();
+    assert_eq!(erased_ids(&dry), want, "{dry} (gone at {first_gone} and {last_gone})");
+    assert_eq!(support::json(d, &["stats"])["events"].as_u64().unwrap(), events, "nothing written so far");
+    let erased = json_with_env(d, &[], &["erase", "--retired-before", far, "--reason", "retention: 90 days"]);
+    assert_eq!(erased_ids(&erased), want, "{erased}");
+    assert_eq!(erased["erasure_seq"].as_u64(), Some(events + 1), "one erasure event for all");
+    for m in [&forgotten, &old] {
+        assert_eq!(support::json(d, &["show", m])["erased"]["by"], "cli:test", "{m}");
+    }
+    for m in [&new, &kept] {
+        let shown = support::json(d, &["show", m]);
+        assert!(shown["erased"].is_null() && shown["status"] == "active", "{shown}");
+    }
+    assert_eq!(files_holding(d, MARKER), Vec::<String>::new());
+    assert_sound(d, "after a retention erasure");
+    // Again: nothing left to erase.
+    let again = with_env(d, &[], &["erase", "--retired-before", far]);
+    assert!(again.status.success());
+    assert!(String::from_utf8_lossy(&again.stdout).contains("nothing to erase"));
 }

@@ -21,6 +21,7 @@ mod mcp;
 mod models;
 mod recall;
 mod schemathesis;
+mod secrets;
 mod server;
 mod shared;
 mod ui;

@@ -80,8 +80,14 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path, client_name: &str) -> Server {
+        Self::start_with(dir, client_name, &[])
+    }
+
+    /// [`Server::start`] with more arguments for `memledger mcp` (`--allow-erase`).
+    fn start_with(dir: &Path, client_name: &str, args: &[&str]) -> Server {
         let mut child = support::memledger(dir)
             .arg("mcp")
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -132,6 +138,13 @@ impl Server {
         let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{result}"));
         assert_ne!(result["isError"], json!(true), "{name}: {text}");
         serde_json::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"))
+    }
+
+    /// Call a tool that must answer with a tool error; its text.
+    fn tool_error(&mut self, name: &str, arguments: Value) -> String {
+        let result = self.request("tools/call", json!({"name": name, "arguments": arguments}));
+        assert_eq!(result["isError"], json!(true), "{name} must fail: {result}");
+        result["content"][0]["text"].as_str().unwrap().to_string()
     }
 }
 
@@ -202,4 +215,61 @@ fn reads_of_a_store_not_yet_created_are_empty_and_bad_input_is_a_tool_error() {
         server.request("tools/call", json!({"name": "save_memory", "arguments": {"text": "x", "type": "opinion"}}));
     assert_eq!(bad["isError"], json!(true), "{bad}");
     assert!(!dir.exists(), "bad input creates no store");
+}
+
+#[test]
+fn a_save_holding_a_credential_is_a_tool_error_naming_the_rule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let mut server = Server::start(&dir, "rust-test");
+    let secret = ["ghp_", "wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx"].concat();
+    let text = format!("the ci token is {secret}");
+    let error = server.tool_error("save_memory", json!({"text": text}));
+    assert!(error.contains("github-token") && error.contains("allow_secret"), "{error}");
+    assert!(!error.contains(&secret), "{error}");
+    assert!(!dir.exists(), "nothing written");
+    let saved = server.tool("save_memory", json!({"text": text, "allow_secret": true}));
+    assert_eq!(saved["outcome"], json!("added"), "{saved}");
+}
+
+#[test]
+fn erase_memory_needs_a_person_to_have_started_the_server_with_allow_erase() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let id = support::json(&dir, &["save", "the customer lives at 12 Elm Street"])["memory_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut server = Server::start(&dir, "rust-test");
+    let dry = server.tool("erase_memory", json!({"id": id, "dry_run": true}));
+    assert_eq!(
+        (&dry["dry_run"], &dry["memories"]),
+        (&json!(true), &json!([id])),
+        "a dry run is always answered: {dry}"
+    );
+    let error = server.tool_error("erase_memory", json!({"id": id, "reason": "asked by the user"}));
+    assert!(error.contains("nothing was erased") && error.contains("memledger erase"), "{error}");
+    assert_eq!(support::json(&dir, &["show", &id])["erased"], Value::Null);
+    drop(server);
+
+    // A person's setting: `memledger mcp --allow-erase`.
+    let mut server = Server::start_with(&dir, "rust-test", &["--allow-erase"]);
+    let erased = server.tool("erase_memory", json!({"id": id, "lineage": true, "reason": "asked by the user"}));
+    assert_eq!(erased["dry_run"], json!(false), "{erased}");
+    assert!(erased["erasure_seq"].is_u64(), "{erased}");
+    drop(server);
+    let shown = support::json(&dir, &["show", &id]);
+    assert_eq!((&shown["text"], &shown["erased"]["by"]), (&json!(""), &json!("agent:rust-test")), "{shown}");
+    assert_eq!(support::json(&dir, &["verify"])["ok"], json!(true));
+
+    // Through a store's server, the server's own setting decides as well.
+    let other =
+        support::json(&dir, &["save", "the customer's phone is 555-0100"])["memory_id"].as_str().unwrap().to_string();
+    let served = crate::support::served::Served::start(&dir, false);
+    let mut server = Server::start_with(&dir, "rust-test", &["--allow-erase"]);
+    let error = server.tool_error("erase_memory", json!({"id": other}));
+    assert!(error.contains("nothing was erased"), "{error}");
+    drop(server);
+    drop(served);
+    assert_eq!(support::json(&dir, &["show", &other])["erased"], Value::Null);
 }

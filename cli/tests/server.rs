@@ -181,11 +181,14 @@ fn the_official_python_sdk_drives_mcp_over_streamable_http() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let served = Served::start(&dir, true);
+    // This server carries out erasures (a person started it with --allow-erase): the client
+    // expects its erasure to be done; the stdio run below, through a server without it, refused.
+    let served = Served::start_with(&dir, true, &["--allow-erase"]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/mcp/client.py");
     let url = format!("http://127.0.0.1:{}/mcp", served.port.unwrap());
     let out = std::process::Command::new("python3")
         .args([script, "--http", &url, served.token.as_deref().unwrap()])
+        .env("MEMLEDGER_TEST_ERASE_ALLOWED", "1")
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -1,4 +1,4 @@
-//! Co-enrichments (docs/adr/0020-co-enrichments.md): two memories that each add a detail of their
+//! Co-enrichments (docs/adr/0021-co-enrichments.md): two memories that each add a detail of their
 //! own to one earlier version of a belief — two agents read "Ana works at Acme" and one adds her
 //! role, the other her city. Neither says everything the other does, so neither may replace the
 //! other (the last replacement would erase the first detail); the save links them `co_enriches`,

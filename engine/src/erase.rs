@@ -1,8 +1,9 @@
 //! `erase`: what an erasure of a memory (or its whole lineage) touches, found before anything is
 //! written, so `--dry-run` and the erasure itself list the same things (docs/adr/0017-erasure.md).
 //!
-//! The memories are the one named (every version of its lineage with `lineage`) and the
-//! observations merged into them; the conflicts are those any of them is part of; the events are
+//! The memories are the one named (every version of its lineage with `lineage`), or, for a
+//! retention policy, every version that stopped being the belief (stale or retired) before a
+//! date, and the observations merged into them; the conflicts are those any of them is part of; the events are
 //! every one with texts that names one of those memories or conflicts and is not erased yet.
 
 use std::collections::BTreeSet;
@@ -10,7 +11,7 @@ use std::collections::BTreeSet;
 use memledger_ledger::Ledger;
 use memledger_projector::beliefs::BeliefReader;
 use memledger_projector::edges::EdgeReader;
-use memledger_schemas::{ConflictId, Edge, EventBody, Hash, MemoryErased, MemoryId};
+use memledger_schemas::{ConflictId, Edge, EventBody, Hash, MemoryErased, MemoryId, Status, Timestamp};
 use serde::Serialize;
 
 use crate::error::{BadInput, EngineError, NotFound};
@@ -56,6 +57,28 @@ pub(crate) fn plan_erase(ledger: &Ledger, id: MemoryId, lineage: bool) -> Result
             None => return Err(NotFound::Memory(id).into()),
         },
     }
+    plan_memories(ledger, memories)
+}
+
+/// The date of `erase --retired-before`: `YYYY-MM-DD` (its midnight, UTC) or an RFC 3339 time.
+pub fn parse_retired_before(text: &str) -> Result<Timestamp, EngineError> {
+    let text = text.trim();
+    let full = if text.len() == 10 { format!("{text}T00:00:00Z") } else { text.to_string() };
+    Timestamp::parse_rfc3339(&full).map_err(|_| BadInput::RetiredBefore(text.to_string()).into())
+}
+
+/// Find what erasing every version that stopped being the belief (went stale or was retired)
+/// before `before` touches: a retention policy's erasure. Active versions are never chosen.
+pub(crate) fn plan_retired_before(ledger: &Ledger, before: Timestamp) -> Result<EraseResult, EngineError> {
+    let gone_before = |r: &memledger_projector::beliefs::MemoryRecord| {
+        r.erased.is_none() && r.status != Status::Active && r.stale_since.is_some_and(|t| t < before)
+    };
+    let records = BeliefReader::new(ledger.store()).scan(gone_before, usize::MAX)?;
+    plan_memories(ledger, records.into_iter().map(|r| r.memory_id).collect())
+}
+
+/// What erasing `memories` touches: with them, the observations merged into them.
+fn plan_memories(ledger: &Ledger, mut memories: BTreeSet<MemoryId>) -> Result<EraseResult, EngineError> {
     // First pass: the observations merged into them, and the conflicts they are part of (or
     // whose resolution names them).
     let mut conflicts: BTreeSet<ConflictId> = BTreeSet::new();

@@ -114,8 +114,23 @@ pub enum BadInput {
     MergeNeedsText,
     #[error("memory {0} is already erased")]
     AlreadyErased(String),
+    #[error("--retired-before takes a date (2026-01-31) or an RFC 3339 time (2026-01-31T12:00:00Z), not {0:?}")]
+    RetiredBefore(String),
     #[error("erase works on a store's own ledger only: a shared ledger's events cannot be blanked yet")]
     EraseOnSharedLedger,
+    /// A text holds what a credential rule matched (engine/src/secrets.rs); the message names
+    /// the rules, never the text.
+    #[error(
+        "the {field} holds what looks like a credential: {found}; nothing was saved. Remove it, keep it between \
+         <private> and </private>, or save it on purpose with --allow-secret (allow_secret over HTTP and MCP)"
+    )]
+    SecretInText { field: &'static str, found: String },
+    /// An import stream's memories hold credentials; nothing was imported.
+    #[error(
+        "the stream holds what looks like credentials, so nothing was imported: {found}. Erase them in the store \
+         the stream came from (`memledger erase`) and export again, or import it on purpose with --allow-secret"
+    )]
+    SecretsInStream { found: String },
     #[error("no view named {name:?} (views: {known})")]
     UnknownView { name: String, known: String },
     #[error("recall needs a query: some words to look for")]

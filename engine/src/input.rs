@@ -23,6 +23,9 @@ pub struct SaveRequest {
     pub idempotency_key: Option<String>,
     #[serde(default)]
     pub no_dedup: bool,
+    /// Save the text even if it holds what looks like a credential (engine/src/secrets.rs).
+    #[serde(default)]
+    pub allow_secret: bool,
 }
 
 /// A save that passed validation.
@@ -115,6 +118,13 @@ impl SaveRequest {
             Some(t) => parse_type(t)?,
             None => MemoryType::Fact,
         };
+        let source = field("source", self.source)?;
+        let fact_key = field("fact-key", self.fact_key)?;
+        if !self.allow_secret {
+            refuse_secrets("memory text", &text)?;
+            refuse_secrets("--source", source.as_deref().unwrap_or_default())?;
+            refuse_secrets("--fact-key", fact_key.as_deref().unwrap_or_default())?;
+        }
         let scope = field("scope", self.scope)?.unwrap_or_else(|| "personal".to_string());
         let effective_at = match self.effective_at {
             Some(s) => Some(Timestamp::parse_rfc3339(&s).map_err(BadInput::EffectiveAt)?),
@@ -124,9 +134,9 @@ impl SaveRequest {
             text,
             memory_type,
             scope,
-            source: field("source", self.source)?,
+            source,
             effective_at,
-            fact_key: field("fact-key", self.fact_key)?,
+            fact_key,
             idempotency_key: field("idempotency-key", self.idempotency_key)?,
             dedup: !self.no_dedup,
             private_spans,
@@ -152,6 +162,48 @@ mod tests {
             assert_eq!(remove_private_spans(text), (want.to_string(), spans), "{text:?}");
         }
     }
+}
+
+/// Refuse a text that holds a credential, naming the rules that matched (never the text).
+pub fn refuse_secrets(field: &'static str, text: &str) -> Result<(), EngineError> {
+    let found = crate::secrets::scan(text);
+    if found.is_empty() {
+        return Ok(());
+    }
+    let found = found.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+    Err(BadInput::SecretInText { field, found }.into())
+}
+
+/// Most lines an import's refusal lists.
+const MAX_LISTED: usize = 20;
+
+/// Refuse a stream whose memories hold credentials, listing every line that does with its rules.
+pub fn refuse_secrets_in_stream(stream: &memledger_ledger::Stream) -> Result<(), EngineError> {
+    let mut lines = Vec::new();
+    for (line, event) in stream.numbered() {
+        let memledger_schemas::EventBody::MemoryObserved(b) = &event.body else { continue };
+        let texts = [Some(b.text.as_str()), b.source.as_deref(), b.fact_key.as_deref()];
+        let mut found: Vec<crate::secrets::Finding> = Vec::new();
+        for f in texts.into_iter().flatten().flat_map(crate::secrets::scan) {
+            if !found.contains(&f) {
+                found.push(f);
+            }
+        }
+        if !found.is_empty() {
+            let found = found.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+            lines.push(format!("line {line}: {found}"));
+        }
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let more = lines.len().saturating_sub(MAX_LISTED);
+    lines.truncate(MAX_LISTED);
+    let mut found = lines.join("; ");
+    if more > 0 {
+        found.push_str(&format!("; and {more} more line(s)"));
+    }
+    Err(BadInput::SecretsInStream { found }.into())
 }
 
 /// Check an actor name.

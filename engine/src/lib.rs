@@ -10,7 +10,8 @@
 //! pipeline's planning (`pipeline`), candidate search (`candidates`), the analysis cache
 //! (`analysis_cache`), the text index with its term cache (`index`, `term_cache`), the commands
 //! on a person's word (`resolve`), reads (`reads`), valid time (`validity`), `recall`, the
-//! contradiction scan (`scan`), as-of points (`asof`), the review page's reads (`review`) and the
+//! contradiction scan (`scan`), the credential rules a stored text is checked against
+//! (`secrets`), as-of points (`asof`), the review page's reads (`review`) and the
 //! models over HTTP (`models`).
 
 mod analysis_cache;
@@ -32,6 +33,7 @@ pub mod recall;
 pub mod resolve;
 pub mod review;
 pub mod scan;
+pub mod secrets;
 mod term_cache;
 pub mod validity;
 

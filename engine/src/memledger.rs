@@ -418,14 +418,41 @@ impl Memledger {
         dry_run: bool,
         actor: &str,
     ) -> Result<EraseResult, EngineError> {
+        self.erase_planned(|ledger| crate::erase::plan_erase(ledger, id, lineage), reason, dry_run, actor)
+    }
+
+    /// Erase, as [`Memledger::erase`] does, every version that went stale or was retired before
+    /// `before` (a retention policy): active versions stay. Nothing to erase writes nothing.
+    pub fn erase_retired_before(
+        &self,
+        before: Timestamp,
+        reason: Option<String>,
+        dry_run: bool,
+        actor: &str,
+    ) -> Result<EraseResult, EngineError> {
+        self.erase_planned(|ledger| crate::erase::plan_retired_before(ledger, before), reason, dry_run, actor)
+    }
+
+    /// An erasure of what `plan` finds, planned and carried out under the write lock.
+    fn erase_planned(
+        &self,
+        plan: impl FnOnce(&Ledger) -> Result<EraseResult, EngineError>,
+        reason: Option<String>,
+        dry_run: bool,
+        actor: &str,
+    ) -> Result<EraseResult, EngineError> {
         let actor = validate_actor(actor)?;
         if self.ledger.is_shared() {
             return Err(BadInput::EraseOnSharedLedger.into());
         }
         let _guard = self.lock();
         let head = self.ledger.head().seq;
-        let mut plan = crate::erase::plan_erase(&self.ledger, id, lineage)?;
+        let mut plan = plan(&self.ledger)?;
         if dry_run {
+            return Ok(plan);
+        }
+        if plan.memories.is_empty() {
+            plan.dry_run = false;
             return Ok(plan);
         }
         let store = self.ledger.store();

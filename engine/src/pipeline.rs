@@ -60,7 +60,7 @@ pub struct SaveResult {
     /// How many `<private>…</private>` spans were removed before anything was stored or hashed.
     pub private_spans_removed: u32,
     /// Memories that, like this one, each add a detail of their own to one earlier version:
-    /// linked `co_enriches`, both kept (docs/adr/0020-co-enrichments.md).
+    /// linked `co_enriches`, both kept (docs/adr/0021-co-enrichments.md).
     pub co_enriches: Vec<MemoryId>,
     /// The conflict-queue entry proposing one text for them, when a chat model proposed it.
     pub merge_proposal: Option<ConflictId>,

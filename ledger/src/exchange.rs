@@ -154,6 +154,10 @@ impl Stream {
     pub fn events(&self) -> impl Iterator<Item = &Event> {
         self.events.iter().map(|(_, e)| e)
     }
+    /// The events with the line of the stream each was read from.
+    pub fn numbered(&self) -> impl Iterator<Item = (usize, &Event)> {
+        self.events.iter().map(|(line, e)| (*line, e))
+    }
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }

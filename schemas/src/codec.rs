@@ -17,7 +17,7 @@
 //!   and keeps the commitments, and the hash still checks (docs/adr/0017-erasure.md).
 //! - **Format 4**: stored and hashed as format 3; its vocabulary adds the `merge_proposed`
 //!   event, the `co_enrichment` pair outcome and the `co_enriches` edge
-//!   ([`EventBody::needs_format`]; docs/adr/0020-co-enrichments.md).
+//!   ([`EventBody::needs_format`]; docs/adr/0021-co-enrichments.md).
 //!
 //! An erased event of any format is stored with an [`Erased`] record after its body; one of
 //! format 1 or 2 keeps its hash, which no longer can be recomputed (only its links are checked).

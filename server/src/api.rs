@@ -117,6 +117,9 @@ pub struct SaveBody {
     /// Store it as a new belief without comparing.
     #[serde(default)]
     pub no_dedup: bool,
+    /// Save it even if the text holds what looks like a credential (refused otherwise: docs/privacy.md).
+    #[serde(default)]
+    pub allow_secret: bool,
 }
 
 /// `save --from`: lines of JSON save requests with their line numbers, answered in order.
@@ -124,6 +127,9 @@ pub struct SaveBody {
 #[serde(deny_unknown_fields)]
 pub struct SaveLines {
     pub lines: Vec<NumberedLine>,
+    /// `--allow-secret`: every line may hold what looks like a credential.
+    #[serde(default)]
+    pub allow_secret: bool,
 }
 
 /// One line of `save --from`.
@@ -167,12 +173,24 @@ pub struct ForgetBody {
     pub reason: Option<String>,
 }
 
+/// What a server answers an erasure a person has not allowed (no `--allow-erase`): nothing is
+/// erased. The same words on every transport.
+pub const ERASE_REFUSED: &str = "this server does not carry out erasures: nothing was erased";
+/// How a person allows erasures, or does one themselves.
+pub const ERASE_REFUSED_HINT: &str = "a person allows them by starting the server with `--allow-erase` \
+    (`memledger serve --allow-erase`, `memledger mcp --allow-erase`), or stops it and runs `memledger erase ID` \
+    on the store; a dry run lists what would be erased";
+
 /// `erase ID [--lineage] [--reason R] [--dry-run]`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EraseBody {
+    /// A memory id or a unique prefix (empty with `retired_before`).
     #[serde(default)]
     pub id: String,
+    /// `--retired-before DATE`: every version stale or retired before it, instead of `id`.
+    #[serde(default)]
+    pub retired_before: Option<String>,
     #[serde(default)]
     pub lineage: bool,
     #[serde(default)]
@@ -438,6 +456,16 @@ fn thousand() -> usize {
 pub struct ExportQuery {
     #[serde(default = "one_u64")]
     pub since: u64,
+}
+
+/// `import [--allow-secret]`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ImportQuery {
+    /// Import even if the stream's memories hold what looks like credentials (refused whole otherwise).
+    #[serde(default)]
+    pub allow_secret: bool,
 }
 
 /// `rebuild [--view NAME]`.

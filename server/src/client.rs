@@ -79,8 +79,10 @@ impl Client {
         json: bool,
         color: bool,
         actor: &str,
+        allow_secret: bool,
     ) -> Result<Reply, ClientError> {
-        let mut request = Request::post("/v1/import")
+        let path = if allow_secret { "/v1/import?allow_secret=true" } else { "/v1/import" };
+        let mut request = Request::post(path)
             .header(hyper::header::HOST, "localhost")
             .header(hyper::header::ACCEPT, REPLY_MEDIA_TYPE)
             .header(hyper::header::CONTENT_TYPE, "application/x-ndjson")

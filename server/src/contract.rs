@@ -174,6 +174,23 @@ pub struct UpdateDoc {
     seqs: Vec<u64>,
 }
 
+/// `erase`: what was erased (or, with `dry_run`, would be).
+#[derive(Serialize, ToSchema)]
+pub struct EraseDoc {
+    dry_run: bool,
+    /// The seq of the erasure event (null for a dry run).
+    erasure_seq: Option<u64>,
+    memories: Vec<String>,
+    content_hashes: Vec<String>,
+    conflicts: Vec<String>,
+    /// The edges joining the memories to others (they stay: ids only).
+    edges: Vec<Document>,
+    /// The seqs of the events whose texts go.
+    events: Vec<u64>,
+    /// Exports made since the first of those events (`at`, `since`, `through`): copies outside the store.
+    exports_since: Vec<Document>,
+}
+
 /// `forget`.
 #[derive(Serialize, ToSchema)]
 pub struct ForgetDoc {

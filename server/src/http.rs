@@ -49,6 +49,8 @@ pub struct AppState {
     pub activity: Arc<Activity>,
     /// The actor of a call that names none.
     pub default_actor: String,
+    /// `--allow-erase`: erasures are carried out (a dry run is answered either way).
+    pub allow_erase: bool,
 }
 
 /// Requests in flight and the time of the last one, for `--idle-exit`.
@@ -266,7 +268,7 @@ async fn save_batch(
         .enumerate()
         .map(|(i, m)| NumberedLine { line: i + 1, text: serde_json::to_string(m).unwrap_or_default(), not_utf8: false })
         .collect();
-    respond(&state, &headers, Call::SaveLines(SaveLines { lines }), true).await
+    respond(&state, &headers, Call::SaveLines(SaveLines { lines, allow_secret: false }), true).await
 }
 
 #[utoipa::path(get, path = "/v1/memories", tag = "memories", params(ListQuery),
@@ -356,6 +358,44 @@ async fn forget(
 ) -> Response {
     let b = body_or_400!(body);
     respond(&state, &headers, Call::Forget(ForgetBody { id, reason: b.reason }), false).await
+}
+
+/// What to erase (the id is in the path).
+#[derive(serde::Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields)]
+struct EraseRequest {
+    /// Erase every version of the memory's lineage.
+    #[serde(default)]
+    lineage: bool,
+    /// Why (recorded on the erasure event).
+    #[serde(default)]
+    reason: Option<String>,
+    /// List what would be erased; write nothing. Answered by any server.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// `erase`: only on a server a person started with `--allow-erase` (403 otherwise); a dry run
+/// is always answered.
+#[utoipa::path(post, path = "/v1/memories/{id}/erase", tag = "memories", params(("id" = String, Path)), request_body = EraseRequest,
+    responses((status = 200, body = contract::EraseDoc),
+        (status = 403, description = "the server was not started with --allow-erase: nothing was erased", body = Problem, content_type = "application/problem+json"),
+        (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn erase(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Result<Json<EraseRequest>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    if !b.dry_run && !state.allow_erase {
+        eprintln!("memledger serve: refused an erasure of {id:?} (not started with --allow-erase)");
+        return Problem::new(StatusCode::FORBIDDEN, Exit::BadInput, ERASE_REFUSED, Some(ERASE_REFUSED_HINT.into()))
+            .into_response();
+    }
+    let call =
+        Call::Erase(EraseBody { id, retired_before: None, lineage: b.lineage, reason: b.reason, dry_run: b.dry_run });
+    respond(&state, &headers, call, false).await
 }
 
 #[utoipa::path(post, path = "/v1/recall", tag = "memories", request_body = RecallBody,
@@ -598,16 +638,22 @@ impl http_body::Body for ChannelBody {
     }
 }
 
-#[utoipa::path(post, path = "/v1/import", tag = "ledger",
+#[utoipa::path(post, path = "/v1/import", tag = "ledger", params(ImportQuery),
     request_body(content = String, description = "an exported stream (JSON Lines)", content_type = "application/x-ndjson"),
     responses((status = 200, body = contract::ImportDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
-async fn import(State(state): State<AppState>, headers: HeaderMap, body: Bytes) -> Response {
+async fn import(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    q: Result<Query<ImportQuery>, QueryRejection>,
+    body: Bytes,
+) -> Response {
+    let allow_secret = query_or_400!(q).allow_secret;
     let actor = actor_of(&headers, &state);
     let reply_wanted = wants_reply(&headers);
     let json = !reply_wanted || headers.get("memledger-json").is_some();
     let color = headers.get("memledger-color").is_some();
     let dispatch = state.dispatch.clone();
-    let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &actor))
+    let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &actor, allow_secret))
         .await
         .unwrap_or_else(|e| Reply::failure(format!("the import failed: {e}")));
     if reply_wanted { reply_response(reply) } else { document(reply, false) }
@@ -676,6 +722,7 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(why))
         .routes(routes!(update))
         .routes(routes!(forget))
+        .routes(routes!(erase))
         .routes(routes!(recall))
         .routes(routes!(conflicts))
         .routes(routes!(conflict))

@@ -33,8 +33,8 @@ pub trait Dispatch: Send + Sync + 'static {
     /// Run one command as the CLI would: `json` for `--json` output, `color` for colours in
     /// the human text.
     fn run(&self, call: Call, json: bool, color: bool, actor: &str) -> Reply;
-    /// `import` of an exported stream.
-    fn import(&self, stream: &[u8], json: bool, color: bool, actor: &str) -> Reply;
+    /// `import` of an exported stream; `allow_secret`: even if its memories hold credentials.
+    fn import(&self, stream: &[u8], json: bool, color: bool, actor: &str, allow_secret: bool) -> Reply;
     /// `export --since`: the event stream into `out`; the events written.
     fn export(&self, since: u64, out: &mut dyn std::io::Write) -> Result<u64, String>;
     /// The ledger's head seq.

@@ -1,9 +1,11 @@
 //! The MCP tools (save_memory, recall_memory, memory_history, why_memory, list_conflicts,
-//! resolve_conflict), served over stdio by `memledger mcp` and over streamable HTTP at `/mcp` by
-//! `memledger serve`. Each tool is a store command ([`Call`]) answered with the command's
-//! `--json` document, so the tools say exactly what the CLI says. Explicit edits (`update`,
-//! `forget`) stay with people, in the CLI. Every event a call writes is recorded as
-//! `agent:<client name>`, the name the client gave in `initialize`.
+//! resolve_conflict, erase_memory), served over stdio by `memledger mcp` and over streamable HTTP
+//! at `/mcp` by `memledger serve`. Each tool is a store command ([`Call`]) answered with the
+//! command's `--json` document, so the tools say exactly what the CLI says. Explicit edits
+//! (`update`, `forget`) stay with people, in the CLI; an agent may ask for an erasure, which is
+//! carried out only where a person started the server with `--allow-erase` (a dry run always).
+//! Every event a call writes is recorded as `agent:<client name>`, the name the client gave in
+//! `initialize`.
 
 use std::sync::Arc;
 
@@ -64,6 +66,13 @@ gave you. Actions: `keep_new` (the incoming memory is current and continues the 
 again), `merge` (the user's own wording in `merged_text` becomes the next version; both inputs go stale). Every \
 resolution is recorded and revertible by a person (`memledger conflicts revert`).";
 
+const ERASE_DESCRIPTION: &str = "Erase a memory's text for good, at the user's request only: the text of the memory \
+(of every version with `lineage`) goes from every event, view, index and cache of the store; an erasure event records \
+who, when, why and the content hashes, never the text. Call it first with `dry_run: true`, which is always answered \
+and lists what would be erased (memories, events, conflicts, edges, exports made since that keep a copy), and show that \
+to the user. The erasure itself is carried out only when a person started this server with `--allow-erase`; \
+otherwise the tool says so, and the user runs `memledger erase ID` themselves. Never erase on your own judgement.";
+
 const INSTRUCTIONS: &str = "memledger is the user's long-term memory: an append-only ledger of beliefs with versions and \
 conflicts. Recall before answering questions about the user, their projects and preferences; save durable facts, \
 preferences, episodes and procedures as you learn them. When a save or a recall reports a pending conflict, ask the \
@@ -84,6 +93,10 @@ pub struct SaveParams {
     pub effective_at: Option<String>,
     /// A repeated key returns the first result and writes nothing: use one per intended save when retrying.
     pub idempotency_key: Option<String>,
+    /// Save it even though the text holds what looks like a credential (an API key, a private
+    /// key, a token, a password in a URL). Such a save is refused otherwise; set this only when
+    /// the user has said to store it.
+    pub allow_secret: Option<bool>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -135,6 +148,18 @@ pub struct ResolveParams {
     pub note: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EraseParams {
+    /// A memory id, or a unique prefix of 6+ hex digits.
+    pub id: String,
+    /// Erase every version of the memory's lineage (default: the one version).
+    pub lineage: Option<bool>,
+    /// Why, in the user's words (recorded on the erasure event).
+    pub reason: Option<String>,
+    /// Only list what would be erased; write nothing (default false).
+    pub dry_run: Option<bool>,
+}
+
 /// Defaults a save takes when the agent gives none (the config file's `[save]`, the environment).
 #[derive(Clone, Debug, Default)]
 pub struct Defaults {
@@ -142,11 +167,13 @@ pub struct Defaults {
     pub memory_type: Option<String>,
 }
 
-/// The MCP server: how a call reaches the store, and the save defaults.
+/// The MCP server: how a call reaches the store, the save defaults, and whether a person
+/// allowed erasures (`--allow-erase`).
 #[derive(Clone)]
 pub struct McpServer {
     call: CallFn,
     defaults: Arc<Defaults>,
+    allow_erase: bool,
     tool_router: ToolRouter<Self>,
 }
 
@@ -186,8 +213,8 @@ fn document(reply: Reply) -> Result<Value, (String, Option<String>)> {
 }
 
 impl McpServer {
-    pub fn new(call: CallFn, defaults: Defaults) -> Self {
-        McpServer { call, defaults: Arc::new(defaults), tool_router: Self::tool_router() }
+    pub fn new(call: CallFn, defaults: Defaults, allow_erase: bool) -> Self {
+        McpServer { call, defaults: Arc::new(defaults), allow_erase, tool_router: Self::tool_router() }
     }
 
     async fn run(&self, call: Call, context: &RequestContext<RoleServer>) -> Result<Value, (String, Option<String>)> {
@@ -215,6 +242,7 @@ impl McpServer {
             fact_key: None,
             idempotency_key: p.idempotency_key,
             no_dedup: false,
+            allow_secret: p.allow_secret.unwrap_or(false),
         };
         let answer = self.run(Call::Save(body), &context).await.map(|mut v| {
             let pending = !v["conflict_id"].is_null() && v["settled_by_effective_time"] != json!(true);
@@ -304,6 +332,26 @@ impl McpServer {
         });
         Ok(to_result(self.run(call, &context).await))
     }
+
+    #[tool(name = "erase_memory", description = ERASE_DESCRIPTION)]
+    async fn erase_memory(
+        &self,
+        Parameters(p): Parameters<EraseParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let dry_run = p.dry_run.unwrap_or(false);
+        if !dry_run && !self.allow_erase {
+            return Ok(to_result(Err((api::ERASE_REFUSED.to_string(), Some(api::ERASE_REFUSED_HINT.to_string())))));
+        }
+        let call = Call::Erase(api::EraseBody {
+            id: p.id,
+            retired_before: None,
+            lineage: p.lineage.unwrap_or(false),
+            reason: p.reason,
+            dry_run,
+        });
+        Ok(to_result(self.run(call, &context).await))
+    }
 }
 
 #[tool_handler(router = self.tool_router)]
@@ -315,9 +363,10 @@ impl ServerHandler for McpServer {
     }
 }
 
-/// Serve the tools on standard input and output until the client closes them.
-pub async fn serve_stdio(call: CallFn, defaults: Defaults) -> Result<(), String> {
-    let service = McpServer::new(call, defaults)
+/// Serve the tools on standard input and output until the client closes them; `allow_erase`:
+/// a person started it with `--allow-erase`.
+pub async fn serve_stdio(call: CallFn, defaults: Defaults, allow_erase: bool) -> Result<(), String> {
+    let service = McpServer::new(call, defaults, allow_erase)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("MCP initialization failed: {e}"))?;
@@ -328,13 +377,14 @@ pub async fn serve_stdio(call: CallFn, defaults: Defaults) -> Result<(), String>
 /// `/mcp`: the tools over streamable HTTP. `hosts`: the `Host` names accepted (none given:
 /// loopback names only, against DNS rebinding; empty: any, for --allow-remote behind the token).
 pub fn router(call: CallFn, stop: CancellationToken, hosts: Option<Vec<String>>) -> axum::Router {
-    router_with(call, Defaults::default(), stop, hosts)
+    router_with(call, Defaults::default(), false, stop, hosts)
 }
 
-/// [`router`] with save defaults.
+/// [`router`] with save defaults, and erasures carried out when `allow_erase`.
 pub fn router_with(
     call: CallFn,
     defaults: Defaults,
+    allow_erase: bool,
     stop: CancellationToken,
     hosts: Option<Vec<String>>,
 ) -> axum::Router {
@@ -344,7 +394,7 @@ pub fn router_with(
     if let Some(hosts) = hosts {
         config = config.with_allowed_hosts(hosts);
     }
-    let server = McpServer::new(call, defaults);
+    let server = McpServer::new(call, defaults, allow_erase);
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     axum::Router::new().nest_service("/mcp", service)

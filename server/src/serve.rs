@@ -23,6 +23,8 @@ pub struct Options {
     pub idle_exit: Option<Duration>,
     /// The actor of calls that name none.
     pub default_actor: String,
+    /// `--allow-erase`: a person lets the server carry out erasures (HTTP, MCP, the CLI's calls).
+    pub allow_erase: bool,
     /// What an agent's save takes when it gives no scope or type.
     pub mcp_defaults: crate::mcp::Defaults,
 }
@@ -116,11 +118,18 @@ async fn serve(
         status,
         activity: activity.clone(),
         default_actor: options.default_actor.clone(),
+        allow_erase: options.allow_erase,
     };
     let mcp_hosts = if options.allow_remote { Some(Vec::new()) } else { None };
     let unix_app = crate::http::app(
         state.clone(),
-        crate::mcp::router_with(state.call.clone(), options.mcp_defaults.clone(), stop.clone(), None),
+        crate::mcp::router_with(
+            state.call.clone(),
+            options.mcp_defaults.clone(),
+            options.allow_erase,
+            stop.clone(),
+            None,
+        ),
         None,
     );
     let mut tasks = tokio::task::JoinSet::new();
@@ -131,7 +140,13 @@ async fn serve(
     if let (Some(tcp), Some(token)) = (tcp, token) {
         let app = crate::http::app(
             state.clone(),
-            crate::mcp::router_with(state.call.clone(), options.mcp_defaults.clone(), stop.clone(), mcp_hosts),
+            crate::mcp::router_with(
+                state.call.clone(),
+                options.mcp_defaults.clone(),
+                options.allow_erase,
+                stop.clone(),
+                mcp_hosts,
+            ),
             Some(Arc::new(token)),
         );
         let stop = stop.clone();

@@ -5,13 +5,16 @@ Usage: client.py MEMLEDGER_BINARY STORE_DIR      (`memledger mcp` over stdio)
        client.py --http URL TOKEN                (`memledger serve`'s /mcp, streamable HTTP)
 
 initialize → list tools → save a contradiction (the second save is a conflict) → recall (the
-conflict notice) → list_conflicts → resolve_conflict keep_new → memory_history. Prints one line per
-step and a final `ok`; any failed check raises, and the exit code is then non-zero.
-Run by cli/tests/mcp.rs.
+conflict notice) → list_conflicts → resolve_conflict keep_new → memory_history → a save holding a
+credential (refused, naming the rule) → erase_memory (a dry run; the erasure itself only where the
+server was started with --allow-erase, which MEMLEDGER_TEST_ERASE_ALLOWED=1 says). Prints one line
+per step and a final `ok`; any failed check raises, and the exit code is then non-zero.
+Run by cli/tests/mcp.rs and cli/tests/server.rs.
 """
 
 import asyncio
 import json
+import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
@@ -27,7 +30,9 @@ EXPECTED_TOOLS = {
     "why_memory",
     "list_conflicts",
     "resolve_conflict",
+    "erase_memory",
 }
+ERASE_ALLOWED = os.environ.get("MEMLEDGER_TEST_ERASE_ALLOWED") == "1"
 
 
 def check(condition, message):
@@ -107,6 +112,26 @@ async def scenario(read, write):
             check(len(why["decisions"]) >= 1, f"why: {why}")
             bad = await session.call_tool("resolve_conflict", {"id": conflict, "action": "merge"})
             check(bad.is_error, "merge without merged_text must be refused")
+
+            # Put together from parts: no whole credential sits in this file.
+            secret = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+            refused = await session.call_tool("save_memory", {"text": f"billing uses {secret}"})
+            text = "".join(block.text for block in refused.content if getattr(block, "type", "") == "text")
+            check(refused.is_error and "stripe-access-token" in text and secret not in text, f"secret save: {text}")
+            print("a save holding a credential: refused, naming its rule", flush=True)
+
+            dry = await call(session, "erase_memory", id=first["memory_id"], dry_run=True)
+            check(dry["dry_run"] and first["memory_id"] in dry["memories"], f"erase dry run: {dry}")
+            erase = await session.call_tool("erase_memory", {"id": first["memory_id"], "reason": "the user asked"})
+            text = "".join(block.text for block in erase.content if getattr(block, "type", "") == "text")
+            if ERASE_ALLOWED:
+                check(not erase.is_error and json.loads(text)["erasure_seq"], f"erase: {text}")
+                gone = await call(session, "memory_history", id=second["memory_id"])
+                check(gone["versions"][1]["erased"], f"history after the erasure: {gone}")
+                print("erase_memory: erased (the server allows erasures)", flush=True)
+            else:
+                check(erase.is_error and "memledger erase" in text, f"erase must be refused: {text}")
+                print("erase_memory: refused (a person has not allowed erasures)", flush=True)
 
 
 if __name__ == "__main__":

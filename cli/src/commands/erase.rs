@@ -2,7 +2,7 @@
 //! was there (docs/adr/0017-erasure.md).
 
 use memledger_engine::Memledger;
-use memledger_engine::erase::EraseResult;
+use memledger_engine::erase::{EraseResult, parse_retired_before};
 use memledger_server::api::{Call, EraseBody};
 
 use crate::app::Context;
@@ -13,14 +13,22 @@ use crate::output::{CliError, Output};
 /// hashes), never the text. `verify` still proves the chain. Exports already made are not
 /// reached: --dry-run lists them, with everything else the erasure would touch.
 ///
+/// With --retired-before DATE instead of an id, erase every version that went stale or was
+/// retired (forgotten) before DATE, for a store with a retention policy; active versions stay.
+///
 /// Example: memledger erase 43c1a0 --lineage --reason "saved a customer's address" --dry-run
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A memory id or a unique prefix of 6+ digits.
-    pub id: String,
+    #[arg(required_unless_present = "retired_before")]
+    pub id: Option<String>,
     /// Erase every version of the memory's lineage.
     #[arg(long)]
     pub lineage: bool,
+    /// Erase every version stale or retired before this date (YYYY-MM-DD, midnight UTC, or an
+    /// RFC 3339 time), instead of one memory.
+    #[arg(long, value_name = "DATE", conflicts_with_all = ["id", "lineage"])]
+    pub retired_before: Option<String>,
     /// Why (recorded on the erasure event).
     #[arg(long)]
     pub reason: Option<String>,
@@ -30,15 +38,33 @@ pub struct Args {
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let body = EraseBody { id: args.id, lineage: args.lineage, reason: args.reason, dry_run: args.dry_run };
+    // A bad date is refused before the store is opened.
+    if let Some(date) = &args.retired_before {
+        parse_retired_before(date)?;
+    }
+    let body = EraseBody {
+        id: args.id.unwrap_or_default(),
+        retired_before: args.retired_before,
+        lineage: args.lineage,
+        reason: args.reason,
+        dry_run: args.dry_run,
+    };
     ctx.run(Call::Erase(body), out)
 }
 
 pub fn execute(ml: &Memledger, actor: &str, b: &EraseBody, out: &mut Output) -> Result<(), CliError> {
-    let id = ml.resolve_memory_id(&b.id)?;
-    let r = ml.erase(id, b.lineage, b.reason.clone(), b.dry_run, actor)?;
+    let r = match &b.retired_before {
+        Some(date) => ml.erase_retired_before(parse_retired_before(date)?, b.reason.clone(), b.dry_run, actor)?,
+        None => {
+            let id = ml.resolve_memory_id(&b.id)?;
+            ml.erase(id, b.lineage, b.reason.clone(), b.dry_run, actor)?
+        }
+    };
     if out.json {
         return out.json_line(&r);
+    }
+    if r.memories.is_empty() {
+        return out.line("nothing went stale or was retired before that date: nothing to erase");
     }
     print(out, &r)
 }

@@ -8,13 +8,18 @@ use crate::app::Context;
 use crate::output::{CliError, Output};
 
 /// Import an exported stream into this store (empty, or sharing its prefix). The whole chain is
-/// verified first; a tampered, reordered or diverging stream writes nothing.
+/// verified first; a tampered, reordered or diverging stream writes nothing. A stream whose
+/// memories hold what looks like a credential is refused whole (exit 2), each such line named
+/// with the rule it matched: a chain cannot skip lines, so nothing is imported.
 ///
 /// Example: memledger --dir ./restored import backup.jsonl
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The stream (`-` reads standard input).
     pub file: String,
+    /// Import even if the stream's memories hold what looks like credentials.
+    #[arg(long)]
+    pub allow_secret: bool,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -28,9 +33,12 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     // Read and check the whole stream before the store is opened (or created).
     let stream = memledger_engine::read_stream(&mut BufReader::new(bytes.as_slice()))
         .map_err(memledger_engine::EngineError::from)?;
+    if !args.allow_secret {
+        memledger_engine::input::refuse_secrets_in_stream(&stream)?;
+    }
     if let Some(mut server) = ctx.server(true)? {
         drop(stream);
-        let reply = server.import(ctx, bytes)?;
+        let reply = server.import(ctx, bytes, args.allow_secret)?;
         return crate::backend::print_reply(&reply, out, false);
     }
     let ml = ctx.open_direct(true)?;
@@ -38,9 +46,12 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 }
 
 /// `import` of a stream a client sent, on an open store.
-pub fn execute(ml: &Memledger, bytes: &[u8], out: &mut Output) -> Result<(), CliError> {
+pub fn execute(ml: &Memledger, bytes: &[u8], allow_secret: bool, out: &mut Output) -> Result<(), CliError> {
     let stream =
         memledger_engine::read_stream(&mut BufReader::new(bytes)).map_err(memledger_engine::EngineError::from)?;
+    if !allow_secret {
+        memledger_engine::input::refuse_secrets_in_stream(&stream)?;
+    }
     import(ml, stream, out)
 }
 

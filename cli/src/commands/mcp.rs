@@ -16,17 +16,24 @@ use crate::output::{CliError, Output};
 
 /// Serve memledger to an agent over the Model Context Protocol (stdio).
 ///
-/// Tools: save_memory, recall_memory, memory_history, why_memory, list_conflicts and
-/// resolve_conflict. Explicit edits (`update`, `forget`) stay with people, in the CLI. Through
+/// Tools: save_memory, recall_memory, memory_history, why_memory, list_conflicts,
+/// resolve_conflict and erase_memory. Explicit edits (`update`, `forget`) stay with people, in
+/// the CLI; erase_memory answers a dry run always, and erases only with --allow-erase (and,
+/// through a server, only if the server was started with it too). Through
 /// the store's server when one runs (`memledger serve`), else the store is opened per tool call,
 /// so the CLI keeps working on the same store while an agent is connected. Events are recorded
 /// as `agent:<client name>`.
 ///
 /// Example (Claude Code): claude mcp add memledger -- memledger mcp
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// Carry out erasures an agent asks for (erase_memory): a person's setting. Without it the
+    /// tool refuses them and says who can; a dry run is always answered.
+    #[arg(long)]
+    pub allow_erase: bool,
+}
 
-pub fn run(ctx: &Context, _args: Args, _out: &mut Output) -> Result<(), CliError> {
+pub fn run(ctx: &Context, args: Args, _out: &mut Output) -> Result<(), CliError> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -62,7 +69,7 @@ pub fn run(ctx: &Context, _args: Args, _out: &mut Output) -> Result<(), CliError
     });
     let defaults = Defaults { scope: crate::config::default_scope(), memory_type: crate::config::default_type() };
     runtime
-        .block_on(memledger_server::mcp::serve_stdio(call, defaults))
+        .block_on(memledger_server::mcp::serve_stdio(call, defaults, args.allow_erase))
         .map_err(|e| CliError::new(Exit::Failure, e, None))
 }
 

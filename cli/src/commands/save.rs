@@ -42,9 +42,15 @@ pub struct Args {
     /// Store it as a new belief without comparing.
     #[arg(long)]
     pub no_dedup: bool,
-    /// Save many: JSON Lines of {"text", "type", "scope", "source", "effective_at", "fact_key", "idempotency_key"}.
+    /// Save many: JSON Lines of {"text", "type", "scope", "source", "effective_at", "fact_key",
+    /// "idempotency_key", "allow_secret"}; a refused line is reported with its number and the
+    /// rest are saved.
     #[arg(long, value_name = "FILE")]
     pub from: Option<String>,
+    /// Save even if the text holds what looks like a credential (an API key, a private key, a
+    /// token, a password in a URL), which is refused otherwise (exit 2). With --from: every line.
+    #[arg(long)]
+    pub allow_secret: bool,
 }
 
 fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
@@ -70,7 +76,7 @@ fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     if let Some(from) = &args.from {
-        return run_from(ctx, from, out);
+        return run_from(ctx, from, args.allow_secret, out);
     }
     let body = api::SaveBody {
         text: super::text_arg(args.text.as_deref().unwrap_or_default())?,
@@ -81,6 +87,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         fact_key: args.fact_key,
         idempotency_key: args.idempotency_key,
         no_dedup: args.no_dedup,
+        allow_secret: args.allow_secret,
     };
     // Refuse bad input before the store is created or opened.
     validate(&body)?;
@@ -103,6 +110,7 @@ fn request_of(body: &api::SaveBody) -> SaveRequest {
         fact_key: body.fact_key.clone(),
         idempotency_key: body.idempotency_key.clone(),
         no_dedup: body.no_dedup,
+        allow_secret: body.allow_secret,
     }
 }
 
@@ -117,8 +125,11 @@ pub fn execute(ml: &Memledger, actor: &str, body: &api::SaveBody, out: &mut Outp
 pub fn execute_lines(ml: &Memledger, actor: &str, lines: &api::SaveLines, out: &mut Output) -> Result<usize, CliError> {
     let mut pending = Vec::with_capacity(lines.lines.len());
     for line in &lines.lines {
-        let prepared =
-            if line.not_utf8 { Err("the line is not valid UTF-8".to_string()) } else { prepare(line.text.as_bytes()) };
+        let prepared = if line.not_utf8 {
+            Err("the line is not valid UTF-8".to_string())
+        } else {
+            prepare(line.text.as_bytes(), lines.allow_secret)
+        };
         match prepared {
             Err(message) => pending.push(Answer::Refused(line.line, message)),
             Ok(prepared) => match ml.save_prepared(prepared, actor, Durability::Deferred) {
@@ -150,20 +161,20 @@ const MAX_GROUP: usize = 1024;
 /// The bulk path: each line through the whole pipeline, in order, with group commit — many
 /// lines' events made durable by one fsync — and each answer printed only once it is durable. A
 /// bad line is answered with its error and the rest go on.
-fn run_from(ctx: &Context, from: &str, out: &mut Output) -> Result<(), CliError> {
+fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> Result<(), CliError> {
     let input: Box<dyn Read + Send> = if from == "-" {
         Box::new(std::io::stdin())
     } else {
         Box::new(std::fs::File::open(from).map_err(|e| CliError::bad_input(format!("cannot read {from}: {e}")))?)
     };
     if let Some(server) = ctx.server(true)? {
-        return run_from_server(ctx, server, input, out);
+        return run_from_server(ctx, server, input, allow_secret, out);
     }
     // Reading, parsing, validating and analysing the next lines read nothing from the store, so
     // a thread of its own does them while this one saves. It is not joined: on an early return it
     // may be blocked reading a pipe, and it stops at its next line once nobody receives.
     let (send, chunks) = std::sync::mpsc::sync_channel(LOOKAHEAD_CHUNKS);
-    std::thread::spawn(move || read_lines(input, send, prepare));
+    std::thread::spawn(move || read_lines(input, send, |line| prepare(line, allow_secret)));
     let mut lines = Lines { chunks, chunk: Vec::new().into_iter() };
     // The store is opened (and created) at the first line that passes validation: a stream of
     // refused lines writes nothing, not even an empty store.
@@ -236,6 +247,7 @@ fn run_from_server(
     ctx: &Context,
     mut server: crate::backend::Server,
     input: Box<dyn Read + Send>,
+    allow_secret: bool,
     out: &mut Output,
 ) -> Result<(), CliError> {
     let text = |bytes: &[u8]| match std::str::from_utf8(bytes) {
@@ -252,7 +264,7 @@ fn run_from_server(
         if batch.is_empty() {
             return Ok::<(), CliError>(());
         }
-        let call = Call::SaveLines(api::SaveLines { lines: std::mem::take(batch) });
+        let call = Call::SaveLines(api::SaveLines { lines: std::mem::take(batch), allow_secret });
         *bytes = 0;
         let reply = server.call(ctx, call)?;
         refused += reply.refused;
@@ -366,10 +378,12 @@ fn read_lines<T>(
     }
 }
 
-/// A line's save, validated and analysed, or the message that refuses it.
-fn prepare(line: &[u8]) -> Result<PreparedSave, String> {
+/// A line's save, validated and analysed, or the message that refuses it. `allow_secret`
+/// (`--allow-secret`) lets every line hold a credential; a line's own `allow_secret` lets it.
+fn prepare(line: &[u8], allow_secret: bool) -> Result<PreparedSave, String> {
     let line = std::str::from_utf8(line).map_err(|_| "the line is not valid UTF-8".to_string())?;
-    let request = serde_json::from_str::<SaveRequest>(line).map_err(|e| format!("not a save request: {e}"))?;
+    let mut request = serde_json::from_str::<SaveRequest>(line).map_err(|e| format!("not a save request: {e}"))?;
+    request.allow_secret |= allow_secret;
     PreparedSave::new(request).map_err(|e| e.to_string())
 }
 

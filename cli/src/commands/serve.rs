@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use memledger_engine::Memledger;
 use memledger_engine::error::Exit;
 use memledger_server::Dispatch;
-use memledger_server::api::{Call, Reply};
+use memledger_server::api::{self, Call, Reply};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
@@ -92,6 +92,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         allow_remote: args.allow_remote,
         idle_exit,
         default_actor: ctx.actor.clone(),
+        allow_erase: args.allow_erase,
         mcp_defaults: memledger_server::mcp::Defaults {
             scope: crate::config::default_scope(),
             memory_type: crate::config::default_type(),
@@ -127,15 +128,7 @@ impl Shared {
 
 /// An erasure asked of a server that was not started with `--allow-erase`.
 fn erase_refused() -> CliError {
-    CliError::new(
-        Exit::BadInput,
-        "this server does not carry out erasures: nothing was erased".to_string(),
-        Some(
-            "a person allows them by starting the server with `memledger serve --allow-erase` (or stops it and \
-             runs `memledger erase` on the store); `--dry-run` lists what would be erased"
-                .to_string(),
-        ),
-    )
+    CliError::new(Exit::BadInput, api::ERASE_REFUSED.to_string(), Some(api::ERASE_REFUSED_HINT.to_string()))
 }
 
 impl Dispatch for Shared {
@@ -152,11 +145,13 @@ impl Dispatch for Shared {
         super::reply(result, out)
     }
 
-    fn import(&self, stream: &[u8], json: bool, color: bool, _actor: &str) -> Reply {
+    fn import(&self, stream: &[u8], json: bool, color: bool, _actor: &str, allow_secret: bool) -> Reply {
         let mut out = Output::buffer(json);
         let call = Call::Rebuild(Default::default());
         let result = self.locked(&call, || {
-            crate::style::with_color(color, || super::import::execute(&self.ml, stream, &mut out).map(|()| 0))
+            crate::style::with_color(color, || {
+                super::import::execute(&self.ml, stream, allow_secret, &mut out).map(|()| 0)
+            })
         });
         super::reply(result, out)
     }
