@@ -218,7 +218,12 @@ impl<'a> Reader<'a> {
     }
 
     /// `r` as a read at valid time `t` sees it, in its lineage (every version of it).
-    fn view(&self, r: MemoryRecord, lineage: &[MemoryRecord], t: Timestamp) -> Result<MemoryView, EngineError> {
+    pub(crate) fn view(
+        &self,
+        r: MemoryRecord,
+        lineage: &[MemoryRecord],
+        t: Timestamp,
+    ) -> Result<MemoryView, EngineError> {
         let value = validity::value_at(lineage, t).map(|v| v.memory_id);
         let valid_to = validity::timeline_end(&r, lineage);
         let mut conflicts_with = Vec::new();

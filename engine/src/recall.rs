@@ -216,17 +216,22 @@ pub(crate) fn recall(
     let mut results = Vec::new();
     let mut beliefs = std::collections::HashSet::new();
     for (id, mut score, bm25, cosine) in scored {
-        let m = reader.show(id, validity::END_OF_TIME)?;
-        if m.status != ReadStatus::Active || m.memory_id != id || !query.admits(m.memory_type, &m.scope) {
+        let r = reader.record(id)?;
+        let lineage = reader.beliefs().lineage(r.root_id)?;
+        let now = validity::value_at(&lineage, validity::END_OF_TIME).map(|v| v.memory_id);
+        if validity::status_at(&r, now, validity::END_OF_TIME) != ReadStatus::Active
+            || r.memory_id != id
+            || !query.admits(r.memory_type, &r.scope)
+        {
             // The index is committed with the views and the cosine ranking reads only active
             // memories of the scope and type; this would be a bug, never an answer.
             continue;
         }
-        // The belief as it stands at the time asked about, its scheduled changes beside it.
-        let Some((m, scheduled)) = validity::in_time(reader, m, query.valid_at)? else { continue };
-        if !beliefs.insert(m.root_id) {
+        if !beliefs.insert(r.root_id) {
             continue;
         }
+        // The belief as it stands at the time asked about, its scheduled changes beside it.
+        let Some((m, scheduled)) = validity::in_time(reader, &lineage, r, query.valid_at)? else { continue };
         if question.about_time && (m.effective_at.is_some() || analyse(&m.text).states_time()) {
             score *= 1.0 + TIME_BONUS;
         }

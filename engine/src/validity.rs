@@ -161,22 +161,23 @@ pub fn scheduled_after(lineage: &[MemoryRecord], t: Timestamp) -> Vec<&MemoryRec
     out
 }
 
-/// What a read at `t` says of the lineage whose newest active version is `head`: its value at
-/// `t` (or, when nothing of it holds yet, `head` itself, scheduled), with the versions that take
-/// effect after `t` beside it. `None` when nothing of it is true at `t` nor scheduled.
+/// What a read at `t` says of `lineage` (every version, as the belief view holds them), whose
+/// newest active version is `head`: its value at `t` (or, when nothing of it holds yet, `head`
+/// itself, scheduled), with the versions that take effect after `t` beside it. `None` when
+/// nothing of it is true at `t` nor scheduled.
 pub(crate) fn in_time(
     reader: Reader<'_>,
-    head: MemoryView,
+    lineage: &[MemoryRecord],
+    head: MemoryRecord,
     t: Timestamp,
 ) -> Result<Option<(MemoryView, Vec<ScheduledChange>)>, EngineError> {
-    let lineage = reader.beliefs().lineage(head.root_id)?;
-    let value = value_at(&lineage, t).map(|v| v.memory_id);
+    let value = value_at(lineage, t).map(|v| v.memory_id);
     let shown = match value {
         Some(id) => id,
-        None if starts_after_id(&lineage, head.memory_id, t) => head.memory_id,
+        None if starts_after_id(lineage, head.memory_id, t) => head.memory_id,
         None => return Ok(None),
     };
-    let scheduled = scheduled_after(&lineage, t)
+    let scheduled = scheduled_after(lineage, t)
         .into_iter()
         .filter(|r| r.memory_id != shown)
         .map(|r| ScheduledChange {
@@ -186,7 +187,15 @@ pub(crate) fn in_time(
             valid_from: r.valid_from,
         })
         .collect();
-    Ok(Some((reader.show(shown, t)?, scheduled)))
+    let record = if shown == head.memory_id {
+        head
+    } else {
+        match lineage.iter().find(|r| r.memory_id == shown) {
+            Some(r) => r.clone(),
+            None => return Ok(None),
+        }
+    };
+    Ok(Some((reader.view(record, lineage, t)?, scheduled)))
 }
 
 fn starts_after_id(lineage: &[MemoryRecord], id: MemoryId, t: Timestamp) -> bool {

@@ -13,6 +13,7 @@ pub mod error;
 pub mod framework;
 pub mod keys;
 pub mod text_index;
+mod top_hits;
 
 pub use error::ProjectError;
 pub use framework::{Checkpoint, Projector, ViewTxn, Views};

@@ -27,22 +27,19 @@ use std::time::{Duration, Instant};
 use memledger_ledger::Ledger;
 use memledger_ledger::store::Store;
 use memledger_schemas::*;
-use tantivy::collector::TopDocs;
 use tantivy::indexer::UserOperation;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
-use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions, Value};
+use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
-use tantivy::{
-    DocId, DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TERMINATED, TantivyDocument,
-    Term,
-};
+use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, TERMINATED, TantivyDocument, Term};
 
 use crate::beliefs::{self, BeliefReader, MemoryRecord};
 use crate::error::ProjectError;
 use crate::framework::Checkpoint;
 use crate::keys::digest8;
+use crate::top_hits::{SegmentKeys, TopHits};
 
 /// Splits a text into the terms candidate search looks memories up by (supplied by the engine's
 /// classifier, so that the index and the classifier agree on what a word is).
@@ -405,6 +402,8 @@ pub struct TextIndex {
     store: Store,
     /// The version of the candidate term function (part of [`TextIndex::format`]).
     terms_version: u32,
+    /// Searched segments' tie-breaking keys, decoded once (crate::top_hits).
+    keys: SegmentKeys,
 }
 
 /// The belief view's checkpoint seq: what the index can reflect at most.
@@ -545,6 +544,7 @@ impl TextIndex {
             broken: Default::default(),
             store: store.clone(),
             terms_version,
+            keys: SegmentKeys::default(),
         })
     }
 
@@ -896,6 +896,10 @@ impl TextIndex {
         if should.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
+        // The terms stay one clause of their own even without filters: their scores are then summed
+        // in the terms' order for every document (a bare union of terms would be scored by block-max
+        // WAND, which sums in an order that varies, so equal texts could differ in the last bit and
+        // lose the newest-first order of equal scores).
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
         let filter = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
             let term = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);
@@ -908,34 +912,17 @@ impl TextIndex {
             clauses.push(filter(f.scope, s));
         }
         let query = BooleanQuery::new(clauses);
-        // Larger is better: score, then newer, then the smaller id (hence the complements).
-        let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &SegmentReader| {
-            let ff = segment.fast_fields();
-            let at = ff.i64("asserted_at").map(|c| c.first_or_default_col(0)).ok();
-            let hi = ff.u64("id_hi").map(|c| c.first_or_default_col(0)).ok();
-            let lo = ff.u64("id_lo").map(|c| c.first_or_default_col(0)).ok();
-            move |doc: DocId, score: Score| {
-                (
-                    score,
-                    at.as_ref().map_or(0, |c| c.get_val(doc)),
-                    !hi.as_ref().map_or(0, |c| c.get_val(doc)),
-                    !lo.as_ref().map_or(0, |c| c.get_val(doc)),
-                )
-            }
-        });
         let searcher = self.reader.searcher();
-        let top = searcher.search(&query, &collector)?;
-        let mut out = Vec::with_capacity(top.len());
-        for ((score, at, _, _), address) in top {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let id = doc
-                .get_first(f.memory_id)
-                .and_then(|v| v.as_str())
-                .and_then(|s| s.parse::<MemoryId>().ok())
-                .ok_or(ProjectError::TextIndexUnreadable("a document without a memory id"))?;
-            out.push(TextHit { memory_id: id, score, asserted_at: Timestamp::from_micros(at) });
-        }
-        Ok(out)
+        self.keys.retain(&searcher);
+        let top = searcher.search(&query, &TopHits::with_limit(limit, &self.keys))?;
+        Ok(top
+            .into_iter()
+            .map(|h| TextHit {
+                memory_id: h.memory_id,
+                score: h.score,
+                asserted_at: Timestamp::from_micros(h.asserted_at),
+            })
+            .collect())
     }
 }
 
