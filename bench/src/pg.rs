@@ -32,7 +32,10 @@ pub fn run(admin: &str, secs: u64, catch_up_memories: usize, seed: u64) {
             ours.per_sec,
             floor,
             ours.per_sec / floor,
-            if ours.failed > 0 { format!(" ({} saves failed)", ours.failed) } else { String::new() }
+            match &ours.first_failure {
+                Some(e) => format!(" ({} saves failed, the first: {e})", ours.failed),
+                None => String::new(),
+            }
         );
     }
     catch_up(&pg, catch_up_memories, seed);
@@ -42,6 +45,7 @@ pub fn run(admin: &str, secs: u64, catch_up_memories: usize, seed: u64) {
 struct Saves {
     per_sec: f64,
     failed: u64,
+    first_failure: Option<String>,
 }
 
 /// `writers` machines saving for `secs` against the ledger at `url`.
@@ -55,17 +59,21 @@ fn saves(url: &str, writers: usize, secs: u64, seed: u64) -> Saves {
         })
         .collect();
     let (done, failed, stop) = (AtomicU64::new(0), AtomicU64::new(0), AtomicBool::new(false));
+    let first_failure = std::sync::Mutex::new(None);
     let started = Instant::now();
     std::thread::scope(|scope| {
         for (w, ml) in machines.iter().enumerate() {
-            let (done, failed, stop) = (&done, &failed, &stop);
+            let (done, failed, stop, first_failure) = (&done, &failed, &stop, &first_failure);
             scope.spawn(move || {
                 let mut corpus = Corpus::new(seed + w as u64);
                 let mut i = 0;
                 while !stop.load(Ordering::Relaxed) {
                     match ml.save(crate::request(corpus.next_memory(w * 1_000_000 + i)), "bench") {
                         Ok(_) => done.fetch_add(1, Ordering::Relaxed),
-                        Err(_) => failed.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => {
+                            first_failure.lock().unwrap().get_or_insert_with(|| e.to_string());
+                            failed.fetch_add(1, Ordering::Relaxed)
+                        }
                     };
                     i += 1;
                 }
@@ -78,6 +86,7 @@ fn saves(url: &str, writers: usize, secs: u64, seed: u64) -> Saves {
     Saves {
         per_sec: done.load(Ordering::Relaxed) as f64 / elapsed.as_secs_f64(),
         failed: failed.load(Ordering::Relaxed),
+        first_failure: first_failure.into_inner().unwrap(),
     }
 }
 
