@@ -206,3 +206,51 @@ fn classify_reports_the_cosine_and_gates_identical() {
         [("MEMLEDGER_EMBED_URL", closed.as_str()), ("MEMLEDGER_EMBED_MODEL", "e"), ("MEMLEDGER_MODEL_RETRIES", "0")];
     assert_eq!(with_env(dir.path(), &down, &["classify", a, b]).status.code(), Some(1));
 }
+
+/// Two enrichments of one version, end to end: linked in `save`, `show` and `recall`, and the
+/// model's merged text proposed through the queue, accepted with the command `conflicts show`
+/// prints.
+#[test]
+fn co_enrichments_are_recalled_together_and_their_proposed_merge_is_accepted_by_hand() {
+    const MERGED: &str = "Ana works at Acme in Lisbon as a data engineer";
+    let server = mock_http::start(|seen| {
+        let system = seen.body.pointer("/messages/0/content").and_then(Value::as_str).unwrap_or_default();
+        if system.starts_with("You merge") {
+            mock_http::chat(&format!(r#"{{"text": "{MERGED}", "reason": "keeps both"}}"#))
+        } else {
+            mock_http::chat(r#"{"relation": "identical", "reason": "scripted"}"#)
+        }
+    });
+    let env = [("MEMLEDGER_LLM_URL", server.url.as_str()), ("MEMLEDGER_LLM_MODEL", "merger-1")];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    json_with_env(d, &env, &["save", "Ana works at Acme"]);
+    let role = json_with_env(d, &env, &["save", "Ana works at Acme as a data engineer"]);
+    assert_eq!(role["outcome"], "versioned");
+    let city = json_with_env(d, &env, &["save", "Ana works at Acme in Lisbon"]);
+    assert_eq!(city["outcome"], "added");
+    assert_eq!(city["co_enriches"][0], role["memory_id"]);
+    let cid = city["merge_proposal"].as_str().expect("a proposal").to_string();
+
+    let shown = json_with_env(d, &[], &["show", city["memory_id"].as_str().unwrap()]);
+    assert_eq!(shown["co_enriches"][0], role["memory_id"]);
+    let found = json_with_env(d, &[], &["recall", "where is Ana based", "--limit", "1"]);
+    let hit = &found["results"][0];
+    assert_eq!(hit["memory_id"], city["memory_id"]);
+    assert_eq!(hit["co_enrichments"][0]["memory_id"], role["memory_id"]);
+    assert_eq!(found["notice"], Value::Null);
+    let human = String::from_utf8(with_env(d, &[], &["recall", "where is Ana based", "--limit", "1"]).stdout).unwrap();
+    assert!(human.contains("with ") && human.contains("data engineer"), "{human}");
+
+    let c = json_with_env(d, &[], &["conflicts", "show", &cid]);
+    assert_eq!((&c["kind"], &c["proposal"]["text"]), (&Value::from("merge_proposal"), &Value::from(MERGED)));
+    let human = String::from_utf8(with_env(d, &[], &["conflicts", "show", &cid]).stdout).unwrap();
+    let accept = format!("memledger conflicts resolve {} --merge '{MERGED}'", &cid[..12]);
+    assert!(human.contains(&accept), "{human}");
+    let r = json_with_env(d, &[], &["conflicts", "resolve", &cid, "--merge", MERGED]);
+    assert_eq!(r["status"], "resolved");
+    let found = json_with_env(d, &[], &["recall", "where does Ana work"]);
+    assert_eq!(found["results"].as_array().unwrap().len(), 1);
+    assert_eq!(found["results"][0]["text"], MERGED);
+    assert_eq!(json_with_env(d, &[], &["verify"])["views_consistent"], true);
+}

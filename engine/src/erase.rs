@@ -72,6 +72,9 @@ pub(crate) fn plan_erase(ledger: &Ledger, id: MemoryId, lineage: bool) -> Result
             EventBody::ConflictResolved(b) if named => {
                 conflicts.insert(b.conflict_id);
             }
+            EventBody::MergeProposed(b) if named => {
+                conflicts.insert(b.conflict_id);
+            }
             _ => {}
         }
     }
@@ -88,6 +91,7 @@ pub(crate) fn plan_erase(ledger: &Ledger, id: MemoryId, lineage: bool) -> Result
         let conflict = match &event.body {
             EventBody::ConflictOpened(b) => Some(b.conflict_id),
             EventBody::ConflictResolved(b) => Some(b.conflict_id),
+            EventBody::MergeProposed(b) => Some(b.conflict_id),
             _ => None,
         };
         let named = event.body.memory_ids().iter().any(|m| memories.contains(m))

@@ -188,6 +188,7 @@ fn touched_memories(events: &[NewEvent]) -> Vec<MemoryId> {
             EventBody::MemoryErased(b) => out.extend(&b.memory_ids),
             EventBody::MemoryObserved(_)
             | EventBody::PairClassified(_)
+            | EventBody::MergeProposed(_)
             | EventBody::BeliefMerged(_)
             | EventBody::ConflictOpened(_) => {}
         }

@@ -17,6 +17,7 @@ mod analysis_cache;
 pub mod asof;
 mod candidates;
 pub mod classify;
+pub mod co_enrich;
 pub mod config;
 pub mod erase;
 pub mod error;

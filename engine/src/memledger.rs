@@ -621,7 +621,7 @@ impl Memledger {
 
     /// A memory as it stands at valid time `valid_at` (engine/src/validity.rs).
     pub fn show_at(&self, id: MemoryId, valid_at: Timestamp) -> Result<MemoryView, EngineError> {
-        self.reader().show(id, valid_at)
+        self.reader().show_linked(id, valid_at)
     }
 
     /// Memories filtered by type, scope and status (`None` status: all), as the belief view

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::analysis_cache::AnalysisCache;
 use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical_analysed, lexical};
+use crate::co_enrich::{self, CoEnrichment};
 use crate::config::EngineConfig;
 use crate::error::{Conflict, EngineError};
 use crate::index::Index;
@@ -58,6 +59,11 @@ pub struct SaveResult {
     pub settled_by_effective_time: bool,
     /// How many `<private>…</private>` spans were removed before anything was stored or hashed.
     pub private_spans_removed: u32,
+    /// Memories that, like this one, each add a detail of their own to one earlier version:
+    /// linked `co_enriches`, both kept (docs/adr/0020-co-enrichments.md).
+    pub co_enriches: Vec<MemoryId>,
+    /// The conflict-queue entry proposing one text for them, when a chat model proposed it.
+    pub merge_proposal: Option<ConflictId>,
 }
 
 /// A save validated, hashed and analysed: all of its work that reads nothing from the store.
@@ -207,12 +213,33 @@ impl Planner<'_> {
             examined.push(Examined { candidate, class, outcome, model });
         }
 
+        // Co-enrichments: candidates that, like this memory, add a detail of their own to one
+        // earlier version. Neither replaces the other, whatever a classifier called the pair.
+        let finder = co_enrich::Finder { reader: self.reader, analyses: self.analyses, config: self.config };
+        let pairs: Vec<(&MemoryRecord, &Classification)> = examined.iter().map(|e| (&e.candidate, &e.class)).collect();
+        let links = finder.find(&incoming, save.memory_type, &pairs)?;
+        for link in &links {
+            let e = &mut examined[link.candidate];
+            e.outcome = PairOutcome::CoEnrichment;
+            e.class.reason = format!(
+                "{}; both add a detail of their own to {} (version {} of {}), which this memory builds on ({} by {}): \
+                 co-enrichments, both kept",
+                e.class.reason,
+                link.revision.memory_id,
+                link.revision.version,
+                link.revision.root_id,
+                link.builds.relation,
+                link.builds.gate
+            );
+        }
+        let linked = |i: usize| links.iter().any(|l| l.candidate == i);
+
         // 7. Decide.
         let best = |rel: Relation, pred: &dyn Fn(&Classification) -> bool| -> Option<usize> {
             examined
                 .iter()
                 .enumerate()
-                .filter(|(_, e)| e.class.relation == rel && pred(&e.class))
+                .filter(|(i, e)| !linked(*i) && e.class.relation == rel && pred(&e.class))
                 .max_by(|a, b| a.1.class.score.total_cmp(&b.1.class.score))
                 .map(|(i, _)| i)
         };
@@ -262,6 +289,11 @@ impl Planner<'_> {
             }
         } else {
             decision.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
+            // A belief of its own beside the memories it co-enriches: with a chat model, one text
+            // for them is proposed through the conflict queue, and nothing more is written.
+            if let Some(proposal) = self.propose_merge(save, memory_id, &mut examined, &links)? {
+                decision.push(proposal);
+            }
         }
 
         for e in examined {
@@ -283,6 +315,58 @@ impl Planner<'_> {
         }
         events.extend(decision);
         Ok(events)
+    }
+
+    /// With a chat model, a `merge_proposed` entry for the incoming memory (a new belief) and the
+    /// candidates that co-enrich the first link's version with it. A failed or unusable answer
+    /// proposes nothing and says why in those pairs' reasons.
+    fn propose_merge(
+        &self,
+        save: &ValidSave,
+        memory_id: MemoryId,
+        examined: &mut [Examined],
+        links: &[CoEnrichment],
+    ) -> Result<Option<NewEvent>, EngineError> {
+        let (Some(first), Some(endpoint)) = (links.first(), self.models.llm()) else { return Ok(None) };
+        let revision = &first.revision;
+        let sides: Vec<usize> =
+            links.iter().filter(|l| l.revision.memory_id == revision.memory_id).map(|l| l.candidate).collect();
+        let mut texts = vec![save.text.as_str()];
+        texts.extend(sides.iter().map(|&i| examined[i].candidate.text.as_str()));
+        let Some(answer) = self.models.propose_merge(&revision.text, &texts) else { return Ok(None) };
+        let model = answer.record(&endpoint.model);
+        let text = match answer.result {
+            Ok(a) => a.text,
+            Err(e) => {
+                for &i in &sides {
+                    examined[i].class.reason.push_str(&format!(" [no merge proposed: {} {e}]", endpoint.model));
+                }
+                return Ok(None);
+            }
+        };
+        let candidates = sides
+            .iter()
+            .map(|&i| ConflictSide {
+                memory_id: examined[i].candidate.memory_id,
+                root_id: examined[i].candidate.root_id,
+                version: examined[i].candidate.version,
+                reason: format!(
+                    "each adds a detail of its own to {} (version {}); {} proposed one text for both",
+                    revision.memory_id, revision.version, endpoint.model
+                ),
+            })
+            .collect();
+        Ok(Some(
+            EventBody::MergeProposed(MergeProposed {
+                conflict_id: ConflictId::random(),
+                incoming: memory_id,
+                candidates,
+                revision: revision.memory_id,
+                text,
+                model,
+            })
+            .into(),
+        ))
     }
 
     /// A contradiction: the incoming memory becomes a belief of its own and a conflict opens
@@ -393,6 +477,8 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         seqs,
         settled_by_effective_time: false,
         private_spans_removed: 0,
+        co_enriches: Vec::new(),
+        merge_proposal: None,
     };
     for e in events {
         match &e.body {
@@ -418,6 +504,10 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
                 result.outcome = Outcome::Conflict;
                 result.conflict_id = Some(b.conflict_id);
             }
+            EventBody::PairClassified(b) if b.outcome == PairOutcome::CoEnrichment => {
+                result.co_enriches.push(b.candidate);
+            }
+            EventBody::MergeProposed(b) => result.merge_proposal = Some(b.conflict_id),
             EventBody::ConflictResolved(b) => {
                 result.settled_by_effective_time = true;
                 result.outcome = match b.action {

@@ -55,6 +55,9 @@ pub struct MemoryView {
     pub independent_sources: u32,
     /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
     pub erased: Option<ErasedMark>,
+    /// Active memories that each add, like this one, a detail of their own to one earlier version
+    /// (linked `co_enriches`, engine/src/co_enrich.rs).
+    pub co_enriches: Vec<MemoryId>,
 }
 
 /// One version in `history`.
@@ -241,6 +244,7 @@ impl<'a> Reader<'a> {
         }
         let status = validity::status_at(&r, value, t);
         let independent_sources = r.independent_sources();
+
         Ok(MemoryView {
             memory_id: r.memory_id,
             root_id: r.root_id,
@@ -264,6 +268,9 @@ impl<'a> Reader<'a> {
             sources: r.sources,
             independent_sources,
             erased: r.erased,
+            // Filled in by the reads that give it (`show_linked`, `list`), not by recall's
+            // candidates.
+            co_enriches: Vec::new(),
         })
     }
 
@@ -272,6 +279,18 @@ impl<'a> Reader<'a> {
         let r = self.record(id)?;
         let lineage = self.beliefs().lineage(r.root_id)?;
         self.view(r, &lineage, t)
+    }
+
+    /// [`Reader::show`] with the memory's co-enrichments (`co_enriches`).
+    pub(crate) fn show_linked(&self, id: MemoryId, t: Timestamp) -> Result<MemoryView, EngineError> {
+        let mut m = self.show(id, t)?;
+        m.co_enriches = self.co_enriches(m.memory_id)?;
+        Ok(m)
+    }
+
+    /// The active memories linked `co_enriches` with `id`.
+    pub(crate) fn co_enriches(&self, id: MemoryId) -> Result<Vec<MemoryId>, EngineError> {
+        Ok(crate::co_enrich::siblings(*self, id)?.into_iter().map(|s| s.memory_id).collect())
     }
 
     /// Memories filtered by type, scope and their status at valid time `t` (`None` status: all).
@@ -307,7 +326,9 @@ impl<'a> Reader<'a> {
             .into_iter()
             .map(|r| {
                 let lineage = lineages.get(&r.root_id).map(Vec::as_slice).unwrap_or_default();
-                self.view(r, lineage, t)
+                let mut m = self.view(r, lineage, t)?;
+                m.co_enriches = self.co_enriches(m.memory_id)?;
+                Ok(m)
             })
             .collect()
     }

@@ -13,6 +13,7 @@ use memledger_schemas::*;
 use serde::Serialize;
 
 use crate::classify::lexical::analyse;
+use crate::co_enrich;
 use crate::error::{BadInput, EngineError};
 use crate::models::embed::{VectorCache, cosine};
 use crate::models::{EmbedSide, Models};
@@ -73,6 +74,17 @@ pub struct RecallHit {
     pub valid_to: Option<Timestamp>,
     /// Versions of this belief that take effect after the time asked about, soonest first.
     pub scheduled: Vec<ScheduledChange>,
+    /// Active memories that each add, like this one, a detail of their own to one earlier
+    /// version (linked `co_enriches`): returned beside it, as they hold together.
+    pub co_enrichments: Vec<CoEnrichedMemory>,
+}
+
+/// A co-enrichment beside a recall hit.
+#[derive(Clone, Debug, Serialize)]
+pub struct CoEnrichedMemory {
+    pub memory_id: MemoryId,
+    pub root_id: MemoryId,
+    pub text: String,
 }
 
 /// What `recall` answers.
@@ -250,6 +262,7 @@ pub(crate) fn recall(
             cosine,
             asserted_at: m.asserted_at,
             conflicts_with: m.conflicts_with,
+            co_enrichments: Vec::new(),
         });
     }
     // Best first: score, then newest, then the smaller id (the text index's own order for BM25).
@@ -257,6 +270,12 @@ pub(crate) fn recall(
         b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
     });
     results.truncate(limit);
+    for hit in &mut results {
+        hit.co_enrichments = co_enrich::siblings(reader, hit.memory_id)?
+            .into_iter()
+            .map(|r| CoEnrichedMemory { memory_id: r.memory_id, root_id: r.root_id, text: r.text })
+            .collect();
+    }
     let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
     Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
 }

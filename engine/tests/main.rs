@@ -4,6 +4,7 @@
 mod support;
 
 mod asof;
+mod co_enrich;
 mod models;
 mod properties;
 mod recall;

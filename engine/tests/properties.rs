@@ -15,7 +15,8 @@ fn open() -> (tempfile::TempDir, Memledger) {
     (dir, ml)
 }
 
-/// Duplicates, rewordings, enrichments, contradictions and distinct facts, each with its own
+/// Duplicates, rewordings, enrichments (two of one version), contradictions and distinct facts,
+/// each with its own
 /// effective time.
 const CLAIMS: &[(&str, &str)] = &[
     ("The billing team deploys to staging on Tuesdays", "2026-01-05T09:00:00Z"),
@@ -30,6 +31,10 @@ const CLAIMS: &[(&str, &str)] = &[
     ("Hana has a dog called Mochi", "2026-01-02T09:00:00Z"),
     ("Hana has a dog called Mochi", "2026-06-02T09:00:00Z"),
     ("The warehouse keeps raw events for 13 months", "2026-01-03T09:00:00Z"),
+    // Two enrichments of one version: both stay current, whichever comes first.
+    ("Ana works at Acme", "2026-01-04T09:00:00Z"),
+    ("Ana works at Acme as a data engineer", "2026-02-04T09:00:00Z"),
+    ("Ana works at Acme in Lisbon", "2026-02-05T09:00:00Z"),
     // Scheduled at the time read at below.
     ("The billing team deploys to staging on Mondays", "2027-01-10T09:00:00Z"),
     ("The billing service runs on Postgres 18", "2027-03-01T09:00:00Z"),
@@ -69,6 +74,8 @@ fn claims_in_arrival_order_give_the_expected_beliefs() {
     assert_eq!(
         now,
         vec![
+            "Ana works at Acme as a data engineer",
+            "Ana works at Acme in Lisbon",
             "Hana has a dog called Mochi",
             "Priya prefers dark mode in all her editors",
             "The billing service runs on Postgres 17",
@@ -84,6 +91,8 @@ fn claims_in_arrival_order_give_the_expected_beliefs() {
     assert_eq!(
         later,
         vec![
+            "Ana works at Acme as a data engineer",
+            "Ana works at Acme in Lisbon",
             "Hana has a dog called Mochi",
             "Priya prefers dark mode in all her editors",
             "The billing service runs on Postgres 18",
@@ -128,6 +137,9 @@ const TEXTS: &[&str] = &[
     "Marco likes long status meetings",
     "Marco dislikes long status meetings",
     "Hana has a dog called Mochi",
+    "Ana works at Acme",
+    "Ana works at Acme as a data engineer",
+    "Ana works at Acme in Lisbon",
 ];
 
 fn arb_op() -> impl Strategy<Value = Op> {

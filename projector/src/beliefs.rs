@@ -433,7 +433,8 @@ impl Projector for BeliefsProjector {
                 };
                 txn.put_record(okey(b.memory_id), &obs);
             }
-            EventBody::PairClassified(_) => {}
+            // A proposed merge changes no belief until a person accepts it (a resolution).
+            EventBody::PairClassified(_) | EventBody::MergeProposed(_) => {}
             EventBody::BeliefAdded(b) => {
                 self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Active, "added", None)?;
             }

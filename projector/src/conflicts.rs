@@ -12,8 +12,9 @@ use crate::framework::{Projector, ViewTxn};
 use crate::keys::key;
 
 pub const TABLE: &str = "conflicts";
-/// 2: an erasure blanks the reasons and rationales of the conflicts it names.
-const VERSION: u32 = 2;
+/// 2: an erasure blanks the reasons and rationales of the conflicts it names. 3: merge
+/// proposals, with their text.
+const VERSION: u32 = 3;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -65,9 +66,52 @@ pub struct ConflictRecord {
     /// Every resolution ever made, oldest first, including reverted ones.
     pub resolutions: Vec<ResolutionRecord>,
     pub reverts: Vec<RevertRecord>,
+    /// Set when the entry is a model's proposed merge of co-enrichments (`merge_proposed`), not
+    /// a contradiction.
+    pub proposal: Option<ProposalRecord>,
+}
+
+/// A merge a model proposed, as the queue remembers it.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+pub struct ProposalRecord {
+    /// The proposed text; `conflicts resolve --merge` with it accepts the proposal.
+    pub text: String,
+    /// The version every side enriches.
+    pub revision: MemoryId,
+    pub model: String,
+    pub reason: Option<String>,
+}
+
+impl ConflictRecord {
+    /// `merge_proposal` for a model's proposed merge, else `contradiction`.
+    pub fn kind(&self) -> &'static str {
+        if self.proposal.is_some() { "merge_proposal" } else { "contradiction" }
+    }
 }
 
 pub struct ConflictsProjector;
+
+/// A pending entry opened by `event`.
+fn opened(
+    event: &Event,
+    conflict_id: ConflictId,
+    incoming: MemoryId,
+    candidates: &[ConflictSide],
+    proposal: Option<ProposalRecord>,
+) -> ConflictRecord {
+    ConflictRecord {
+        conflict_id,
+        status: ConflictStatus::Pending,
+        incoming,
+        candidates: candidates.to_vec(),
+        opened_at: event.recorded_at,
+        opened_seq: event.seq,
+        resolution: None,
+        resolutions: Vec::new(),
+        reverts: Vec::new(),
+        proposal,
+    }
+}
 
 fn ckey(id: ConflictId) -> Vec<u8> {
     key(b'c', &[&id.to_bytes()])
@@ -90,17 +134,17 @@ impl Projector for ConflictsProjector {
         };
         match &event.body {
             EventBody::ConflictOpened(b) => {
-                let record = ConflictRecord {
-                    conflict_id: b.conflict_id,
-                    status: ConflictStatus::Pending,
-                    incoming: b.incoming,
-                    candidates: b.candidates.clone(),
-                    opened_at: event.recorded_at,
-                    opened_seq: event.seq,
-                    resolution: None,
-                    resolutions: Vec::new(),
-                    reverts: Vec::new(),
+                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, None);
+                txn.put_record(ckey(b.conflict_id), &record);
+            }
+            EventBody::MergeProposed(b) => {
+                let proposal = ProposalRecord {
+                    text: b.text.clone(),
+                    revision: b.revision,
+                    model: b.model.model.clone(),
+                    reason: b.model.reason.clone(),
                 };
+                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, Some(proposal));
                 txn.put_record(ckey(b.conflict_id), &record);
             }
             EventBody::ConflictResolved(b) => {
@@ -144,6 +188,10 @@ impl Projector for ConflictsProjector {
                             rationale.clear();
                         }
                     }
+                    if let Some(proposal) = &mut r.proposal {
+                        proposal.text.clear();
+                        proposal.reason = proposal.reason.as_ref().map(|_| String::new());
+                    }
                     txn.put_record(ckey(id), &r);
                 }
             }
@@ -153,7 +201,10 @@ impl Projector for ConflictsProjector {
     }
 
     fn ignores(&self, event_type: &str) -> bool {
-        !matches!(event_type, "conflict_opened" | "conflict_resolved" | "resolution_reverted" | "memory_erased")
+        !matches!(
+            event_type,
+            "conflict_opened" | "conflict_resolved" | "resolution_reverted" | "memory_erased" | "merge_proposed"
+        )
     }
 }
 

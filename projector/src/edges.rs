@@ -1,4 +1,5 @@
-//! The edge graph: `replaces`, `distinct`, `conflicts`, `near_miss`, `derived_from`.
+//! The edge graph: `replaces`, `distinct`, `conflicts`, `near_miss`, `derived_from`,
+//! `co_enriches` (two memories that each add a detail of their own to one earlier version).
 //!
 //! Table `edges`: `f ‖ from ‖ kind (u8) ‖ to` → created seq (u64 BE), and the reverse
 //! `r ‖ to ‖ kind ‖ from` → created seq, so both directions are one prefix scan.
@@ -61,6 +62,9 @@ impl Projector for EdgesProjector {
             EventBody::PairClassified(b) if b.outcome == PairOutcome::NearMiss => {
                 add(txn, Edge { kind: EdgeKind::NearMiss, from: b.incoming, to: b.candidate }, seq)
             }
+            EventBody::PairClassified(b) if b.outcome == PairOutcome::CoEnrichment => {
+                add(txn, Edge { kind: EdgeKind::CoEnriches, from: b.incoming, to: b.candidate }, seq)
+            }
             EventBody::ConflictOpened(b) => {
                 for c in &b.candidates {
                     add(txn, Edge { kind: EdgeKind::Conflicts, from: b.incoming, to: c.memory_id }, seq);
@@ -120,6 +124,24 @@ impl<'a> EdgeReader<'a> {
                 let edge =
                     if tag == b'f' { Edge { kind, from: id, to: other } } else { Edge { kind, from: other, to: id } };
                 out.push(EdgeRecord { edge, seq });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The memories joined to `id` by an edge of `kind`, in either direction (one seek each way).
+    pub fn linked(&self, id: MemoryId, kind: EdgeKind) -> Result<Vec<MemoryId>, ProjectError> {
+        let mut out = Vec::new();
+        for tag in [b'f', b'r'] {
+            let prefix = key(tag, &[&id.to_bytes(), &[kind_byte(kind)]]);
+            for item in self.store.scan_prefix(TABLE, &prefix)? {
+                let (k, _) = item?;
+                if let Some(other) = k.get(18..34).and_then(|b| <[u8; 16]>::try_from(b).ok()) {
+                    let other = MemoryId::from_bytes(other);
+                    if !out.contains(&other) {
+                        out.push(other);
+                    }
+                }
             }
         }
         Ok(out)

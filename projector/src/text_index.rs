@@ -436,6 +436,7 @@ fn touches_index(body: &EventBody) -> bool {
         // conflict change nothing the index holds.
         EventBody::MemoryObserved(_)
         | EventBody::PairClassified(_)
+        | EventBody::MergeProposed(_)
         | EventBody::BeliefMerged(_)
         | EventBody::ConflictOpened(_) => false,
     }

@@ -15,6 +15,9 @@
 //!   ([`EventBody::texts_mut`]) as its commitment ([`crate::chain::text_commitment`]) instead of
 //!   the text: the body with its texts blank, then the commitments. An erasure blanks the texts
 //!   and keeps the commitments, and the hash still checks (docs/adr/0017-erasure.md).
+//! - **Format 4**: stored and hashed as format 3; its vocabulary adds the `merge_proposed`
+//!   event, the `co_enrichment` pair outcome and the `co_enriches` edge
+//!   ([`EventBody::needs_format`]; docs/adr/0020-co-enrichments.md).
 //!
 //! An erased event of any format is stored with an [`Erased`] record after its body; one of
 //! format 1 or 2 keeps its hash, which no longer can be recomputed (only its links are checked).
@@ -33,9 +36,9 @@ use crate::name::Name;
 use crate::time::Timestamp;
 
 /// The format new events are written in.
-pub const CURRENT_FORMAT: u16 = 3;
+pub const CURRENT_FORMAT: u16 = 4;
 /// Formats this build can read (and write, for an imported event that carries one).
-pub const READABLE_FORMATS: &[u16] = &[1, 2, 3];
+pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4];
 /// No single record may claim more than this when decoding: bounds allocation on bad bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
@@ -112,6 +115,12 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
     }
     let body_bytes = &bytes[2 + at..];
     let (body, used) = decode_body(format, body_bytes)?;
+    if body.needs_format() > format {
+        let (kind, needs) = (body.type_name(), body.needs_format());
+        return Err(CodecError::Decode(format!(
+            "a {kind} body of format {format} holds what format {needs} introduced"
+        )));
+    }
     let rest = &body_bytes[used..];
     let erased = if rest.is_empty() { None } else { Some(decode::<Erased>(rest)?) };
     let event = Event {

@@ -23,11 +23,20 @@ pub enum EdgeKind {
     NearMiss,
     /// merged text → an input it was derived from.
     DerivedFrom,
+    /// incoming → candidate: both enrich the same earlier version, each with a detail of its own
+    /// (format 4 on).
+    CoEnriches,
 }
 
 impl EdgeKind {
-    pub const ALL: &'static [EdgeKind] =
-        &[EdgeKind::Replaces, EdgeKind::Distinct, EdgeKind::Conflicts, EdgeKind::NearMiss, EdgeKind::DerivedFrom];
+    pub const ALL: &'static [EdgeKind] = &[
+        EdgeKind::Replaces,
+        EdgeKind::Distinct,
+        EdgeKind::Conflicts,
+        EdgeKind::NearMiss,
+        EdgeKind::DerivedFrom,
+        EdgeKind::CoEnriches,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -36,6 +45,7 @@ impl EdgeKind {
             EdgeKind::Conflicts => "conflicts",
             EdgeKind::NearMiss => "near_miss",
             EdgeKind::DerivedFrom => "derived_from",
+            EdgeKind::CoEnriches => "co_enriches",
         }
     }
 }

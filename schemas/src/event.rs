@@ -2,7 +2,7 @@
 //!
 //! Bodies are in the past tense and record results, not recipes: scores, verdicts, thresholds and
 //! effects are written down when they happen so that replay never calls a model or reads a clock.
-//! Formats 1, 2 and 3 are frozen: fields and variants are only ever appended in a new format
+//! Formats 1 to 4 are frozen: fields and variants are only ever appended in a new format
 //! version. The in-memory form is the same for all; only the stored bytes and what the hash
 //! covers differ (`codec.rs`). An erased event keeps its place and hash with its texts blanked
 //! and an [`Erased`] record saying when, by whom and (format 3) what the hash committed to.
@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::chain::Hash;
-use crate::effects::Effect;
+use crate::effects::{EdgeKind, Effect};
 use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
 use crate::kinds::*;
 use crate::name::Name;
@@ -93,12 +93,15 @@ pub enum EventBody {
     BeliefEdited(BeliefEdited),
     /// Memories' texts were erased from every event and view (format 3 on).
     MemoryErased(MemoryErased),
+    /// A model proposed one text for memories that enrich the same version: an entry of the
+    /// conflict queue, nothing written as a belief until a person accepts it (format 4 on).
+    MergeProposed(MergeProposed),
 }
 
 impl EventBody {
     /// Every body's [`EventBody::type_name`], in declaration order: the order of bincode's
     /// variant index (see [`crate::codec::peek_event`]).
-    pub const TYPE_NAMES: [&'static str; 12] = [
+    pub const TYPE_NAMES: [&'static str; 13] = [
         "memory_observed",
         "pair_classified",
         "belief_added",
@@ -111,6 +114,7 @@ impl EventBody {
         "resolution_reverted",
         "belief_edited",
         "memory_erased",
+        "merge_proposed",
     ];
 
     /// The stable snake_case name of the body, as in the JSON `type` field.
@@ -128,6 +132,7 @@ impl EventBody {
             EventBody::ResolutionReverted(_) => "resolution_reverted",
             EventBody::BeliefEdited(_) => "belief_edited",
             EventBody::MemoryErased(_) => "memory_erased",
+            EventBody::MergeProposed(_) => "merge_proposed",
         }
     }
 
@@ -148,12 +153,17 @@ impl EventBody {
             EventBody::ResolutionReverted(b) => effect_ids(&b.undone),
             EventBody::BeliefEdited(b) => vec![b.memory_id, b.root_id, b.replaces],
             EventBody::MemoryErased(b) => b.memory_ids.clone(),
+            EventBody::MergeProposed(b) => std::iter::once(b.incoming)
+                .chain(b.candidates.iter().map(|c| c.memory_id))
+                .chain(std::iter::once(b.revision))
+                .collect(),
         }
     }
 
     /// The texts an erasure blanks, in a fixed order (the order of [`Erased::commitments`]):
     /// a memory's text, a classification's reason and model answer, a retirement's reason, a
-    /// conflict's reasons, a resolution's rationale. Everything else is ids, kinds, numbers and
+    /// conflict's reasons, a resolution's rationale, a proposal's reasons, text and model answer.
+    /// Everything else is ids, kinds, numbers and
     /// the caller's labels (scope, source, fact key), which stay.
     pub fn texts_mut(&mut self) -> Vec<&mut String> {
         match self {
@@ -169,6 +179,13 @@ impl EventBody {
             EventBody::BeliefRetired(b) => b.reason.as_mut().into_iter().collect(),
             EventBody::ConflictOpened(b) => b.candidates.iter_mut().map(|c| &mut c.reason).collect(),
             EventBody::ConflictResolved(b) => b.rationale.as_mut().into_iter().collect(),
+            EventBody::MergeProposed(b) => {
+                let mut texts: Vec<&mut String> = b.candidates.iter_mut().map(|c| &mut c.reason).collect();
+                texts.push(&mut b.text);
+                texts.extend(b.model.raw.as_mut());
+                texts.extend(b.model.reason.as_mut());
+                texts
+            }
             EventBody::BeliefAdded(_)
             | EventBody::BeliefVersioned(_)
             | EventBody::BeliefMerged(_)
@@ -176,6 +193,24 @@ impl EventBody {
             | EventBody::ResolutionReverted(_)
             | EventBody::BeliefEdited(_)
             | EventBody::MemoryErased(_) => Vec::new(),
+        }
+    }
+}
+
+impl EventBody {
+    /// The first format whose vocabulary holds this body: 4 for a merge proposal, a
+    /// co-enrichment and its edge, else 1. A stored event of an earlier format holding it is
+    /// refused on read (an older build stops at the format instead).
+    pub fn needs_format(&self) -> u16 {
+        let co_enriches = |effects: &[Effect]| {
+            effects.iter().any(|e| matches!(e, Effect::EdgeAdded { edge } if edge.kind == EdgeKind::CoEnriches))
+        };
+        match self {
+            EventBody::MergeProposed(_) => 4,
+            EventBody::PairClassified(b) if b.outcome == PairOutcome::CoEnrichment => 4,
+            EventBody::ConflictResolved(b) if co_enriches(&b.effects) => 4,
+            EventBody::ResolutionReverted(b) if co_enriches(&b.undone) => 4,
+            _ => 1,
         }
     }
 }
@@ -338,6 +373,24 @@ pub struct MemoryErased {
     pub events: Vec<u64>,
     /// The person's reason, if given.
     pub reason: Option<String>,
+}
+
+/// A merged text a chat model proposed for memories that each enrich `revision` with a detail of
+/// their own (linked `co_enriches`). It opens an entry of the conflict queue; `conflicts resolve
+/// --merge` with this text (or another) accepts it.
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct MergeProposed {
+    pub conflict_id: ConflictId,
+    /// The memory whose save found the others.
+    pub incoming: MemoryId,
+    /// The memories it co-enriches, as they stood; each reason says why they were linked.
+    pub candidates: Vec<ConflictSide>,
+    /// The version every one of them enriches.
+    pub revision: MemoryId,
+    /// The proposed text: every detail of each, nothing invented.
+    pub text: String,
+    /// The model's answer (its relation is not asked and stays null).
+    pub model: ModelVerdict,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]

@@ -98,6 +98,9 @@ named_enum!(
         NearMiss => "near_miss",
         /// The pair had no effect (distinct facts, or another candidate decided).
         NoEffect => "no_effect",
+        /// Each enriches the same earlier version of the candidate's lineage with a detail of
+        /// its own: both kept, linked `co_enriches` (format 4 on).
+        CoEnrichment => "co_enrichment",
     }
 );
 

@@ -90,14 +90,54 @@ pub fn sample_bodies() -> Vec<EventBody> {
 pub const ERASED_MEMORY: MemoryId = MemoryId(0x2222_2222_2222_2222_2222_2222_2222_2222);
 pub const ERASED_EVENTS: [u64; 4] = [1, 2, 8, 9];
 
-/// The bodies a chain in `format` has one of each: [`sample_bodies`], and from format 3 on an
-/// erasure (of [`ERASED_MEMORY`]).
+/// The bodies a chain in `format` has one of each: [`sample_bodies`], from format 3 on an
+/// erasure (of [`ERASED_MEMORY`]), and from format 4 on a co-enrichment and a merge proposal.
 pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
     let mut bodies = sample_bodies();
     if format >= 3 {
         bodies.push(sample_erasure());
     }
+    if format >= 4 {
+        bodies.extend(sample_co_enrichment());
+    }
     bodies
+}
+
+/// A memory that enriches the same version as another (a `co_enrichment` pair) and the merge
+/// a model proposed for the two.
+pub fn sample_co_enrichment() -> Vec<EventBody> {
+    let revision = MemoryId(0x5555_5555_5555_5555_5555_5555_5555_5555);
+    let first = MemoryId(0x6666_6666_6666_6666_6666_6666_6666_6666);
+    let second = MemoryId(0x7777_7777_7777_7777_7777_7777_7777_7777);
+    let reason = "both enrich version 1 of the belief".to_string();
+    vec![
+        EventBody::PairClassified(PairClassified {
+            incoming: second,
+            candidate: first,
+            method: Method::Lexical,
+            relation: Relation::Complementary,
+            gate: "related_band".into(),
+            reason: reason.clone(),
+            scores: vec![("jaccard".into(), 0.5), ("containment".into(), 0.75)],
+            thresholds: vec![("merge_threshold".into(), 0.85)],
+            model: None,
+            outcome: PairOutcome::CoEnrichment,
+        }),
+        EventBody::MergeProposed(MergeProposed {
+            conflict_id: ConflictId(0x8888_8888_8888_8888_8888_8888_8888_8888),
+            incoming: second,
+            candidates: vec![ConflictSide { memory_id: first, root_id: revision, version: 2, reason }],
+            revision,
+            text: "Ana works at Acme in Lisbon as a data engineer".into(),
+            model: ModelVerdict {
+                model: "local-model".into(),
+                raw: Some("{\"text\":\"Ana works at Acme in Lisbon as a data engineer\"}".into()),
+                relation: None,
+                reason: Some("keeps the role and the city".into()),
+                error: None,
+            },
+        }),
+    ]
 }
 
 /// The erasure of [`ERASED_MEMORY`]'s texts from [`ERASED_EVENTS`].
@@ -121,12 +161,12 @@ pub fn sample_chain_in(format: u16) -> Vec<Event> {
     chain_in(sample_bodies_in(format), format)
 }
 
-/// [`sample_bodies`] in `format`, then (in the current format) the erasure of [`ERASED_MEMORY`],
+/// [`sample_bodies`] in `format`, then (in format 3, or `format` from 4 on) the erasure of [`ERASED_MEMORY`],
 /// applied: the events it names blanked, as a store holds them after the erasure.
 pub fn erased_chain_in(format: u16) -> Vec<Event> {
     let mut chain = chain_in(sample_bodies(), format);
     let last = chain.last().cloned().unwrap_or_else(|| unreachable!("the sample bodies are not empty"));
-    let mut erasure = chain_in(vec![sample_erasure()], crate::codec::CURRENT_FORMAT).remove(0);
+    let mut erasure = chain_in(vec![sample_erasure()], format.max(3)).remove(0);
     erasure.seq = last.seq + 1;
     erasure.event_id = EventId(0xe000_0000_0000_0000_0000_0000_0000_0000 + erasure.seq as u128);
     erasure.recorded_at = Timestamp(last.recorded_at.0 + 1_000_001);

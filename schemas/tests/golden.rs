@@ -1,4 +1,4 @@
-//! Golden fixtures: the bytes of formats 1, 2 and 3, and of each erased, are frozen. These files were written once by
+//! Golden fixtures: the bytes of formats 1 to 4, and of each erased, are frozen. These files were written once by
 //! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test main -- golden` (which writes only a fixture
 //! that is missing) and must load forever.
 
@@ -90,11 +90,30 @@ fn format_3_events_decode_forever() {
     events_decode_forever(3);
 }
 
+#[test]
+fn format_4_events_decode_forever() {
+    events_decode_forever(4);
+}
+
+/// Format 4's vocabulary in an event of an earlier format is refused on read: each event has
+/// one stored form, and an older build stops at the format number instead.
+#[test]
+fn format_4_vocabulary_needs_format_4() {
+    for body in memledger_schemas::samples::sample_co_enrichment() {
+        assert_eq!(body.needs_format(), 4);
+        let mut event = memledger_schemas::samples::chain_in(vec![body], 3).remove(0);
+        assert!(decode_event(&encode_event(&event)).is_err(), "{}", event.body.type_name());
+        event.format = 4;
+        event.seal();
+        assert_eq!(decode_event(&encode_event(&event)).unwrap(), event);
+    }
+}
+
 /// An erasure's stored forms are frozen too: the events it blanked, in each format, and the
 /// erasure event after them.
 #[test]
 fn erased_events_decode_forever() {
-    for format in [1, 2, 3] {
+    for format in [1, 2, 3, 4] {
         fixture_decodes_forever(&format!("format-{format}.erased"), erased_chain_in(format));
     }
 }
@@ -150,12 +169,12 @@ fn format_2_codes_the_names_of_a_classification() {
 
 #[test]
 fn every_body_variant_is_in_the_fixture() {
-    let names: Vec<&str> = sample_chain().iter().map(|e| e.body.type_name()).collect();
-    assert_eq!(names.len(), EventBody::TYPE_NAMES.len());
-    let mut unique = names.clone();
-    unique.sort();
-    unique.dedup();
-    assert_eq!(unique.len(), names.len());
+    let mut names: Vec<&str> = sample_chain().iter().map(|e| e.body.type_name()).collect();
+    names.sort();
+    names.dedup();
+    let mut all = EventBody::TYPE_NAMES.to_vec();
+    all.sort();
+    assert_eq!(names, all);
 }
 
 /// A replay that skips the events a view ignores reads each one's seq and type without
@@ -163,17 +182,23 @@ fn every_body_variant_is_in_the_fixture() {
 #[test]
 fn peeking_reads_the_seq_and_type_of_every_fixture_event() {
     let mut names: Vec<&str> = Vec::new();
-    for event in [1, 2, 3].into_iter().flat_map(sample_chain_in) {
+    for event in [1, 2, 3, 4].into_iter().flat_map(sample_chain_in) {
         let (seq, name) = peek_event(&encode_event(&event)).unwrap();
         assert_eq!((seq, name), (event.seq, event.body.type_name()));
         names.push(name);
     }
     names.sort();
-    // Formats 1 and 2 have every type but the erasure, which format 3 introduced.
-    let before_3: Vec<&str> = EventBody::TYPE_NAMES.iter().copied().filter(|n| *n != "memory_erased").collect();
-    let mut all = [&before_3[..], &before_3[..], &EventBody::TYPE_NAMES[..]].concat();
+    // Formats 1 and 2 have every type but the erasure, which format 3 introduced, and the merge
+    // proposal, which format 4 did; format 4 adds a second classification (a co-enrichment).
+    let until = |last: &str| -> Vec<&str> {
+        let end = EventBody::TYPE_NAMES.iter().position(|n| *n == last).unwrap();
+        EventBody::TYPE_NAMES[..=end].to_vec()
+    };
+    let mut all =
+        [until("belief_edited"), until("belief_edited"), until("memory_erased"), until("merge_proposed")].concat();
+    all.push("pair_classified");
     all.sort();
-    assert_eq!(names, all, "each format's fixture has every type once");
+    assert_eq!(names, all, "each format's fixture has every type of its format once, format 4 two classifications");
     assert!(peek_event(&[0, 1, 0]).is_err());
     assert!(peek_event(&[0, 9]).is_err());
 }
@@ -247,7 +272,7 @@ fn exported_lines_have_exactly_the_fields_of_the_schema() {
 
 #[test]
 fn sealing_while_encoding_writes_the_fixture_bytes() {
-    for format in [1, 2, 3] {
+    for format in [1, 2, 3, 4] {
         sealing_while_encoding_writes(format);
     }
 }

@@ -146,6 +146,8 @@ pub(crate) fn conflict_json(ml: &Memledger, c: &ConflictRecord) -> Result<Value,
         "resolution": c.resolution,
         "resolutions": c.resolutions,
         "reverts": c.reverts,
+        "kind": c.kind(),
+        "proposal": c.proposal,
     }))
 }
 
@@ -193,6 +195,11 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
         Command::Open(args) => Call::ConflictsOpen(OpenBody { a: args.a, b: args.b, note: args.note }),
     };
     ctx.run(call, out)
+}
+
+/// `text` as one word for a POSIX shell.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// A conflict status filter: pending, resolved, or all (`None`).
@@ -289,6 +296,10 @@ pub fn execute_show(ml: &Memledger, args: &IdPath, out: &mut Output) -> Result<(
         out.line(format!("  undo: memledger conflicts revert {}", c.conflict_id.short()))?;
     } else {
         let s = c.conflict_id.short();
+        if let Some(p) = &c.proposal {
+            out.line(format!("  proposed by {}: {}", p.model, p.text))?;
+            out.line(format!("  accept it with: memledger conflicts resolve {s} --merge {}", shell_quote(&p.text)))?;
+        }
         out.line("  resolve with one of:")?;
         out.line(format!("    memledger conflicts resolve {s} --keep-new"))?;
         out.line(format!("    memledger conflicts resolve {s} --keep-existing"))?;

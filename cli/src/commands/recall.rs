@@ -97,6 +97,9 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
         for s in &r.scheduled {
             out.line(format!("    from {}: {}", s.valid_from.to_human(), clip(&s.text, 80)))?;
         }
+        for c in &r.co_enrichments {
+            out.line(format!("    with {}: {}", c.memory_id.short(), clip(&c.text, 80)))?;
+        }
     }
     if found.results.is_empty() {
         out.line("no memories match")?;

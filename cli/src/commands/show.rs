@@ -47,6 +47,10 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
         let ids: Vec<String> = m.conflicts_with.iter().map(|i| i.short()).collect();
         out.line(format!("  conflicts with {}", ids.join(", ")))?;
     }
+    if !m.co_enriches.is_empty() {
+        let ids: Vec<String> = m.co_enriches.iter().map(|i| i.short()).collect();
+        out.line(format!("  co-enriches {} (each adds its own detail to one earlier version)", ids.join(", ")))?;
+    }
     Ok(())
 }
 

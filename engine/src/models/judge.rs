@@ -127,7 +127,13 @@ pub(crate) fn judge_pending(
     };
     let model = endpoint.model.clone();
     let by = format!("judge:{model}");
-    let pending: Vec<ConflictRecord> = reader.conflict_queue().list(Some(ConflictStatus::Pending))?;
+    // A proposed merge of co-enrichments waits for a person: the judge settles contradictions.
+    let pending: Vec<ConflictRecord> = reader
+        .conflict_queue()
+        .list(Some(ConflictStatus::Pending))?
+        .into_iter()
+        .filter(|c| c.proposal.is_none())
+        .collect();
     let mut prompts = Vec::with_capacity(pending.len());
     for c in &pending {
         let incoming = facts_of(reader, c.incoming)?;

@@ -10,6 +10,7 @@ pub mod embed;
 pub mod http;
 pub mod judge;
 pub mod llm;
+pub mod merge;
 pub mod prompts;
 
 use std::sync::Arc;
