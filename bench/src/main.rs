@@ -12,9 +12,12 @@
 //! `cargo run --release -p memledger-bench -- analyses [N]` — the time and memory of one text's
 //! analysis (the save pipeline caches one per active memory);
 //! `cargo run --release -p memledger-bench -- recall DIR BIN [OTHER_BIN]` — recall on a filled
-//! store with and without an embedder, in-process and as a `recall` process.
+//! store with and without an embedder, in-process and as a `recall` process;
+//! `cargo run --release -p memledger-bench -- pg URL [SECONDS] [MEMORIES]` — the shared ledger on
+//! PostgreSQL beside `pgbench` on the same server (scripts/bench_pg.sh starts a throwaway one).
 
 mod corpus;
+mod pg;
 mod recall;
 mod serve;
 
@@ -452,7 +455,7 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
 
 const USAGE: &str =
     "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N],
-     serve-cli BIN DIR, serve-http BIN DIR [SECONDS] or recall DIR BIN [OTHER_BIN]";
+     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], recall DIR BIN [OTHER_BIN] or pg URL [SECONDS] [MEMORIES]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -469,7 +472,7 @@ fn main() {
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     match what {
         "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http"
-        | "recall" => {}
+        | "recall" | "pg" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
             std::process::exit(Exit::BadInput.code().into());
@@ -492,6 +495,13 @@ fn main() {
         "serve-cli" => serve::cli(&path(2), &path(3)),
         "serve-http" => serve::http(&path(2), &path(3), number(4, 10) as u64),
         "recall" => recall::run(&path(2), &path(3), args.get(4).map(std::path::Path::new), seed),
+        "pg" => match args.get(2) {
+            Some(url) => pg::run(url, number(3, 10) as u64, number(4, 20_000), seed),
+            None => {
+                eprintln!("memledger-bench pg: a PostgreSQL URL is missing; usage: {USAGE}");
+                std::process::exit(Exit::BadInput.code().into());
+            }
+        },
         _ => corpus_file(&path(2), number(3, 10_000), seed),
     }
 }

@@ -1,10 +1,11 @@
-//! Following a ledger as it grows: the events from a seq on, in batches, for `export --follow`. From a shared ledger they are read straight from it, woken by its
+//! Following a ledger as it grows: the events from a seq on, in batches, for `export --follow`
+//! and `stream`. From a shared ledger they are read straight from it, woken by its
 //! notifications (polling where it has none); from a store of its own, through its server when
 //! one runs, else by opening the store for each look, so that writers are not kept waiting.
 
 use std::time::Duration;
 
-use memledger_engine::EngineError;
+use memledger_engine::{EngineError, EventLog};
 use memledger_schemas::Event;
 
 use crate::app::Context;
@@ -13,21 +14,23 @@ use crate::output::CliError;
 /// How long a follower waits for a notification before it looks again.
 const POLL: Duration = Duration::from_millis(500);
 
-/// Hand `batch` every event from `since` on, in order, as they are appended; returns only when
-/// `batch` fails (a reader that went away, a sink that refused).
+/// Hand `batch` every event from `since` on, in order, as they are appended; returns when
+/// `batch` fails (a reader that went away, a sink that refused), or, with `until_head`, once it
+/// has had every event up to the head.
 pub fn follow(
     ctx: &Context,
     since: u64,
+    until_head: bool,
     batch: &mut dyn FnMut(&[Event]) -> Result<(), CliError>,
 ) -> Result<(), CliError> {
     let mut next = since.max(1);
     let shared = ctx.shared_ledger()?;
     loop {
-        let events = match &shared {
-            Some(log) => log.read(next, memledger_engine::READ_CHUNK).map_err(EngineError::from)?,
-            None => read_local(ctx, next)?,
-        };
+        let events = read(ctx, shared.as_deref(), next)?;
         let Some(last) = events.last() else {
+            if until_head {
+                return Ok(());
+            }
             match &shared {
                 Some(log) => log.wait_past(next - 1, POLL).map_err(EngineError::from)?,
                 None => std::thread::sleep(POLL),
@@ -36,6 +39,14 @@ pub fn follow(
         };
         next = last.seq + 1;
         batch(&events)?;
+    }
+}
+
+/// A chunk of the events from `next` on, from the shared ledger when there is one.
+pub fn read(ctx: &Context, shared: Option<&dyn EventLog>, next: u64) -> Result<Vec<Event>, CliError> {
+    match shared {
+        Some(log) => Ok(log.read(next, memledger_engine::READ_CHUNK).map_err(EngineError::from)?),
+        None => read_local(ctx, next),
     }
 }
 

@@ -2,7 +2,8 @@
 //! temporary store (docs/cli.md is the contract they check); `support` is what they share. The
 //! contract tests of `cli.rs` run twice, directly (`cli`) and through a server
 //! (`cli_server::cli`); `server`, `schemathesis` and `ui` run a real `memledger serve`; `shared`
-//! runs machines on one shared ledger on a real PostgreSQL.
+//! runs machines on one shared ledger on a real PostgreSQL; `stream` mirrors a ledger to a real
+//! NATS JetStream and follows it with `export --follow`.
 
 mod support;
 
@@ -24,6 +25,7 @@ mod schemathesis;
 mod secrets;
 mod server;
 mod shared;
+mod stream;
 mod ui;
 
 /// Every file in cli/tests/ is one of the modules above.

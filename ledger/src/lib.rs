@@ -1,5 +1,6 @@
 //! The ledger: memledger's only source of truth, an append-only, hash-chained event log in
-//! RocksDB, or shared by many machines on PostgreSQL (`shared`, `postgres`).
+//! RocksDB, or shared by many machines on PostgreSQL (`shared`, `postgres`), and mirrored to an outside
+//! stream (`sink`, `nats`).
 //!
 //! Appends are one synced `WriteBatch` (events, idempotency key, head) made against an expected
 //! head; a moved head is a `Conflict` value, never a lost write. The same store holds the column
@@ -10,9 +11,11 @@ mod batch;
 pub mod error;
 pub mod exchange;
 pub mod ledger;
+pub mod nats;
 pub mod postgres;
 mod read_cache;
 pub mod shared;
+pub mod sink;
 pub mod store;
 pub mod tables;
 pub mod verify;
@@ -22,4 +25,5 @@ pub use error::{AppendError, ImportError, LedgerError, OpenError};
 pub use exchange::{ImportReport, Stream, read_stream};
 pub use ledger::{Appended, CommandMeta, Head, Ledger, NewEvent, OpenOptions, SeqRange};
 pub use shared::{CopyReport, EventLog};
+pub use sink::{EventSink, SinkError};
 pub use verify::VerifyReport;

@@ -1,6 +1,7 @@
-//! The servers the shared-ledger tests talk to: the throwaway PostgreSQL and NATS server that
-//! scripts/services.sh starts (their URLs in `MEMLEDGER_TEST_PG_URL`, `MEMLEDGER_TEST_NATS_URL`),
-//! a database of its own for each test, and a private PostgreSQL for the tests that stop one.
+//! The servers the shared-ledger and stream tests talk to: the throwaway PostgreSQL and NATS
+//! server that scripts/services.sh starts (their URLs in `MEMLEDGER_TEST_PG_URL`,
+//! `MEMLEDGER_TEST_NATS_URL`), a database of its own for each test, a private PostgreSQL for the
+//! tests that stop one, and a NATS connection that reads a JetStream mirror back.
 //! A test that finds no URL fails under `CI=true` and is skipped elsewhere, saying so.
 
 use std::path::{Path, PathBuf};
@@ -177,4 +178,83 @@ fn is_root() -> bool {
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(2) == Some("0")))
         .unwrap_or(false)
+}
+
+/// The NATS server (with JetStream) of the stream tests, as a `nats://HOST:PORT` URL; `None`
+/// when there is none (and not under CI).
+pub fn nats_url() -> Option<String> {
+    service_url("MEMLEDGER_TEST_NATS_URL", "nats-server -js")
+}
+
+/// A subject no other test publishes to.
+pub fn unique_subject(prefix: &str) -> String {
+    format!("memledger_test.{}", unique_name(prefix))
+}
+
+/// A message of a JetStream stream as the stream tests read it back.
+#[derive(Clone, Debug)]
+pub struct StoredMessage {
+    /// Its stream sequence.
+    pub sequence: u64,
+    pub msg_id: Option<String>,
+    pub payload: Vec<u8>,
+}
+
+/// A NATS connection for the stream tests: a subscription to count what is published, and the
+/// stream read back by the JetStream API.
+pub struct NatsProbe {
+    runtime: tokio::runtime::Runtime,
+    client: async_nats::Client,
+}
+
+impl NatsProbe {
+    pub fn connect(url: &str) -> NatsProbe {
+        let runtime =
+            tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("a runtime");
+        let client = runtime.block_on(async_nats::connect(url)).unwrap_or_else(|e| panic!("NATS at {url}: {e}"));
+        NatsProbe { runtime, client }
+    }
+
+    /// Subscribe to `subject`: the returned receiver gets one `()` per message published to it
+    /// (a streamer's publishes, whether JetStream then stores them or not).
+    pub fn count_published(&self, subject: &str) -> std::sync::mpsc::Receiver<()> {
+        let mut subscriber = self.runtime.block_on(async {
+            let subscriber = self.client.subscribe(subject.to_string()).await.expect("a subscription");
+            // The server has the subscription once a round trip after it has answered.
+            self.client.flush().await.expect("a flush");
+            subscriber
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.runtime.spawn(async move {
+            use futures_util::StreamExt;
+            while subscriber.next().await.is_some() {
+                if tx.send(()).is_err() {
+                    return;
+                }
+            }
+        });
+        rx
+    }
+
+    /// The messages of the stream named `stream`, in stream order.
+    pub fn stored(&self, stream: &str) -> Vec<StoredMessage> {
+        self.runtime.block_on(async {
+            let jetstream = async_nats::jetstream::new(self.client.clone());
+            let mut stream = jetstream.get_stream(stream).await.unwrap_or_else(|e| panic!("stream {stream}: {e}"));
+            let state = stream.info().await.expect("the stream's state").state.clone();
+            let mut messages = Vec::with_capacity(state.messages as usize);
+            if state.messages == 0 {
+                return messages;
+            }
+            for sequence in state.first_sequence..=state.last_sequence {
+                let m = stream.get_raw_message(sequence).await.unwrap_or_else(|e| panic!("message {sequence}: {e}"));
+                messages.push(StoredMessage {
+                    sequence: m.sequence,
+                    msg_id: m.headers.get(async_nats::header::NATS_MESSAGE_ID).map(|v| v.as_str().to_string()),
+                    payload: m.payload.to_vec(),
+                });
+            }
+            messages
+        })
+    }
 }

@@ -91,7 +91,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 
 /// `export --follow`: every event from `since` on, one JSON line each, as they are appended.
 fn follow(ctx: &Context, since: u64, out: &mut Output) -> Result<(), CliError> {
-    crate::follow::follow(ctx, since, &mut |events| {
+    crate::follow::follow(ctx, since, false, &mut |events| {
         for event in events {
             out.json_line(event)?;
         }

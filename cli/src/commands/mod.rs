@@ -21,6 +21,7 @@ pub mod serve;
 pub mod show;
 pub mod stats;
 pub mod status;
+pub mod stream;
 pub mod ui;
 pub mod update;
 pub mod verify;
