@@ -97,6 +97,27 @@ fn save_from_refuses_the_lines_holding_credentials_by_number_and_saves_the_rest(
     assert!(!files_holding(d, &secret).is_empty());
 }
 
+#[test]
+fn an_update_or_a_merged_text_holding_a_credential_is_refused_and_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = &tmp.path().join("store");
+    let (bad, secret, rule) = samples().remove(3);
+    let a = support::json(d, &["save", "the staging db is on db.internal"])["memory_id"].as_str().unwrap().to_string();
+    let b = support::json(d, &["save", "prefers pnpm over npm"])["memory_id"].as_str().unwrap().to_string();
+    let cid = support::json(d, &["conflicts", "open", &a, &b])["conflict_id"].as_str().unwrap().to_string();
+    let events = support::json(d, &["stats"])["events"].as_u64().unwrap();
+    for args in
+        [vec!["update", a.as_str(), bad.as_str()], vec!["conflicts", "resolve", cid.as_str(), "--merge", bad.as_str()]]
+    {
+        let out = run(d, &args);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains(rule) && !err.contains(&secret), "{args:?}: {err}");
+    }
+    assert_eq!(support::json(d, &["stats"])["events"].as_u64().unwrap(), events, "nothing written");
+    assert!(files_holding(d, &secret).is_empty());
+}
+
 /// A store holding a credential saved on purpose, exported: (the stream, the secret, its rule).
 fn exported_with_a_secret(tmp: &Path) -> (Vec<u8>, String, &'static str) {
     let src = &tmp.join("src");

@@ -125,6 +125,13 @@ pub enum BadInput {
          <private> and </private>, or save it on purpose with --allow-secret (allow_secret over HTTP and MCP)"
     )]
     SecretInText { field: &'static str, found: String },
+    /// An `update` or a merged text holds what a credential rule matched: a revision is never
+    /// written with one (a person can still `save --allow-secret`).
+    #[error(
+        "the {what} holds what looks like a credential: {found}; nothing was written. Remove it or keep it between \
+         <private> and </private>; a revision never carries one (`save --allow-secret` saves one on purpose)"
+    )]
+    SecretInRevision { what: &'static str, found: String },
     /// An import stream's memories hold credentials; nothing was imported.
     #[error(
         "the stream holds what looks like credentials, so nothing was imported: {found}. Erase them in the store \

@@ -174,6 +174,16 @@ pub fn refuse_secrets(field: &'static str, text: &str) -> Result<(), EngineError
     Err(BadInput::SecretInText { field, found }.into())
 }
 
+/// Refuse an `update`'s text or a merged text that holds a credential.
+pub fn refuse_secrets_in_revision(what: &'static str, text: &str) -> Result<(), EngineError> {
+    refuse_secrets("text", text).map_err(|e| match e {
+        EngineError::BadInput(BadInput::SecretInText { found, .. }) => {
+            BadInput::SecretInRevision { what, found }.into()
+        }
+        other => other,
+    })
+}
+
 /// Most lines an import's refusal lists.
 const MAX_LISTED: usize = 20;
 

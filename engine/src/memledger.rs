@@ -388,6 +388,7 @@ impl Memledger {
     ) -> Result<UpdateResult, EngineError> {
         let actor = validate_actor(actor)?;
         let text = validate_text(text)?;
+        crate::input::refuse_secrets_in_revision("updated text", &text)?;
         let _guard = self.lock();
         self.follow_shared()?;
         let head = self.ledger.head().seq;
@@ -503,7 +504,11 @@ impl Memledger {
     ) -> Result<ResolveResult, EngineError> {
         let actor = validate_actor(actor)?;
         let merge_text = match (action, merge_text) {
-            (ResolutionAction::Merge, Some(t)) => Some(validate_text(t)?),
+            (ResolutionAction::Merge, Some(t)) => {
+                let t = validate_text(t)?;
+                crate::input::refuse_secrets_in_revision("merged text", &t)?;
+                Some(t)
+            }
             (ResolutionAction::Merge, None) => {
                 return Err(BadInput::MergeNeedsText.into());
             }

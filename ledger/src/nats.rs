@@ -8,7 +8,7 @@
 //! expects the sequence its predecessor will get when nothing else writes to the stream, and a
 //! wrong guess is refused by JetStream like any other moved mirror (the streamer reads the
 //! resume point again). The stream is created when no stream captures the subject
-//! (docs/adr/0021-event-stream-mirror.md says why its limits are what they are).
+//! (docs/adr/0022-event-stream-mirror.md says why its limits are what they are).
 
 use std::collections::VecDeque;
 use std::time::Duration;
