@@ -11,7 +11,7 @@ use std::sync::mpsc;
 
 use serde_json::Value;
 
-use memledger_tests::services::{PrivatePostgres, fresh_pg_database};
+use memledger_tests::services::{PrivatePostgres, fresh_pg_database, try_sql};
 
 use crate::support;
 
@@ -217,18 +217,66 @@ fn a_restarted_server_loses_nothing_and_a_stopped_one_is_exit_1() {
     assert_eq!(verified(&dir, &url), head);
 }
 
+/// Fails (the server's message) when an event row of the ledger at `url` holds `marker`.
+fn no_event_row_holds(url: &str, marker: &str) -> Result<(), String> {
+    try_sql(
+        url,
+        &format!(
+            "DO $$ BEGIN IF EXISTS (SELECT 1 FROM memledger_events \
+             WHERE position(convert_to('{marker}', 'UTF8') IN event) > 0) \
+             THEN RAISE EXCEPTION 'an event row holds the marker'; END IF; END $$"
+        ),
+    )
+}
+
 #[test]
-fn erase_on_a_shared_ledger_is_refused_and_writes_nothing() {
+fn an_erasure_on_one_machine_leaves_the_text_on_no_machine_and_in_no_row() {
     let Some(url) = fresh_pg_database() else { return };
+    const MARKER: &str = "quillowmarsh4417";
     let root = tempfile::tempdir().unwrap();
-    let dir = root.path().join("a");
-    let saved = &ok_lines(&dir, &url, &["save", "the vault key rotates every ninety days"])[0];
+    let (a, b, c) = (root.path().join("a"), root.path().join("b"), root.path().join("c"));
+    let text = format!("the staging vault passphrase hint is {MARKER}");
+    let saved = &ok_lines(&a, &url, &["save", &text])[0];
     let id = saved["memory_id"].as_str().unwrap().to_string();
-    let before = verified(&dir, &url);
-    let out = run(&dir, &url, &["erase", &id]);
-    assert_eq!(support::code(&out), 2, "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("shared ledger"), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(verified(&dir, &url), before, "nothing appended");
-    let shown = &ok_lines(&dir, &url, &["show", &id])[0];
-    assert_eq!(shown["text"], "the vault key rotates every ninety days");
+    let kept = &ok_lines(&a, &url, &["save", "the deploy window opens at nine on weekdays"])[0];
+    // Machine b reads the memory (its store now holds the text) before the erasure.
+    assert_eq!(ok_lines(&b, &url, &["show", &id])[0]["text"], text.as_str());
+    assert!(!crate::erase::files_holding(&b, MARKER).is_empty(), "b's copy holds the text before the erasure");
+    let found = no_event_row_holds(&url, MARKER).expect_err("the marker is in the events table before the erasure");
+    assert!(found.contains("holds the marker"), "{found}");
+
+    let erased = &ok_lines(&a, &url, &["erase", &id, "--reason", "a passphrase hint"])[0];
+    assert_eq!(erased["dry_run"], false, "{erased}");
+    assert!(erased["erasure_seq"].as_u64().is_some(), "{erased}");
+
+    // Machine b catches up past the erasure; machine c replays the ledger fresh.
+    let shown_b = &ok_lines(&b, &url, &["show", &id])[0];
+    assert_eq!(shown_b["text"], "", "{shown_b}");
+    assert!(shown_b["erased"]["seq"].as_u64().is_some(), "{shown_b}");
+    let head = verified(&a, &url);
+    assert_eq!(verified(&b, &url), head);
+    assert_eq!(verified(&c, &url), head);
+    for args in [vec!["show", id.as_str()], vec!["history", id.as_str()], vec!["list"]] {
+        assert_eq!(ok_lines(&b, &url, &args), ok_lines(&c, &url, &args), "{args:?}: b equals a fresh replay");
+    }
+    let kept_id = kept["memory_id"].as_str().unwrap();
+    assert_eq!(ok_lines(&b, &url, &["show", kept_id])[0]["text"], "the deploy window opens at nine on weekdays");
+    for dir in [&a, &b, &c] {
+        let holding = crate::erase::files_holding(dir, MARKER);
+        assert!(holding.is_empty(), "{} still holds the marker in {holding:?}", dir.display());
+    }
+    no_event_row_holds(&url, MARKER).unwrap();
+    assert!(!exported(&c, &url).iter().any(|e| e.to_string().contains(MARKER)));
+
+    // The database still refuses every other change of an event, erased or not.
+    for sql in [
+        "UPDATE memledger_events SET event = event",
+        "UPDATE memledger_events SET event = event WHERE erased_by IS NOT NULL",
+        "UPDATE memledger_events SET erased_by = seq + 1 WHERE erased_by IS NULL",
+        "DELETE FROM memledger_events WHERE erases IS NOT NULL",
+    ] {
+        let refused = try_sql(&url, sql).expect_err(sql);
+        assert!(refused.contains("append-only"), "{sql}: {refused}");
+    }
+    assert_eq!(verified(&b, &url), head);
 }

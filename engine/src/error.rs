@@ -116,8 +116,6 @@ pub enum BadInput {
     AlreadyErased(String),
     #[error("--retired-before takes a date (2026-01-31) or an RFC 3339 time (2026-01-31T12:00:00Z), not {0:?}")]
     RetiredBefore(String),
-    #[error("erase works on a store's own ledger only: a shared ledger's events cannot be blanked yet")]
-    EraseOnSharedLedger,
     /// A text holds what a credential rule matched (engine/src/secrets.rs); the message names
     /// the rules, never the text.
     #[error(

@@ -250,11 +250,28 @@ impl Memledger {
 
     /// Copy what other machines appended to the shared ledger and bring the views and the text
     /// index along (nothing to do for a store of its own). Under the write lock.
+    ///
+    /// An erasure another machine appended has blanked this store's copies of the events it
+    /// names (the ledger does that as it copies); the views drop the texts as they apply it, and
+    /// then the caches and the files are purged as after an erasure made here.
     fn follow_shared(&self) -> Result<(), EngineError> {
+        let before = self.ledger.head().seq;
         if self.ledger.catch_up_shared()? > 0 {
             let caught_up = self.views.catch_up(&self.ledger);
             self.index.reset(&self.ledger)?;
             caught_up?;
+            if self.ledger.purge_pending()?.is_some() {
+                for event in self.ledger.scan(before + 1)? {
+                    if let EventBody::MemoryErased(erased) = event?.body {
+                        for memory in &erased.memory_ids {
+                            self.analyses.forget(*memory);
+                        }
+                        embed::forget_vectors(self.ledger.store(), &erased.content_hashes)?;
+                    }
+                }
+                self.index.text().purge()?;
+                self.ledger.purge()?;
+            }
         }
         Ok(())
     }
@@ -443,10 +460,8 @@ impl Memledger {
         actor: &str,
     ) -> Result<EraseResult, EngineError> {
         let actor = validate_actor(actor)?;
-        if self.ledger.is_shared() {
-            return Err(BadInput::EraseOnSharedLedger.into());
-        }
         let _guard = self.lock();
+        self.follow_shared()?;
         let head = self.ledger.head().seq;
         let mut plan = plan(&self.ledger)?;
         if dry_run {

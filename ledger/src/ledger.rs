@@ -206,6 +206,7 @@ impl Ledger {
         let Some(last) = events.last() else { return Ok(()) };
         let mut batch = Batch::with_capacity(events.len() * 640 + 64);
         let mut next = *head;
+        let mut erasure = None;
         for event in events {
             if let Some(problem) = link_problem(next, event) {
                 return Err(LedgerError::Inconsistent(format!(
@@ -214,11 +215,47 @@ impl Ledger {
             }
             EventsTable::put(&mut batch, event);
             next = Head { seq: event.seq, hash: event.hash };
+            if let EventBody::MemoryErased(erased) = &event.body {
+                self.blank_copies(&mut batch, event, erased, &events[..(event.seq - events[0].seq) as usize])?;
+                erasure = Some(event.seq);
+            }
+        }
+        if let Some(seq) = erasure {
+            MetaTable::put_purge(&mut batch, seq);
         }
         MetaTable::put_head(&mut batch, next);
         self.store.write(batch, false)?;
         *head = next;
         *self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.recorded_at);
+        Ok(())
+    }
+
+    /// Replace this store's copies of the events an erasure copied from the shared log names by
+    /// their redacted forms, as [`Ledger::append_erasure`] writes them on a store of its own:
+    /// the same bytes the shared log holds. `before` is the chunk copied ahead of the erasure
+    /// (read after it, so already redacted there); the rest are in the store.
+    fn blank_copies(
+        &self,
+        batch: &mut Batch,
+        erasure: &Event,
+        erased: &MemoryErased,
+        before: &[Event],
+    ) -> Result<(), LedgerError> {
+        for &target in &erased.events {
+            let first_in_chunk = before.first().map_or(u64::MAX, |e| e.seq);
+            let copy = if target >= first_in_chunk {
+                before.get((target - first_in_chunk) as usize).cloned()
+            } else {
+                EventsTable::get(&self.store, target)?
+            };
+            let mut copy = copy.filter(|e| e.seq == target && target < erasure.seq).ok_or_else(|| {
+                LedgerError::Inconsistent(format!("the shared ledger erases seq {target}, which is not an event"))
+            })?;
+            if copy.erased.is_none() {
+                copy.redact(erasure.seq, erasure.recorded_at, &erasure.actor);
+                EventsTable::put(batch, &copy);
+            }
+        }
         Ok(())
     }
 
@@ -423,6 +460,13 @@ impl Ledger {
         if head.seq != expected_head {
             return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
         }
+        if let Some(log) = &self.shared {
+            // The shared log appends the erasure and blanks its copies in one transaction; this
+            // store copies the erasure in, which blanks its own copies the same way.
+            let event = log.append_erasure(expected_head, meta, erasure)?;
+            self.copy_in(&mut head, std::slice::from_ref(&event))?;
+            return Ok(event);
+        }
         let (recorded_at, mut last_at) = self.next_recorded_at(head.seq)?;
         let mut batch = Batch::default();
         let seq = head.seq + 1;
@@ -433,20 +477,7 @@ impl Ledger {
             event.redact(seq, recorded_at, &meta.actor);
             EventsTable::put(&mut batch, &event);
         }
-        let mut event = Event {
-            seq,
-            event_id: EventId::random(),
-            format: CURRENT_FORMAT,
-            recorded_at,
-            actor: meta.actor.clone(),
-            correlation_id: meta.correlation_id,
-            causation: None,
-            idempotency_key: None,
-            prev_hash: head.hash,
-            hash: Hash::GENESIS,
-            erased: None,
-            body: EventBody::MemoryErased(erasure),
-        };
+        let mut event = erasure_event(*head, recorded_at, meta, erasure);
         EventsTable::put_sealed(&mut batch, &mut event);
         let next = Head { seq, hash: event.hash };
         MetaTable::put_head(&mut batch, next);
@@ -530,6 +561,24 @@ pub(crate) fn unsealed(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, i
         hash: Hash::GENESIS,
         erased: None,
         body: new.body,
+    }
+}
+
+/// The erasure event to follow `prev`, unsealed: its hash is set when it is sealed.
+pub(crate) fn erasure_event(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, erasure: MemoryErased) -> Event {
+    Event {
+        seq: prev.seq + 1,
+        event_id: EventId::random(),
+        format: CURRENT_FORMAT,
+        recorded_at,
+        actor: meta.actor.clone(),
+        correlation_id: meta.correlation_id,
+        causation: None,
+        idempotency_key: None,
+        prev_hash: prev.hash,
+        hash: Hash::GENESIS,
+        erased: None,
+        body: EventBody::MemoryErased(erasure),
     }
 }
 

@@ -3,7 +3,8 @@
 //! Global order has one serialisation point, the row of `memledger_head`, locked `FOR UPDATE` by
 //! every append transaction: seqs are gap-free and in commit order, and the appender computes
 //! the blake3 chain while it holds the lock. Idempotency keys are a unique table, `UPDATE`,
-//! `DELETE` and `TRUNCATE` of the events are refused by triggers, and each commit notifies
+//! `DELETE` and `TRUNCATE` of the events are refused by triggers (but for an erasure's
+//! redaction of the events it names, in the erasure's own transaction), and each commit notifies
 //! `memledger_events` so that other machines wake (polling is the fallback). Tables are created
 //! and versioned by memledger; a newer schema is refused. See docs/shared-ledger.md.
 
@@ -11,19 +12,19 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use memledger_schemas::codec::{decode_event, seal_and_encode};
-use memledger_schemas::{Event, Hash, Timestamp};
+use memledger_schemas::{Event, Hash, MemoryErased, Timestamp};
 use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{AsyncMessage, NoTls};
 
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
-use crate::ledger::{Appended, CommandMeta, NewEvent, unsealed};
+use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
 use crate::shared::EventLog;
 use crate::tables::{Head, SeqRange};
 
 /// The version of the tables below; a database with a newer one is refused.
-pub const SCHEMA_VERSION: i32 = 1;
+pub const SCHEMA_VERSION: i32 = 2;
 
 /// The notification channel of appends; its payload is the new head's seq.
 const CHANNEL: &str = "memledger_events";
@@ -63,6 +64,35 @@ CREATE TRIGGER memledger_idempotency_append_only BEFORE UPDATE OR DELETE ON meml
     FOR EACH ROW EXECUTE FUNCTION memledger_append_only();
 CREATE TRIGGER memledger_idempotency_no_truncate BEFORE TRUNCATE ON memledger_idempotency
     FOR EACH STATEMENT EXECUTE FUNCTION memledger_append_only();
+"#;
+
+/// Version 2: erasure (docs/adr/0023-erasure-on-a-shared-ledger.md). An erasure event's row
+/// lists the seqs it erases (`erases`); an erased row names its erasure (`erased_by`). The one
+/// `UPDATE` of an event the trigger lets through replaces a row's stored form, once, in the
+/// transaction that appended the erasure event naming it, keeping its seq and chain columns;
+/// everything else is refused as before.
+const SCHEMA_V2: &str = r#"
+ALTER TABLE memledger_events ADD COLUMN erases bigint[], ADD COLUMN erased_by bigint;
+CREATE FUNCTION memledger_events_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE'
+        AND NEW.seq = OLD.seq AND NEW.hash = OLD.hash AND NEW.prev_hash = OLD.prev_hash
+        AND NEW.erases IS NOT DISTINCT FROM OLD.erases
+        AND OLD.erased_by IS NULL AND NEW.erased_by > OLD.seq
+        AND EXISTS (
+            SELECT 1 FROM memledger_events AS erasure
+            WHERE erasure.seq = NEW.erased_by AND OLD.seq = ANY (erasure.erases)
+                AND erasure.xmin::text::bigint = pg_current_xact_id()::text::bigint % 4294967296)
+    THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'memledger: % of % refused: the ledger is append-only', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'insufficient_privilege';
+END
+$$;
+DROP TRIGGER memledger_events_append_only ON memledger_events;
+CREATE TRIGGER memledger_events_append_only BEFORE UPDATE OR DELETE ON memledger_events
+    FOR EACH ROW EXECUTE FUNCTION memledger_events_guard();
 "#;
 
 /// Times a transaction is tried again after a serialisation failure or a deadlock (40001,
@@ -139,6 +169,7 @@ impl PgLedger {
         match version.as_deref().map(str::parse::<i32>) {
             None => {
                 tx.batch_execute(SCHEMA_V1).await?;
+                tx.batch_execute(SCHEMA_V2).await?;
                 let id = memledger_schemas::CorrelationId::random().hex();
                 tx.execute(
                     "INSERT INTO memledger_meta (key, value) VALUES ('schema_version', $1), ('ledger_id', $2)",
@@ -149,6 +180,18 @@ impl PgLedger {
                 Ok(id)
             }
             Some(Ok(SCHEMA_VERSION)) => {
+                let id: String =
+                    tx.query_one("SELECT value FROM memledger_meta WHERE key = 'ledger_id'", &[]).await?.get(0);
+                tx.commit().await?;
+                Ok(id)
+            }
+            Some(Ok(1)) => {
+                tx.batch_execute(SCHEMA_V2).await?;
+                tx.execute(
+                    "UPDATE memledger_meta SET value = $1 WHERE key = 'schema_version'",
+                    &[&SCHEMA_VERSION.to_string()],
+                )
+                .await?;
                 let id: String =
                     tx.query_one("SELECT value FROM memledger_meta WHERE key = 'ledger_id'", &[]).await?.get(0);
                 tx.commit().await?;
@@ -251,6 +294,57 @@ impl PgLedger {
         set_head(&tx, next, recorded_at).await?;
         tx.commit().await?;
         Ok(results)
+    }
+
+    async fn erase_once(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        erasure: &MemoryErased,
+    ) -> Result<Event, Failure> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
+        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+        if head.seq != expected_head {
+            return Err(Failure::Conflict { actual: head.seq });
+        }
+        let recorded_at = Timestamp::now().max(Timestamp::from_micros(row.get(2)));
+        let mut event = erasure_event(head, recorded_at, meta, erasure.clone());
+        let targets: Vec<i64> = erasure.events.iter().map(|&s| s as i64).collect();
+        let rows = tx
+            .query("SELECT seq, event FROM memledger_events WHERE seq = ANY($1) ORDER BY seq FOR UPDATE", &[&targets])
+            .await?;
+        let mut forms = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let seq = row.get::<_, i64>(0) as u64;
+            let mut target = decode_event(row.get(1))
+                .map_err(|e| Failure::Refused(format!("the event at seq {seq} is unreadable: {e}")))?;
+            if target.erased.is_some() {
+                return Err(Failure::Refused(format!("seq {seq} is erased already")));
+            }
+            target.redact(event.seq, recorded_at, &meta.actor);
+            forms.push(memledger_schemas::codec::encode_event(&target));
+        }
+        if rows.len() != targets.len() {
+            return Err(Failure::Refused("the erasure names an event the ledger does not hold".into()));
+        }
+        let stored = seal_and_encode(&mut event);
+        tx.execute(
+            "INSERT INTO memledger_events (seq, hash, prev_hash, event, erases) VALUES ($1, $2, $3, $4, $5)",
+            &[&(event.seq as i64), &event.hash.0.as_slice(), &event.prev_hash.0.as_slice(), &stored, &targets],
+        )
+        .await?;
+        let seqs: Vec<i64> = rows.iter().map(|row| row.get::<_, i64>(0)).collect();
+        tx.execute(
+            "UPDATE memledger_events AS e SET event = u.event, erased_by = $1 \
+             FROM UNNEST($2::bigint[], $3::bytea[]) AS u(seq, event) WHERE e.seq = u.seq",
+            &[&(event.seq as i64), &seqs, &forms],
+        )
+        .await?;
+        set_head(&tx, Head { seq: event.seq, hash: event.hash }, recorded_at).await?;
+        tx.commit().await?;
+        Ok(event)
     }
 
     async fn read_once(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, Failure> {
@@ -466,6 +560,19 @@ impl EventLog for PgLedger {
     ) -> Result<Vec<Appended>, AppendError> {
         match self.run(|| self.append_once(expected_head, &commands)) {
             Ok(results) => Ok(results),
+            Err(Failure::Conflict { actual }) => Err(AppendError::Conflict { expected: expected_head, actual }),
+            Err(other) => Err(self.fail(other).into()),
+        }
+    }
+
+    fn append_erasure(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        erasure: MemoryErased,
+    ) -> Result<Event, AppendError> {
+        match self.run(|| self.erase_once(expected_head, meta, &erasure)) {
+            Ok(event) => Ok(event),
             Err(Failure::Conflict { actual }) => Err(AppendError::Conflict { expected: expected_head, actual }),
             Err(other) => Err(self.fail(other).into()),
         }

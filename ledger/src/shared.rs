@@ -11,7 +11,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use memledger_schemas::{Event, Hash};
+use memledger_schemas::{Event, Hash, MemoryErased};
 
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream};
@@ -40,6 +40,16 @@ pub trait EventLog: Send + Sync {
         expected_head: u64,
         commands: Vec<(CommandMeta, Vec<NewEvent>)>,
     ) -> Result<Vec<Appended>, AppendError>;
+    /// Append an erasure if the head is still `expected_head`, and in the same durable write
+    /// replace each event it names by its redacted form ([`Event::redact`]: texts blank, hash
+    /// kept): the one exception to append-only (docs/adr/0017-erasure.md,
+    /// docs/adr/0023-erasure-on-a-shared-ledger.md). A moved head is [`AppendError::Conflict`].
+    fn append_erasure(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        erasure: MemoryErased,
+    ) -> Result<Event, AppendError>;
     /// Up to `limit` events from `from_seq` on, in order.
     fn read(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, LedgerError>;
     /// Import a checked stream all-or-nothing: a prefix already present is compared, the rest
@@ -154,6 +164,14 @@ impl EventLog for Ledger {
         commands: Vec<(CommandMeta, Vec<NewEvent>)>,
     ) -> Result<Vec<Appended>, AppendError> {
         Ledger::append_group(self, expected_head, commands, true)
+    }
+    fn append_erasure(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        erasure: MemoryErased,
+    ) -> Result<Event, AppendError> {
+        Ledger::append_erasure(self, expected_head, meta, erasure)
     }
     fn read(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, LedgerError> {
         self.scan(from_seq)?.take(limit).collect()
