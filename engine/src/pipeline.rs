@@ -286,12 +286,18 @@ impl Planner<'_> {
                     })
                     .into(),
                 );
+                // The next version of a belief beside memories it co-enriches: the proposal opens
+                // on one of those that is a belief of its own, this memory a side as it now stands.
+                let placed = Placed::Version { root_id: root, version };
+                if let Some(proposal) = self.propose_merge(save, memory_id, placed, &mut examined, &links)? {
+                    decision.push(proposal);
+                }
             }
         } else {
             decision.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
             // A belief of its own beside the memories it co-enriches: with a chat model, one text
             // for them is proposed through the conflict queue, and nothing more is written.
-            if let Some(proposal) = self.propose_merge(save, memory_id, &mut examined, &links)? {
+            if let Some(proposal) = self.propose_merge(save, memory_id, Placed::Belief, &mut examined, &links)? {
                 decision.push(proposal);
             }
         }
@@ -317,49 +323,71 @@ impl Planner<'_> {
         Ok(events)
     }
 
-    /// With a chat model, a `merge_proposed` entry for the incoming memory (a new belief) and the
-    /// candidates that co-enrich the first link's version with it. A failed or unusable answer
-    /// proposes nothing and says why in those pairs' reasons.
+    /// With a chat model, a `merge_proposed` entry for the incoming memory and the candidates that
+    /// co-enrich the first link's version with it. The entry opens on a belief of its own (the
+    /// queue's compare-and-set wants a first version there): the incoming memory when it is one,
+    /// else the first linked candidate that is, the incoming memory then a side. A failed or
+    /// unusable answer proposes nothing and says why in those pairs' reasons.
     fn propose_merge(
         &self,
         save: &ValidSave,
         memory_id: MemoryId,
+        placed: Placed,
         examined: &mut [Examined],
         links: &[CoEnrichment],
     ) -> Result<Option<NewEvent>, EngineError> {
         let (Some(first), Some(endpoint)) = (links.first(), self.models.llm()) else { return Ok(None) };
         let revision = &first.revision;
-        let sides: Vec<usize> =
+        let mut sides: Vec<usize> =
             links.iter().filter(|l| l.revision.memory_id == revision.memory_id).map(|l| l.candidate).collect();
+        let opens_on = match placed {
+            Placed::Belief => None,
+            Placed::Version { .. } => {
+                let own = |i: &usize| {
+                    let c = &examined[*i].candidate;
+                    c.version == 1 && c.root_id == c.memory_id
+                };
+                let Some(at) = sides.iter().position(own) else { return Ok(None) };
+                Some(sides.remove(at))
+            }
+        };
         let mut texts = vec![save.text.as_str()];
-        texts.extend(sides.iter().map(|&i| examined[i].candidate.text.as_str()));
+        texts.extend(opens_on.iter().chain(&sides).map(|&i| examined[i].candidate.text.as_str()));
         let Some(answer) = self.models.propose_merge(&revision.text, &texts) else { return Ok(None) };
         let model = answer.record(&endpoint.model);
         let text = match answer.result {
             Ok(a) => a.text,
             Err(e) => {
-                for &i in &sides {
+                for &i in opens_on.iter().chain(&sides) {
                     examined[i].class.reason.push_str(&format!(" [no merge proposed: {} {e}]", endpoint.model));
                 }
                 return Ok(None);
             }
         };
-        let candidates = sides
+        let reason = format!(
+            "each adds a detail of its own to {} (version {}); {} proposed one text for both",
+            revision.memory_id, revision.version, endpoint.model
+        );
+        let mut candidates: Vec<ConflictSide> = sides
             .iter()
             .map(|&i| ConflictSide {
                 memory_id: examined[i].candidate.memory_id,
                 root_id: examined[i].candidate.root_id,
                 version: examined[i].candidate.version,
-                reason: format!(
-                    "each adds a detail of its own to {} (version {}); {} proposed one text for both",
-                    revision.memory_id, revision.version, endpoint.model
-                ),
+                reason: reason.clone(),
             })
             .collect();
+        let incoming = match (placed, opens_on) {
+            (Placed::Version { root_id, version }, Some(i)) => {
+                candidates.insert(0, ConflictSide { memory_id, root_id, version, reason });
+                examined[i].candidate.memory_id
+            }
+            _ => memory_id,
+        };
         Ok(Some(
             EventBody::MergeProposed(MergeProposed {
                 conflict_id: ConflictId::random(),
-                incoming: memory_id,
+                incoming,
                 candidates,
                 revision: revision.memory_id,
                 text,
@@ -527,4 +555,13 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         }
     }
     Ok(result)
+}
+
+/// Where a save's memory lands, for [`Planner::propose_merge`].
+#[derive(Clone, Copy)]
+enum Placed {
+    /// A belief of its own (its first version).
+    Belief,
+    /// The next version of another belief.
+    Version { root_id: MemoryId, version: u32 },
 }

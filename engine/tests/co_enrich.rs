@@ -194,6 +194,50 @@ fn with_a_chat_model_a_merge_is_proposed_through_the_queue_and_written_only_when
     assert_consistent(&ml);
 }
 
+/// City first (a belief of its own), then the role (the version's next version): the proposal
+/// opens on the city, the role a side as it stands, and accepting it gives the same belief.
+#[test]
+fn a_merge_is_proposed_in_the_other_arrival_order_too() {
+    // The model keeps the city a belief of its own and calls the role the same fact as the base.
+    let server = mock_http::start(move |seen| {
+        let system = seen.body.pointer("/messages/0/content").and_then(|v| v.as_str()).unwrap_or_default();
+        let user = seen.user_message();
+        if system.starts_with("You merge") {
+            mock_http::chat(&format!(r#"{{"text": "{MERGED}", "reason": "keeps the role and the city"}}"#))
+        } else if user.contains(CITY) && !user.contains(ROLE) {
+            mock_http::chat(r#"{"relation": "complementary", "reason": "scripted"}"#)
+        } else {
+            mock_http::chat(r#"{"relation": "identical", "reason": "scripted"}"#)
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let ml = with_llm(dir.path(), &server.url);
+    let base = ml.save(req(BASE), "cli:test").unwrap();
+    let city = ml.save(req(CITY), "cli:test").unwrap();
+    assert_eq!(city.outcome, Outcome::Added);
+    let role = ml.save(req(ROLE), "cli:test").unwrap();
+    assert_eq!((role.outcome, role.root_id, role.version), (Outcome::Versioned, base.memory_id, 2));
+    assert_eq!(role.co_enriches, vec![city.memory_id]);
+    let cid = role.merge_proposal.expect("a merge was proposed");
+    let c = ml.conflict_record(cid).unwrap();
+    assert_eq!((c.status, c.kind(), c.incoming), (ConflictStatus::Pending, "merge_proposal", city.memory_id));
+    let sides: Vec<(MemoryId, MemoryId, u32)> =
+        c.candidates.iter().map(|s| (s.memory_id, s.root_id, s.version)).collect();
+    assert_eq!(sides, vec![(role.memory_id, base.memory_id, 2)]);
+    assert_eq!(active_texts(&ml), vec![ROLE.to_string(), CITY.to_string()]);
+    assert_consistent(&ml);
+
+    let proposal = c.proposal.clone().unwrap();
+    let resolved = ml.resolve(cid, ResolutionAction::Merge, Some(&proposal.text), None, "cli:test").unwrap();
+    let m = ml.show(resolved.merged_memory_id.unwrap()).unwrap();
+    assert_eq!((m.text.as_str(), m.root_id, m.version), (MERGED, base.memory_id, 3));
+    assert_eq!(active_texts(&ml), vec![MERGED.to_string()]);
+    assert_consistent(&ml);
+    ml.revert(cid, "cli:test").unwrap();
+    assert_eq!(active_texts(&ml), vec![ROLE.to_string(), CITY.to_string()]);
+    assert_consistent(&ml);
+}
+
 #[test]
 fn an_unusable_merge_answer_proposes_nothing_and_keeps_the_link() {
     let server = chat_server("identical", None);
