@@ -564,22 +564,11 @@ pub(crate) fn unsealed(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, i
     }
 }
 
-/// The erasure event to follow `prev`, unsealed: its hash is set when it is sealed.
+/// The erasure event to follow `prev`, unsealed: its hash is set when it is sealed. An
+/// erasure carries no idempotency key (erasing what is erased already is refused).
 pub(crate) fn erasure_event(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, erasure: MemoryErased) -> Event {
-    Event {
-        seq: prev.seq + 1,
-        event_id: EventId::random(),
-        format: CURRENT_FORMAT,
-        recorded_at,
-        actor: meta.actor.clone(),
-        correlation_id: meta.correlation_id,
-        causation: None,
-        idempotency_key: None,
-        prev_hash: prev.hash,
-        hash: Hash::GENESIS,
-        erased: None,
-        body: EventBody::MemoryErased(erasure),
-    }
+    let new = NewEvent { body: EventBody::MemoryErased(erasure), causation: None };
+    Event { idempotency_key: None, ..unsealed(prev, recorded_at, meta, 0, new) }
 }
 
 /// A stored event that does not decode, met while scanning.

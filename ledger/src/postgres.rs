@@ -244,13 +244,7 @@ impl PgLedger {
     ) -> Result<Vec<Appended>, Failure> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
-        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
-        if head.seq != expected_head {
-            return Err(Failure::Conflict { actual: head.seq });
-        }
-        // Time in the ledger never runs backwards, whatever any machine's clock does.
-        let recorded_at = Timestamp::now().max(Timestamp::from_micros(row.get(2)));
+        let (head, recorded_at) = lock_head(&tx, expected_head).await?;
         let lookup = tx.prepare("SELECT first_seq, last_seq FROM memledger_idempotency WHERE key = $1").await?;
         let mut next = head;
         let mut results = Vec::with_capacity(commands.len());
@@ -304,12 +298,7 @@ impl PgLedger {
     ) -> Result<Event, Failure> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
-        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
-        if head.seq != expected_head {
-            return Err(Failure::Conflict { actual: head.seq });
-        }
-        let recorded_at = Timestamp::now().max(Timestamp::from_micros(row.get(2)));
+        let (head, recorded_at) = lock_head(&tx, expected_head).await?;
         let mut event = erasure_event(head, recorded_at, meta, erasure.clone());
         let targets: Vec<i64> = erasure.events.iter().map(|&s| s as i64).collect();
         let rows = tx
@@ -431,6 +420,18 @@ impl PgLedger {
         }
         Ok(ImportReport { read, already_present, appended, head_seq: next.seq })
     }
+}
+
+/// Lock the head row for this transaction's append; the head, and the time to record (never
+/// before the head's, whatever any machine's clock does). A head other than `expected_head` is
+/// the moved-head conflict.
+async fn lock_head(tx: &deadpool_postgres::Transaction<'_>, expected_head: u64) -> Result<(Head, Timestamp), Failure> {
+    let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
+    let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+    if head.seq != expected_head {
+        return Err(Failure::Conflict { actual: head.seq });
+    }
+    Ok((head, Timestamp::now().max(Timestamp::from_micros(row.get(2)))))
 }
 
 /// Insert events (their stored form, and the chain's columns for SQL-side checks) in one

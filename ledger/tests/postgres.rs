@@ -1,7 +1,7 @@
 //! The shared ledger on a real PostgreSQL (scripts/services.sh starts one; each test makes its
 //! own database): gap-free seqs through the locked head row, the chain, idempotency keys, the
-//! moved-head conflict, group commit, the refused UPDATE/DELETE, the schema version, stores
-//! that copy the log, and copying a store's ledger into it.
+//! moved-head conflict, group commit, the refused UPDATE/DELETE, the schema version and its
+//! migration, erasure, stores that copy the log, and copying a store's ledger into it.
 
 use std::sync::Arc;
 
@@ -138,6 +138,57 @@ fn the_database_refuses_update_delete_and_truncate_of_events() {
     }
     assert!(pg.verify().unwrap().ok);
     assert_eq!(pg.head().unwrap().seq, 2);
+}
+
+fn erasure_of(seqs: &[u64]) -> MemoryErased {
+    MemoryErased { memory_ids: vec![], content_hashes: vec![], conflicts: vec![], events: seqs.to_vec(), reason: None }
+}
+
+#[test]
+fn a_version_1_database_is_migrated_on_connect_and_then_erases() {
+    let Some(url) = fresh_pg_database() else { return };
+    let pg = PgLedger::connect(&url).unwrap();
+    pg.append_group(0, vec![(keyed("k"), bodies(3))]).unwrap();
+    drop(pg);
+    // Back to version 1's tables: no erasure columns, a trigger refusing every update.
+    run_sql(
+        &url,
+        "DROP TRIGGER memledger_events_append_only ON memledger_events; \
+         DROP FUNCTION memledger_events_guard(); \
+         ALTER TABLE memledger_events DROP COLUMN erases, DROP COLUMN erased_by; \
+         CREATE TRIGGER memledger_events_append_only BEFORE UPDATE OR DELETE ON memledger_events \
+             FOR EACH ROW EXECUTE FUNCTION memledger_append_only(); \
+         UPDATE memledger_meta SET value = '1' WHERE key = 'schema_version'",
+    );
+    let pg = PgLedger::connect(&url).unwrap();
+    run_sql(
+        &url,
+        "DO $$ BEGIN IF (SELECT value FROM memledger_meta WHERE key = 'schema_version') <> '2' \
+         THEN RAISE EXCEPTION 'not migrated'; END IF; END $$",
+    );
+    let before = pg.read(1, 1).unwrap().remove(0);
+    let erasure = pg.append_erasure(3, &CommandMeta::new("cli:test"), erasure_of(&[1])).unwrap();
+    assert_eq!(erasure.seq, 4);
+    let after = pg.read(1, 1).unwrap().remove(0);
+    let mut expected = before.clone();
+    expected.redact(4, erasure.recorded_at, "cli:test");
+    assert_eq!(after, expected, "the row holds the erased form");
+    assert!(pg.verify().unwrap().ok);
+    // Erased once only; a moved head is the conflict; every direct change is still refused.
+    assert!(pg.append_erasure(4, &CommandMeta::new("cli:test"), erasure_of(&[1])).is_err());
+    match pg.append_erasure(3, &CommandMeta::new("cli:test"), erasure_of(&[2])) {
+        Err(AppendError::Conflict { expected, actual }) => assert_eq!((expected, actual), (3, 4)),
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    for sql in [
+        "UPDATE memledger_events SET event = event WHERE seq = 2",
+        "UPDATE memledger_events SET erased_by = 4 WHERE seq = 2",
+        "UPDATE memledger_events SET event = event, erased_by = NULL WHERE seq = 1",
+    ] {
+        let refused = try_sql(&url, sql).expect_err(sql);
+        assert!(refused.contains("append-only"), "{sql}: {refused}");
+    }
+    assert_eq!(pg.head().unwrap().seq, 4);
 }
 
 #[test]
