@@ -77,6 +77,9 @@ pub struct Memledger {
 /// How many times a save decides again when another machine moved the shared ledger's head.
 const SHARED_REDECISIONS: u32 = 32;
 
+/// After how many lost races a save decides holding the shared ledger's exclusive turn.
+const SHARED_ALONE_AFTER: u32 = 2;
+
 /// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
 /// a longer log would make the next command's open slow to replay it.
 const FLUSH_ON_CLOSE_AFTER: u64 = 50_000;
@@ -359,6 +362,9 @@ impl Memledger {
         };
         let mut attempt = 0;
         loop {
+            // A save that lost the race to other machines decides alone (its model calls too):
+            // the head cannot move under it again.
+            let _turn = if attempt >= SHARED_ALONE_AFTER { self.ledger.exclusive_turn()? } else { None };
             self.follow_shared()?;
             if let Some(key) = &save.idempotency_key
                 && let Some(range) = self.ledger.idempotent(key)?
@@ -772,10 +778,13 @@ impl Memledger {
 
 /// Store-wide checks and maintenance: verify, rebuild, export, import.
 impl Memledger {
-    /// Check the chain, that every view equals a fresh replay of the ledger, and that the text
-    /// index holds exactly the active memories under their candidate terms (reported as the
-    /// view `text`).
+    /// Check the chain (caught up with a shared ledger first), that every view equals a fresh
+    /// replay of the ledger, and that the text index holds exactly the active memories under
+    /// their candidate terms (reported as the view `text`).
     pub fn verify(&self) -> Result<VerifyView, EngineError> {
+        // A long-lived process on a shared ledger first reads what other machines appended, so
+        // its views are compared at the head the chain is checked to.
+        self.catch_up()?;
         let ledger = self.ledger.verify()?;
         let mut inconsistent_views =
             if ledger.ok { reads::inconsistent_views(&self.ledger, &self.views)? } else { Vec::new() };

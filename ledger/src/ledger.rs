@@ -178,6 +178,14 @@ impl Ledger {
         self.shared.is_some()
     }
 
+    /// The shared log's [`EventLog::exclusive_turn`]; `None` without a shared log.
+    pub fn exclusive_turn(&self) -> Result<Option<crate::shared::Turn>, LedgerError> {
+        match &self.shared {
+            Some(log) => log.exclusive_turn(),
+            None => Ok(None),
+        }
+    }
+
     /// The shared log, if the store copies one.
     pub fn shared(&self) -> Option<&Arc<dyn EventLog>> {
         self.shared.as_ref()

@@ -8,6 +8,8 @@
 //! `memledger_events` so that other machines wake (polling is the fallback). Tables are created
 //! and versioned by memledger; a newer schema is refused. See docs/shared-ledger.md.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
@@ -20,7 +22,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
 use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
-use crate::shared::EventLog;
+use crate::shared::{EventLog, Turn};
 use crate::tables::{Head, SeqRange};
 
 /// The version of the tables below; a database with a newer one is refused.
@@ -103,6 +105,11 @@ const SERIALIZATION_RETRIES: u32 = 16;
 /// reads beside the append.
 const POOL_SIZE: usize = 4;
 
+/// The advisory lock that orders savers: every append takes it shared for its transaction, a
+/// process holding [`EventLog::exclusive_turn`] takes it exclusive for its session. PostgreSQL
+/// queues a shared request behind a waiting exclusive one, so the turn comes.
+const TURN_LOCK: i64 = 0x6d65_6d6c_6564_6772; // "memledgr"
+
 /// A ledger in a PostgreSQL database.
 pub struct PgLedger {
     runtime: tokio::runtime::Runtime,
@@ -111,6 +118,28 @@ pub struct PgLedger {
     id: String,
     /// The highest head seq a notification announced (0 until one does).
     notified: watch::Receiver<u64>,
+    /// This process holds the exclusive turn: its appends do not ask for the shared lock.
+    turn_held: Arc<AtomicBool>,
+}
+
+/// [`PgLedger`]'s exclusive turn: the session holding the advisory lock.
+struct PgTurn {
+    client: Option<deadpool_postgres::Object>,
+    runtime: tokio::runtime::Handle,
+    held: Arc<AtomicBool>,
+}
+
+impl Drop for PgTurn {
+    fn drop(&mut self) {
+        self.held.store(false, Ordering::SeqCst);
+        if let Some(client) = self.client.take() {
+            let unlocked = self.runtime.block_on(client.execute("SELECT pg_advisory_unlock($1)", &[&TURN_LOCK]));
+            if unlocked.is_err() {
+                // The session goes, and the lock with it.
+                drop(deadpool_postgres::Object::take(client));
+            }
+        }
+    }
 }
 
 impl PgLedger {
@@ -136,7 +165,14 @@ impl PgLedger {
             .build()
             .map_err(|e| bad(e.to_string()))?;
         let (tx, notified) = watch::channel(0);
-        let mut ledger = PgLedger { runtime, pool, location: location.clone(), id: String::new(), notified };
+        let mut ledger = PgLedger {
+            runtime,
+            pool,
+            location: location.clone(),
+            id: String::new(),
+            notified,
+            turn_held: Arc::default(),
+        };
         ledger.id = ledger.runtime.block_on(ledger.migrate()).map_err(|e| match e {
             LedgerError::Shared { location, message } => OpenError::Shared { location, reason: message },
             other => OpenError::Storage(other),
@@ -237,6 +273,26 @@ impl PgLedger {
         })
     }
 
+    /// Take this transaction's share of the turn (unless this process holds the exclusive
+    /// turn) and lock the head row for its append; the head, and the time to record (never
+    /// before the head's, whatever any machine's clock does). A head other than
+    /// `expected_head` is the moved-head conflict.
+    async fn lock_head(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        expected_head: u64,
+    ) -> Result<(Head, Timestamp), Failure> {
+        if !self.turn_held.load(Ordering::SeqCst) {
+            tx.execute("SELECT pg_advisory_xact_lock_shared($1)", &[&TURN_LOCK]).await?;
+        }
+        let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
+        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+        if head.seq != expected_head {
+            return Err(Failure::Conflict { actual: head.seq });
+        }
+        Ok((head, Timestamp::now().max(Timestamp::from_micros(row.get(2)))))
+    }
+
     async fn append_once(
         &self,
         expected_head: u64,
@@ -244,7 +300,7 @@ impl PgLedger {
     ) -> Result<Vec<Appended>, Failure> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let (head, recorded_at) = lock_head(&tx, expected_head).await?;
+        let (head, recorded_at) = self.lock_head(&tx, expected_head).await?;
         let lookup = tx.prepare("SELECT first_seq, last_seq FROM memledger_idempotency WHERE key = $1").await?;
         let mut next = head;
         let mut results = Vec::with_capacity(commands.len());
@@ -298,7 +354,7 @@ impl PgLedger {
     ) -> Result<Event, Failure> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let (head, recorded_at) = lock_head(&tx, expected_head).await?;
+        let (head, recorded_at) = self.lock_head(&tx, expected_head).await?;
         let mut event = erasure_event(head, recorded_at, meta, erasure.clone());
         let targets: Vec<i64> = erasure.events.iter().map(|&s| s as i64).collect();
         let rows = tx
@@ -422,18 +478,6 @@ impl PgLedger {
     }
 }
 
-/// Lock the head row for this transaction's append; the head, and the time to record (never
-/// before the head's, whatever any machine's clock does). A head other than `expected_head` is
-/// the moved-head conflict.
-async fn lock_head(tx: &deadpool_postgres::Transaction<'_>, expected_head: u64) -> Result<(Head, Timestamp), Failure> {
-    let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
-    let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
-    if head.seq != expected_head {
-        return Err(Failure::Conflict { actual: head.seq });
-    }
-    Ok((head, Timestamp::now().max(Timestamp::from_micros(row.get(2)))))
-}
-
 /// Insert events (their stored form, and the chain's columns for SQL-side checks) in one
 /// statement.
 async fn insert_events(
@@ -526,6 +570,20 @@ async fn listen(config: tokio_postgres::Config, tx: watch::Sender<u64>) {
 }
 
 impl EventLog for PgLedger {
+    fn exclusive_turn(&self) -> Result<Option<Turn>, LedgerError> {
+        let client = self
+            .run(|| async {
+                let client = self.pool.get().await?;
+                client.execute("SELECT pg_advisory_lock($1)", &[&TURN_LOCK]).await?;
+                Ok(client)
+            })
+            .map_err(|f| self.fail(f))?;
+        self.turn_held.store(true, Ordering::SeqCst);
+        let turn =
+            PgTurn { client: Some(client), runtime: self.runtime.handle().clone(), held: self.turn_held.clone() };
+        Ok(Some(Turn::new(turn)))
+    }
+
     fn location(&self) -> String {
         self.location.clone()
     }

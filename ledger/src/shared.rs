@@ -22,6 +22,15 @@ use crate::verify::VerifyReport;
 /// Events read from a log per round trip.
 pub const READ_CHUNK: usize = 2048;
 
+/// The right to append alone (see [`EventLog::exclusive_turn`]), given back when dropped.
+pub struct Turn(#[allow(dead_code)] Box<dyn Send>);
+
+impl Turn {
+    pub fn new(guard: impl Send + 'static) -> Turn {
+        Turn(Box::new(guard))
+    }
+}
+
 /// An append-only, hash-chained log of events that orders appends.
 pub trait EventLog: Send + Sync {
     /// Where the log is, for messages (a URL without its password, a path).
@@ -61,6 +70,12 @@ pub trait EventLog: Send + Sync {
 
     /// Walk the whole chain: seqs gap-free from 1, each `prev_hash` the hash before it, each
     /// hash its event's, ending at the head.
+    /// The right to append alone: while the turn lives no other process appends, so a command
+    /// decided under it cannot find the head moved by another machine. For a save that lost the
+    /// race to other machines; `None` where no other process appends.
+    fn exclusive_turn(&self) -> Result<Option<Turn>, LedgerError> {
+        Ok(None)
+    }
     fn verify(&self) -> Result<VerifyReport, LedgerError> {
         let head = self.head()?;
         let mut prev = Head::EMPTY;

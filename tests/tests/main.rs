@@ -1,9 +1,10 @@
 //! The cross-crate tests, one binary: the saved fuzz corpus replayed (`fuzz_corpus`), recall's
-//! quality figure (`recall_quality`), and a ledger replicated by export and import
-//! (`replication`).
+//! quality figure (`recall_quality`), a ledger replicated by export and import
+//! (`replication`), and many machines saving at once on a shared ledger (`contention`).
 
 use std::path::PathBuf;
 
+mod contention;
 mod fuzz_corpus;
 mod recall_quality;
 mod replication;
