@@ -78,7 +78,7 @@ pub struct Memledger {
 const SHARED_REDECISIONS: u32 = 32;
 
 /// After how many lost races a save decides holding the shared ledger's exclusive turn.
-const SHARED_ALONE_AFTER: u32 = 2;
+const SHARED_ALONE_AFTER: u32 = 8;
 
 /// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
 /// a longer log would make the next command's open slow to replay it.
