@@ -135,9 +135,12 @@ impl Memledger {
         let models = Models::new(config.models.clone());
         notes.extend(models.open_notes(ledger.store()));
         if let Some(seq) = ledger.purge_pending()? {
-            // An erasure committed before its purge finished (a killed process): finish it.
-            if let Some(EventBody::MemoryErased(b)) = ledger.get(seq)?.map(|e| e.body) {
-                embed::forget_vectors(ledger.store(), &b.content_hashes)?;
+            // Erasures committed (or copied from a shared ledger) before their purge finished (a
+            // killed process, a machine opening after others erased): finish every one of them.
+            for event in ledger.scan(seq)? {
+                if let EventBody::MemoryErased(b) = event?.body {
+                    embed::forget_vectors(ledger.store(), &b.content_hashes)?;
+                }
             }
             index.text().purge()?;
             ledger.purge()?;

@@ -225,10 +225,13 @@ impl Ledger {
             next = Head { seq: event.seq, hash: event.hash };
             if let EventBody::MemoryErased(erased) = &event.body {
                 self.blank_copies(&mut batch, event, erased, &events[..(event.seq - events[0].seq) as usize])?;
-                erasure = Some(event.seq);
+                erasure.get_or_insert(event.seq);
             }
         }
-        if let Some(seq) = erasure {
+        // The mark keeps the earliest erasure not purged yet: everything from it on is purged.
+        if let Some(seq) = erasure
+            && MetaTable::purge(&self.store)?.is_none()
+        {
             MetaTable::put_purge(&mut batch, seq);
         }
         MetaTable::put_head(&mut batch, next);
@@ -489,7 +492,9 @@ impl Ledger {
         EventsTable::put_sealed(&mut batch, &mut event);
         let next = Head { seq, hash: event.hash };
         MetaTable::put_head(&mut batch, next);
-        MetaTable::put_purge(&mut batch, seq);
+        if MetaTable::purge(&self.store)?.is_none() {
+            MetaTable::put_purge(&mut batch, seq);
+        }
         self.store.write(batch, true)?;
         *head = next;
         *last_at = Some(recorded_at);
@@ -497,7 +502,7 @@ impl Ledger {
         Ok(event)
     }
 
-    /// The seq of an erasure whose old bytes may still be in the store's files, if any.
+    /// The seq of the earliest erasure whose old bytes may still be in the store's files, if any.
     pub fn purge_pending(&self) -> Result<Option<u64>, LedgerError> {
         MetaTable::purge(&self.store)
     }

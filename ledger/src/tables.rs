@@ -139,7 +139,8 @@ impl MetaTable {
         }
     }
 
-    /// Mark an erasure as not yet purged from the files (written with the erasure).
+    /// Mark an erasure as not yet purged from the files (written with the erasure, when no
+    /// earlier one is still marked: the mark is the earliest erasure not purged).
     pub fn put_purge(batch: &mut Batch, seq: u64) {
         batch.put(CF_META, PURGE_KEY, seq.to_be_bytes());
     }
@@ -148,7 +149,7 @@ impl MetaTable {
         batch.delete(CF_META, PURGE_KEY);
     }
 
-    /// The seq of an erasure not yet purged from the files, if any.
+    /// The seq of the earliest erasure not yet purged from the files, if any.
     pub fn purge(store: &Store) -> Result<Option<u64>, LedgerError> {
         Ok(store.get(CF_META, PURGE_KEY)?.and_then(|v| v.try_into().ok().map(u64::from_be_bytes)))
     }
