@@ -253,6 +253,14 @@ impl PgLedger {
         LedgerError::Shared { location: self.location.clone(), message }
     }
 
+    /// An append's outcome as the trait gives it: a moved head is the `Conflict`.
+    fn appended<T>(&self, expected_head: u64, outcome: Result<T, Failure>) -> Result<T, AppendError> {
+        match outcome {
+            Err(Failure::Conflict { actual }) => Err(AppendError::Conflict { expected: expected_head, actual }),
+            other => other.map_err(|f| self.fail(f).into()),
+        }
+    }
+
     /// Run `attempt` until it does not fail on serialisation (bounded).
     fn run<T, F, Fut>(&self, attempt: F) -> Result<T, Failure>
     where
@@ -617,11 +625,7 @@ impl EventLog for PgLedger {
         expected_head: u64,
         commands: Vec<(CommandMeta, Vec<NewEvent>)>,
     ) -> Result<Vec<Appended>, AppendError> {
-        match self.run(|| self.append_once(expected_head, &commands)) {
-            Ok(results) => Ok(results),
-            Err(Failure::Conflict { actual }) => Err(AppendError::Conflict { expected: expected_head, actual }),
-            Err(other) => Err(self.fail(other).into()),
-        }
+        self.appended(expected_head, self.run(|| self.append_once(expected_head, &commands)))
     }
 
     fn append_erasure(
@@ -630,11 +634,7 @@ impl EventLog for PgLedger {
         meta: &CommandMeta,
         erasure: MemoryErased,
     ) -> Result<Event, AppendError> {
-        match self.run(|| self.erase_once(expected_head, meta, &erasure)) {
-            Ok(event) => Ok(event),
-            Err(Failure::Conflict { actual }) => Err(AppendError::Conflict { expected: expected_head, actual }),
-            Err(other) => Err(self.fail(other).into()),
-        }
+        self.appended(expected_head, self.run(|| self.erase_once(expected_head, meta, &erasure)))
     }
 
     fn read(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, LedgerError> {

@@ -102,16 +102,7 @@ pub trait EventLog: Send + Sync {
             bad =
                 Some((prev.seq + 1, format!("the head says seq {} but the chain ends at seq {}", head.seq, prev.seq)));
         }
-        Ok(VerifyReport {
-            ok: bad.is_none(),
-            events: prev.seq,
-            head_seq: head.seq,
-            head_hash: head.hash,
-            first_bad_seq: bad.as_ref().map(|(s, _)| *s),
-            problem: bad.map(|(_, p)| p),
-            erased_events,
-            erased_unprovable,
-        })
+        Ok(VerifyReport::new(prev.seq, head, bad, erased_events, erased_unprovable))
     }
 
     /// Write every event with `seq >= since` as one JSON line each. Returns the count.

@@ -8,7 +8,7 @@ use serde::Serialize;
 use crate::error::LedgerError;
 use crate::ledger::Ledger;
 use crate::store::CF_EVENTS;
-use crate::tables::{EventsTable, MetaTable};
+use crate::tables::{EventsTable, Head, MetaTable};
 
 /// What `verify` found.
 #[derive(Clone, Debug, Serialize)]
@@ -26,6 +26,29 @@ pub struct VerifyReport {
     /// Of those, the ones of formats 1 and 2, whose own hash covered the texts: they are checked
     /// by their links alone.
     pub erased_unprovable: u64,
+}
+
+impl VerifyReport {
+    /// The report of a chain of `events` checked against `head`: ok unless `bad` holds the first
+    /// wrong seq and what was wrong there.
+    pub(crate) fn new(
+        events: u64,
+        head: Head,
+        bad: Option<(u64, String)>,
+        erased_events: u64,
+        erased_unprovable: u64,
+    ) -> VerifyReport {
+        VerifyReport {
+            ok: bad.is_none(),
+            events,
+            head_seq: head.seq,
+            head_hash: head.hash,
+            first_bad_seq: bad.as_ref().map(|(s, _)| *s),
+            problem: bad.map(|(_, p)| p),
+            erased_events,
+            erased_unprovable,
+        }
+    }
 }
 
 impl Ledger {
@@ -128,15 +151,6 @@ impl Ledger {
         {
             bad = Some((shared.seq, format!("this store's copy differs from the shared ledger at seq {}", shared.seq)));
         }
-        Ok(VerifyReport {
-            ok: bad.is_none(),
-            events,
-            head_seq: head.seq,
-            head_hash: head.hash,
-            first_bad_seq: bad.as_ref().map(|(s, _)| *s),
-            problem: bad.map(|(_, p)| p),
-            erased_events,
-            erased_unprovable,
-        })
+        Ok(VerifyReport::new(events, head, bad, erased_events, erased_unprovable))
     }
 }
