@@ -16,6 +16,7 @@ pub mod postgres;
 mod read_cache;
 pub mod shared;
 pub mod sink;
+mod staging;
 pub mod store;
 pub mod tables;
 pub mod verify;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use memledger_schemas::codec::{decode_event, seal_and_encode};
+use memledger_schemas::codec::{decode_event, encode_event, seal_and_encode};
 use memledger_schemas::{Event, Hash, MemoryErased, Timestamp};
 use tokio::sync::watch;
 use tokio_postgres::error::SqlState;
@@ -22,7 +22,7 @@ use tokio_postgres::{AsyncMessage, NoTls};
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
 use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
-use crate::shared::{EventLog, Turn};
+use crate::shared::{EventLog, Turn, link_problem};
 use crate::tables::{Head, SeqRange};
 
 /// The version of the tables below; a database with a newer one is refused.
@@ -354,6 +354,49 @@ impl PgLedger {
         Ok(results)
     }
 
+    /// [`EventLog::append_sealed`]'s transaction: the events go in as they were sealed, after a
+    /// check that they follow the head.
+    async fn append_sealed_once(
+        &self,
+        expected: Head,
+        commands: &[(Option<String>, Vec<Event>)],
+    ) -> Result<(), Failure> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let (head, _) = self.lock_head(&tx, expected.seq).await?;
+        if head != expected {
+            return Err(Failure::Conflict { actual: head.seq });
+        }
+        let lookup = tx.prepare("SELECT 1 FROM memledger_idempotency WHERE key = $1").await?;
+        let mut next = head;
+        let mut keys: Vec<(String, SeqRange)> = Vec::new();
+        let (mut seqs, mut hashes, mut prev_hashes, mut stored) = (vec![], vec![], vec![], vec![]);
+        for (key, events) in commands {
+            for event in events {
+                if let Some(problem) = link_problem(next, event) {
+                    return Err(Failure::Refused(format!("sealed events refused: {problem}")));
+                }
+                seqs.push(event.seq as i64);
+                hashes.push(event.hash.0.to_vec());
+                prev_hashes.push(event.prev_hash.0.to_vec());
+                stored.push(encode_event(event));
+                next = Head { seq: event.seq, hash: event.hash };
+            }
+            if let (Some(key), Some(first), Some(last)) = (key, events.first(), events.last()) {
+                if tx.query_opt(&lookup, &[key]).await?.is_some() {
+                    return Err(Failure::Conflict { actual: head.seq });
+                }
+                keys.push((key.clone(), SeqRange { first: first.seq, last: last.seq }));
+            }
+        }
+        let Some(last) = commands.iter().rev().find_map(|(_, events)| events.last()) else { return Ok(()) };
+        insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
+        insert_keys(&tx, &keys).await?;
+        set_head(&tx, next, last.recorded_at).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     async fn erase_once(
         &self,
         expected_head: u64,
@@ -626,6 +669,10 @@ impl EventLog for PgLedger {
         commands: Vec<(CommandMeta, Vec<NewEvent>)>,
     ) -> Result<Vec<Appended>, AppendError> {
         self.appended(expected_head, self.run(|| self.append_once(expected_head, &commands)))
+    }
+
+    fn append_sealed(&self, expected: Head, commands: &[(Option<String>, Vec<Event>)]) -> Result<(), AppendError> {
+        self.appended(expected.seq, self.run(|| self.append_sealed_once(expected, commands)))
     }
 
     fn append_erasure(
