@@ -756,13 +756,36 @@ fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// The URL without its password.
+/// The URL without its password (after the user name, or as a `password=` parameter).
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.into() };
-    match rest.split_once('@') {
+    let (credentials, host) = match rest.split_once('@') {
         Some((user, host)) if user.contains(':') => {
-            format!("{scheme}://{}:***@{host}", user.split(':').next().unwrap_or_default())
+            (format!("{}:***@", user.split(':').next().unwrap_or_default()), host)
         }
-        _ => url.into(),
+        Some((user, host)) => (format!("{user}@"), host),
+        None => (String::new(), rest),
+    };
+    let host = match host.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<&str> =
+                query.split('&').map(|p| if p.starts_with("password=") { "password=***" } else { p }).collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => host.to_string(),
+    };
+    format!("{scheme}://{credentials}{host}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_password_is_never_in_the_location() {
+        assert_eq!(super::redact("postgres://me:pw@db/x?sslmode=require"), "postgres://me:***@db/x?sslmode=require");
+        assert_eq!(
+            super::redact("postgresql://db/x?user=me&password=pw&sslmode=verify-full"),
+            "postgresql://db/x?user=me&password=***&sslmode=verify-full"
+        );
+        assert_eq!(super::redact("postgres://me@db/x"), "postgres://me@db/x");
     }
 }
