@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memledger_engine::{EventLog, Memledger, OpenOptions};
+use memledger_ledger::pg_tls::PgConnect;
 
 use crate::corpus::Corpus;
 
@@ -140,9 +141,11 @@ impl Admin {
 
     fn client(&self, url: &str) -> tokio_postgres::Client {
         self.runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-                .await
-                .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+            // TLS as the URL's sslmode asks, as the ledger itself connects.
+            let connect = PgConnect::from_url(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            let (client, connection) = connect.config.connect(connect.tls.clone()).await.unwrap_or_else(|e| {
+                panic!("cannot connect to {url}: {}", connect.explain(&e).unwrap_or(e.to_string()))
+            });
             tokio::spawn(connection);
             client
         })
@@ -164,8 +167,7 @@ impl Admin {
         // Two statements: neither runs inside a transaction block.
         self.execute(&self.url, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         self.execute(&self.url, &format!("CREATE DATABASE {name}"));
-        let (base, _) = self.url.rsplit_once('/').expect("a URL with a database path");
-        format!("{base}/{name}")
+        with_database(&self.url, &name)
     }
 
     /// `pgbench` inserting one row per transaction with `clients` clients (one thread each) for
@@ -196,5 +198,15 @@ impl Admin {
         let rows =
             self.runtime.block_on(client.query("SELECT seq, event FROM memledger_events ORDER BY seq", &[])).unwrap();
         rows.iter().map(|r| r.get::<_, &[u8]>(1).len()).sum()
+    }
+}
+
+/// `url` naming the database `name` instead, its parameters (`sslmode`, …) kept.
+fn with_database(url: &str, name: &str) -> String {
+    let (path, query) = url.split_once('?').map_or((url, None), |(path, query)| (path, Some(query)));
+    let (base, _) = path.rsplit_once('/').expect("a URL with a database path");
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
     }
 }
