@@ -652,6 +652,9 @@ impl Memledger {
     ) -> Result<EraseResult, EngineError> {
         let actor = validate_actor(actor)?;
         let _guard = self.lock()?;
+        // On a shared ledger an erasure is planned and appended holding the exclusive turn: no
+        // other machine's append can overtake it (erasures are rare; the others wait for one).
+        let _turn = if dry_run { None } else { self.ledger.exclusive_turn()? };
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let mut plan = plan(&self.ledger)?;

@@ -1,7 +1,8 @@
 //! Many machines saving at once on one shared ledger (a real PostgreSQL from
 //! scripts/services.sh): a save that keeps losing the race to the others decides holding the
 //! ledger's exclusive turn, so every save is acknowledged — none gives up after its bounded
-//! re-decisions — and the machines end at one head with views equal to a fresh replay.
+//! re-decisions — and the machines end at one head with views equal to a fresh replay; an
+//! erasure among them takes the turn too, so it is never overtaken.
 
 use memledger_engine::{Memledger, OpenOptions, SaveRequest};
 use memledger_tests::services::fresh_pg_database;
@@ -52,5 +53,47 @@ fn sixteen_machines_saving_at_once_all_get_their_saves_acknowledged() {
     assert!(heads.iter().all(|h| *h == heads[0]), "{heads:?}");
     for id in &acked {
         assert!(machines[0].show(id.parse().unwrap()).is_ok(), "{id} is on every machine");
+    }
+}
+
+#[test]
+fn erasures_while_other_machines_save_are_never_overtaken() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let open = |m: usize| {
+        let log = memledger_engine::connect_shared_ledger(&url).unwrap();
+        let options = OpenOptions { create: true, shared: Some(log), ..OpenOptions::default() };
+        Memledger::open(&root.path().join(format!("machine-{m}")), &options).unwrap()
+    };
+    let (eraser, savers) = (open(0), [open(1), open(2), open(3)]);
+    let doomed: Vec<_> = (0..10)
+        .map(|i| {
+            let text = format!("courier {i} keeps the spare key under mat {}", i * 3 + 1);
+            eraser.save(SaveRequest { text, ..SaveRequest::default() }, "test:contention").unwrap().memory_id
+        })
+        .collect();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for (m, ml) in savers.iter().enumerate() {
+            let stop = &stop;
+            scope.spawn(move || {
+                let mut i = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let text = format!("tally m{m} counts crate q{} at bay {i}", m * 1000 + i);
+                    ml.save(SaveRequest { text, ..SaveRequest::default() }, "test:contention").unwrap();
+                    i += 1;
+                }
+            });
+        }
+        for id in &doomed {
+            // Each erasure decides and appends holding the turn: never a moved head.
+            eraser.erase(*id, false, None, false, "test:contention").unwrap_or_else(|e| panic!("erase: {e}"));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    for ml in savers.iter().chain([&eraser]) {
+        let report = ml.verify().unwrap();
+        assert!(report.ledger.ok && report.views_consistent, "{report:?}");
+        assert!(doomed.iter().all(|id| ml.show(*id).is_err()), "an erased memory is gone everywhere");
     }
 }
