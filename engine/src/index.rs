@@ -9,7 +9,7 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use memledger_ledger::{Ledger, NewEvent};
+use memledger_ledger::Ledger;
 use memledger_projector::beliefs::{self, BeliefReader};
 use memledger_projector::{Checkpoint, TextIndex};
 use memledger_schemas::*;
@@ -146,16 +146,15 @@ fn candidate_terms_of_beliefs(beliefs: &BeliefReader<'_>) -> Result<(TermHolders
     Ok((truth, active))
 }
 
-/// Whether each memory a command's `events` may make active or inactive is an active belief now
-/// (before they apply), for [`Index::follow`]. A memory observed by the same command is not a
-/// belief yet: no read.
+/// Whether each memory the events with these `bodies` may make active or inactive is an active
+/// belief now (before they apply), for [`Index::follow`]: one command's events, or the events
+/// copied from a shared ledger. A memory observed among them is not a belief yet: no read.
 pub(crate) fn activeness_of(
     beliefs: &BeliefReader<'_>,
-    events: &[NewEvent],
+    bodies: &[&EventBody],
 ) -> Result<Vec<(MemoryId, bool)>, EngineError> {
-    let observed =
-        |id: MemoryId| events.iter().any(|e| matches!(&e.body, EventBody::MemoryObserved(b) if b.memory_id == id));
-    touched_memories(events)
+    let observed = |id: MemoryId| bodies.iter().any(|b| matches!(b, EventBody::MemoryObserved(o) if o.memory_id == id));
+    touched_memories(bodies)
         .into_iter()
         .map(|id| {
             let active = !observed(id) && beliefs.get(id)?.is_some_and(|r| r.status == Status::Active);
@@ -166,7 +165,7 @@ pub(crate) fn activeness_of(
 
 /// The memories a command's events may make active or inactive: every subject of a belief
 /// event or of a resolution's effect. Must cover every status change `BeliefsProjector` makes.
-fn touched_memories(events: &[NewEvent]) -> Vec<MemoryId> {
+fn touched_memories(bodies: &[&EventBody]) -> Vec<MemoryId> {
     let mut out = Vec::new();
     let effects = |effects: &[Effect], out: &mut Vec<MemoryId>| {
         for effect in effects {
@@ -176,8 +175,8 @@ fn touched_memories(events: &[NewEvent]) -> Vec<MemoryId> {
             }
         }
     };
-    for e in events {
-        match &e.body {
+    for body in bodies {
+        match body {
             EventBody::BeliefAdded(b) => out.push(b.memory_id),
             EventBody::BeliefVersioned(b) => out.extend([b.memory_id, b.replaces]),
             EventBody::BeliefEdited(b) => out.extend([b.memory_id, b.replaces]),

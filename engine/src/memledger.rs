@@ -19,7 +19,7 @@ use memledger_ledger::{
 };
 use memledger_projector::Views;
 use memledger_projector::audit::AuditProjector;
-use memledger_projector::beliefs::{BeliefsProjector, MemoryRecord};
+use memledger_projector::beliefs::{BeliefReader, BeliefsProjector, MemoryRecord};
 use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ConflictsProjector};
 use memledger_projector::edges::EdgesProjector;
 use memledger_projector::text_index::{TEXT_VIEW, TextIndex, TextRebuild};
@@ -79,6 +79,11 @@ const SHARED_REDECISIONS: u32 = 32;
 
 /// After how many lost races a save decides holding the shared ledger's exclusive turn.
 const SHARED_ALONE_AFTER: u32 = 8;
+
+/// Events copied from a shared ledger at most that [`Memledger::follow_shared`] applies as this
+/// machine's own commands' events (the term cache kept); a longer catch-up replays the views in
+/// chunks and starts the term cache again.
+const FOLLOW_IN_STEP_MAX: u64 = 4096;
 
 /// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
 /// a longer log would make the next command's open slow to replay it.
@@ -219,65 +224,91 @@ impl Memledger {
     ) -> Result<CommitResult, EngineError> {
         let sync = durability == Durability::Synced;
         let beliefs = self.reader().beliefs();
-        let touched = activeness_of(&beliefs, &events)?;
+        let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
+        let touched = activeness_of(&beliefs, &bodies)?;
         match self.ledger.append_with(expected_head, meta, events, sync)? {
             Appended::Committed(events) => {
                 self.written.fetch_add(events.len() as u64, Ordering::Relaxed);
-                if let Err(e) = self.views.apply(&self.ledger, &events) {
-                    let _ = self.index.reset(&self.ledger);
-                    return Err(e.into());
-                }
-                if self.index.follow(&beliefs, &self.analyses, touched).is_err() {
-                    // The command is committed; only the cache is unsure: start it again.
-                    let _ = self.index.reset(&self.ledger);
-                }
-                // A merged save's memory never becomes active: no save will meet it again.
-                for event in &events {
-                    if let EventBody::BeliefMerged(b) = &event.body {
-                        self.analyses.forget(b.memory_id);
-                    }
-                }
-                // The text index follows the belief view. Its (fsync-heavy) commit waits for the
-                // next recall or for close: the ledger is the record, and an index that missed a
-                // commit catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
                 // The memories this command analysed (a save's new memory) give the index their
                 // terms, so the indexing thread does not analyse their text again.
-                let applied =
-                    self.index.text().apply_known(self.ledger.store(), &events, &|id| self.analyses.index_terms(id));
-                if applied.is_err() || self.index.needs_reset(self.config.term_cache_max_ids) {
-                    let _ = self.index.reset(&self.ledger);
-                }
-                applied?;
+                self.apply_appended(&beliefs, touched, &events, &|id| self.analyses.index_terms(id))?;
                 Ok(CommitResult::Committed(events))
             }
             Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
         }
     }
 
-    /// Copy what other machines appended to the shared ledger and bring the views and the text
-    /// index along (nothing to do for a store of its own). Under the write lock.
+    /// Apply events just appended to the ledger (or copied from a shared one) to the views, the
+    /// term cache and the text index. `touched` is [`activeness_of`] them before they applied;
+    /// `known` gives the index terms of memories already analysed. Under the write lock.
+    fn apply_appended(
+        &self,
+        beliefs: &BeliefReader<'_>,
+        touched: Vec<(MemoryId, bool)>,
+        events: &[Event],
+        known: &dyn Fn(MemoryId) -> Option<Vec<String>>,
+    ) -> Result<(), EngineError> {
+        if let Err(e) = self.views.apply(&self.ledger, events) {
+            let _ = self.index.reset(&self.ledger);
+            return Err(e.into());
+        }
+        if self.index.follow(beliefs, &self.analyses, touched).is_err() {
+            // The events are committed; only the cache is unsure: start it again.
+            let _ = self.index.reset(&self.ledger);
+        }
+        // A merged save's memory never becomes active: no save will meet it again.
+        for event in events {
+            if let EventBody::BeliefMerged(b) = &event.body {
+                self.analyses.forget(b.memory_id);
+            }
+        }
+        // The text index follows the belief view. Its (fsync-heavy) commit waits for the next
+        // recall or for close: the ledger is the record, and an index that missed a commit
+        // catches up from its checkpoint on open (docs/adr/0005-text-index-commits.md).
+        let applied = self.index.text().apply_known(self.ledger.store(), events, known);
+        if applied.is_err() || self.index.needs_reset(self.config.term_cache_max_ids) {
+            let _ = self.index.reset(&self.ledger);
+        }
+        Ok(applied?)
+    }
+
+    /// Copy what other machines appended to the shared ledger and bring the views, the term
+    /// cache and the text index along, as this machine's own commands do (nothing to do for a
+    /// store of its own). Under the write lock.
     ///
-    /// An erasure another machine appended has blanked this store's copies of the events it
-    /// names (the ledger does that as it copies); the views drop the texts as they apply it, and
-    /// then the caches and the files are purged as after an erasure made here.
+    /// A long catch-up (a machine that was away) replays the views in chunks and starts the
+    /// term cache again. An erasure another machine appended has blanked this store's copies of
+    /// the events it names (the ledger does that as it copies); the views drop the texts as
+    /// they apply it, and then the caches and the files are purged as after an erasure made here.
     fn follow_shared(&self) -> Result<(), EngineError> {
         let before = self.ledger.head().seq;
-        if self.ledger.catch_up_shared()? > 0 {
-            let caught_up = self.views.catch_up(&self.ledger);
-            self.index.reset(&self.ledger)?;
-            caught_up?;
-            if self.ledger.purge_pending()?.is_some() {
-                for event in self.ledger.scan(before + 1)? {
-                    if let EventBody::MemoryErased(erased) = event?.body {
-                        for memory in &erased.memory_ids {
-                            self.analyses.forget(*memory);
-                        }
-                        embed::forget_vectors(self.ledger.store(), &erased.content_hashes)?;
-                    }
-                }
-                self.index.text().purge()?;
-                self.ledger.purge()?;
+        let copied = self.ledger.catch_up_shared()?;
+        if copied == 0 {
+            return Ok(());
+        }
+        if copied <= FOLLOW_IN_STEP_MAX {
+            let events = self.ledger.scan(before + 1)?.collect::<Result<Vec<Event>, _>>()?;
+            if !events.iter().any(|e| matches!(e.body, EventBody::MemoryErased(_))) {
+                let beliefs = self.reader().beliefs();
+                let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
+                let touched = activeness_of(&beliefs, &bodies)?;
+                return self.apply_appended(&beliefs, touched, &events, &|_| None);
             }
+        }
+        let caught_up = self.views.catch_up(&self.ledger);
+        self.index.reset(&self.ledger)?;
+        caught_up?;
+        if self.ledger.purge_pending()?.is_some() {
+            for event in self.ledger.scan(before + 1)? {
+                if let EventBody::MemoryErased(erased) = event?.body {
+                    for memory in &erased.memory_ids {
+                        self.analyses.forget(*memory);
+                    }
+                    embed::forget_vectors(self.ledger.store(), &erased.content_hashes)?;
+                }
+            }
+            self.index.text().purge()?;
+            self.ledger.purge()?;
         }
         Ok(())
     }

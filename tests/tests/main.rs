@@ -1,10 +1,12 @@
 //! The cross-crate tests, one binary: the saved fuzz corpus replayed (`fuzz_corpus`), recall's
 //! quality figure (`recall_quality`), a ledger replicated by export and import
-//! (`replication`), and many machines saving at once on a shared ledger (`contention`).
+//! (`replication`), many machines saving at once on a shared ledger (`contention`), and machines following each
+//! other's appends on one (`following`).
 
 use std::path::PathBuf;
 
 mod contention;
+mod following;
 mod fuzz_corpus;
 mod recall_quality;
 mod replication;
