@@ -2,7 +2,11 @@
 # Starts the servers the tests need, each throwaway and on a free loopback port: a PostgreSQL
 # (initdb into a temporary directory) and a NATS server with JetStream. Exports their URLs as
 # MEMLEDGER_TEST_PG_URL and MEMLEDGER_TEST_NATS_URL and stops both when the sourcing shell exits.
-# Sourced by test.sh; installs postgresql-15 and nats-server from Debian's packages when missing.
+# The PostgreSQL also serves TLS with a certificate for 127.0.0.1 and localhost signed by a
+# throwaway certificate authority (MEMLEDGER_TEST_PG_CA; MEMLEDGER_TEST_PG_OTHER_CA is another
+# one, which signed nothing the server shows); plain connections work as before.
+# Sourced by test.sh; installs postgresql-15, nats-server and openssl from Debian's packages when
+# missing.
 set -euo pipefail
 
 PG_BIN=/usr/lib/postgresql/15/bin
@@ -23,6 +27,11 @@ fi
 if ! command -v nats-server >/dev/null 2>&1; then
   echo "services: installing nats-server for the stream tests…" >&2
   services_install nats-server
+fi
+
+if ! command -v openssl >/dev/null 2>&1; then
+  echo "services: installing openssl for the TLS tests' certificates…" >&2
+  services_install openssl
 fi
 
 # A loopback port nothing listens on (one that refuses a connection).
@@ -61,12 +70,55 @@ if [ "$(id -u)" -eq 0 ]; then
 fi
 SERVICES_PG_DATA="$SERVICES_DIR/pg"
 pg_port=$(free_port)
+
+# The TLS certificates: two certificate authorities (P-256 keys, valid two days) and the server's
+# certificate, signed by the first. The server's key must belong to the server's user, mode 0600.
+tls_dir="$SERVICES_DIR/tls"
+mkdir -p "$tls_dir"
+cat >"$tls_dir/openssl.cnf" <<'CNF'
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = memledger throwaway test CA
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+CNF
+services_openssl() {
+  openssl "$@" >>"$tls_dir/openssl.log" 2>&1 || { cat "$tls_dir/openssl.log" >&2; exit 1; }
+}
+for ca in ca other-ca; do
+  services_openssl req -x509 -config "$tls_dir/openssl.cnf" -extensions ca -newkey ec \
+    -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj "/CN=memledger throwaway $ca" \
+    -keyout "$tls_dir/$ca.key" -out "$tls_dir/$ca.crt"
+done
+services_openssl req -new -config "$tls_dir/openssl.cnf" -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+  -subj "/CN=localhost" -keyout "$tls_dir/server.key" -out "$tls_dir/server.csr"
+services_openssl x509 -req -in "$tls_dir/server.csr" -CA "$tls_dir/ca.crt" -CAkey "$tls_dir/ca.key" \
+  -CAcreateserial -days 2 -extfile "$tls_dir/openssl.cnf" -extensions server -out "$tls_dir/server.crt"
+chmod 600 "$tls_dir/server.key"
+chmod 644 "$tls_dir/ca.crt" "$tls_dir/other-ca.crt" "$tls_dir/server.crt"
+chmod 755 "$tls_dir"
+if [ -n "$SERVICES_AS" ]; then chown postgres "$tls_dir/server.key"; fi
+pg_tls="-c ssl=on -c ssl_cert_file=$tls_dir/server.crt -c ssl_key_file=$tls_dir/server.key"
+
 $SERVICES_AS "$PG_BIN/initdb" -D "$SERVICES_PG_DATA" -U postgres -A trust --no-sync >"$SERVICES_DIR/initdb.log" 2>&1 \
   || { cat "$SERVICES_DIR/initdb.log" >&2; exit 1; }
 $SERVICES_AS "$PG_BIN/pg_ctl" -D "$SERVICES_PG_DATA" -l "$SERVICES_PG_DATA/server.log" -w \
-  -o "-p $pg_port -k $SERVICES_DIR -c listen_addresses=127.0.0.1 -c max_connections=300" start >/dev/null \
+  -o "-p $pg_port -k $SERVICES_DIR -c listen_addresses=127.0.0.1 -c max_connections=300 $pg_tls" start >/dev/null \
   || { cat "$SERVICES_PG_DATA/server.log" >&2; exit 1; }
 export MEMLEDGER_TEST_PG_URL="postgres://postgres@127.0.0.1:$pg_port/postgres"
+export MEMLEDGER_TEST_PG_CA="$tls_dir/ca.crt"
+export MEMLEDGER_TEST_PG_OTHER_CA="$tls_dir/other-ca.crt"
 # The tests that restart the server use these.
 export MEMLEDGER_TEST_PG_CTL="$SERVICES_AS $PG_BIN/pg_ctl -D $SERVICES_PG_DATA"
 

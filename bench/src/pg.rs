@@ -1,8 +1,9 @@
 //! `memledger-bench pg URL [SECONDS] [CATCH_UP_MEMORIES]`: the shared ledger on PostgreSQL beside
 //! `pgbench` on the same server in the same run. Saves through the engine (synced: each commits in
 //! PostgreSQL, then in the machine's own store) with 1, 8 and 32 writers, each a machine of its
-//! own (a store directory and a connection), beside `pgbench` inserting one row per transaction
-//! with the same client counts; then how fast a fresh machine's views catch up, beside reading
+//! own (a store directory and a connection), and with 8 and 32 threads of one machine (whose
+//! saves at once share transactions: group commit), beside `pgbench` inserting one row per
+//! transaction with the same client counts; then how fast a fresh machine's views catch up, beside reading
 //! the same rows with one `SELECT`. `URL` names a database the user may create databases from;
 //! each measurement gets a fresh database.
 
@@ -11,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use memledger_engine::{EventLog, Memledger, OpenOptions};
+use memledger_ledger::pg_tls::PgConnect;
 
 use crate::corpus::Corpus;
 
@@ -24,19 +26,17 @@ pub fn run(admin: &str, secs: u64, catch_up_memories: usize, seed: u64) {
     let pg = Admin::new(admin);
     println!("PostgreSQL: {}", pg.version());
     println!("writers | memledger saves/s (synced) | pgbench tps, 1 insert per transaction (floor) | ratio");
+    let mut floors = Vec::new();
     for writers in WRITERS {
         let floor = pg.pgbench(writers, secs);
-        let ours = saves(&pg.fresh_database(&format!("w{writers}")), writers, secs, seed);
-        println!(
-            "{writers:>7} | {:>26.0} | {:>46.0} | {:.3}{}",
-            ours.per_sec,
-            floor,
-            ours.per_sec / floor,
-            match &ours.first_failure {
-                Some(e) => format!(" ({} saves failed, the first: {e})", ours.failed),
-                None => String::new(),
-            }
-        );
+        floors.push((writers, floor));
+        let ours = saves(&pg.fresh_database(&format!("w{writers}")), writers, 1, secs, seed);
+        ours.print(writers, floor);
+    }
+    println!("threads of one machine | memledger saves/s (synced, group commit) | pgbench tps (floor, above) | ratio");
+    for (threads, floor) in floors.into_iter().filter(|(w, _)| *w > 1) {
+        let ours = saves(&pg.fresh_database(&format!("t{threads}")), 1, threads, secs, seed);
+        ours.print(threads, floor);
     }
     catch_up(&pg, catch_up_memories, seed);
 }
@@ -48,10 +48,25 @@ struct Saves {
     first_failure: Option<String>,
 }
 
-/// `writers` machines saving for `secs` against the ledger at `url`.
-fn saves(url: &str, writers: usize, secs: u64, seed: u64) -> Saves {
+impl Saves {
+    fn print(&self, writers: usize, floor: f64) {
+        println!(
+            "{writers:>7} | {:>26.0} | {:>46.0} | {:.3}{}",
+            self.per_sec,
+            floor,
+            self.per_sec / floor,
+            match &self.first_failure {
+                Some(e) => format!(" ({} saves failed, the first: {e})", self.failed),
+                None => String::new(),
+            }
+        );
+    }
+}
+
+/// `machines` machines with `threads` writers each, saving for `secs` against the ledger at `url`.
+fn saves(url: &str, machines: usize, threads: usize, secs: u64, seed: u64) -> Saves {
     let root = tempfile::tempdir().unwrap();
-    let machines: Vec<Memledger> = (0..writers)
+    let machines: Vec<Memledger> = (0..machines)
         .map(|w| {
             let log = memledger_engine::connect_shared_ledger(url).unwrap();
             let options = OpenOptions { create: true, shared: Some(log), ..OpenOptions::default() };
@@ -62,7 +77,8 @@ fn saves(url: &str, writers: usize, secs: u64, seed: u64) -> Saves {
     let first_failure = std::sync::Mutex::new(None);
     let started = Instant::now();
     std::thread::scope(|scope| {
-        for (w, ml) in machines.iter().enumerate() {
+        let writers = machines.iter().flat_map(|ml| std::iter::repeat_n(ml, threads));
+        for (w, ml) in writers.enumerate() {
             let (done, failed, stop, first_failure) = (&done, &failed, &stop, &first_failure);
             scope.spawn(move || {
                 let mut corpus = Corpus::new(seed + w as u64);
@@ -140,9 +156,11 @@ impl Admin {
 
     fn client(&self, url: &str) -> tokio_postgres::Client {
         self.runtime.block_on(async {
-            let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
-                .await
-                .unwrap_or_else(|e| panic!("cannot connect to {url}: {e}"));
+            // TLS as the URL's sslmode asks, as the ledger itself connects.
+            let connect = PgConnect::from_url(url).unwrap_or_else(|e| panic!("{url}: {e}"));
+            let (client, connection) = connect.config.connect(connect.tls.clone()).await.unwrap_or_else(|e| {
+                panic!("cannot connect to {url}: {}", connect.explain(&e).unwrap_or(e.to_string()))
+            });
             tokio::spawn(connection);
             client
         })
@@ -164,8 +182,7 @@ impl Admin {
         // Two statements: neither runs inside a transaction block.
         self.execute(&self.url, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
         self.execute(&self.url, &format!("CREATE DATABASE {name}"));
-        let (base, _) = self.url.rsplit_once('/').expect("a URL with a database path");
-        format!("{base}/{name}")
+        with_database(&self.url, &name)
     }
 
     /// `pgbench` inserting one row per transaction with `clients` clients (one thread each) for
@@ -196,5 +213,15 @@ impl Admin {
         let rows =
             self.runtime.block_on(client.query("SELECT seq, event FROM memledger_events ORDER BY seq", &[])).unwrap();
         rows.iter().map(|r| r.get::<_, &[u8]>(1).len()).sum()
+    }
+}
+
+/// `url` naming the database `name` instead, its parameters (`sslmode`, …) kept.
+fn with_database(url: &str, name: &str) -> String {
+    let (path, query) = url.split_once('?').map_or((url, None), |(path, query)| (path, Some(query)));
+    let (base, _) = path.rsplit_once('/').expect("a URL with a database path");
+    match query {
+        Some(query) => format!("{base}/{name}?{query}"),
+        None => format!("{base}/{name}"),
     }
 }

@@ -2,7 +2,8 @@
 //! each test makes its own database). Each "machine" is a store directory of its own with
 //! `memledger` processes on it; nothing is coordinated with sleeps and nothing asserts on
 //! timing. The faults: a writer killed with SIGKILL mid-load, the server restarted during a
-//! write loop, the server stopped.
+//! write loop, the server stopped. One machine saves over TLS verified against the throwaway
+//! server's certificate authority.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -279,4 +280,27 @@ fn an_erasure_on_one_machine_leaves_the_text_on_no_machine_and_in_no_row() {
         assert!(refused.contains("append-only"), "{sql}: {refused}");
     }
     assert_eq!(verified(&b, &url), head);
+}
+
+#[test]
+fn a_machine_saves_over_verified_tls_and_an_untrusted_server_is_exit_1() {
+    let Some(url) = fresh_pg_database() else { return };
+    let what = "a throwaway PostgreSQL serving TLS";
+    let Some(ca) = memledger_tests::services::service_url("MEMLEDGER_TEST_PG_CA", what) else { return };
+    let Some(other) = memledger_tests::services::service_url("MEMLEDGER_TEST_PG_OTHER_CA", what) else { return };
+    let root = tempfile::tempdir().unwrap();
+    let (trusting, refused) = (root.path().join("trusting"), root.path().join("refused"));
+    let tls = format!("{url}?sslmode=verify-full&sslrootcert={ca}");
+    let saved = &ok_lines(&trusting, &tls, &["save", "the release train leaves on thursdays"])[0];
+    assert!(saved["memory_id"].is_string(), "{saved}");
+    let events = exported(&trusting, &tls).len();
+    assert!(events >= 1);
+    verified(&trusting, &tls);
+
+    let out = run(&refused, &format!("{url}?sslmode=verify-full&sslrootcert={other}"), &["save", "never written"]);
+    assert_eq!(support::code(&out), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the server's TLS certificate is not signed by a certificate authority in"), "{stderr}");
+    assert!(!refused.exists(), "nothing written");
+    assert_eq!(exported(&trusting, &tls).len(), events);
 }

@@ -23,6 +23,7 @@ pub mod config;
 pub mod erase;
 pub mod error;
 mod exports;
+mod group_commit;
 mod index;
 pub mod input;
 pub mod memledger;

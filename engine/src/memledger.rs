@@ -11,11 +11,12 @@
 use std::io::{BufRead, Write};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use parking_lot::{Mutex, MutexGuard};
 
 use memledger_ledger::{
-    Appended, CommandMeta, ImportReport, Ledger, NewEvent, OpenOptions, SeqRange, Stream, read_stream,
+    AppendError, Appended, CommandMeta, ImportReport, Ledger, NewEvent, OpenOptions, SeqRange, Stream, read_stream,
 };
 use memledger_projector::Views;
 use memledger_projector::audit::AuditProjector;
@@ -32,6 +33,7 @@ use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
 use crate::erase::EraseResult;
 use crate::error::{BadInput, Conflict, EngineError};
+use crate::group_commit::{GROUP_MAX_COMMANDS, Group, GroupFailure, TicketState};
 use crate::index::{Index, activeness_of};
 use crate::input::{SaveRequest, validate_actor, validate_text};
 use crate::models::Models;
@@ -66,7 +68,12 @@ pub struct Memledger {
     models: Models,
     /// Analyses of candidate texts, reused across saves.
     analyses: AnalysisCache,
-    write: Mutex<()>,
+    /// The write lock: every command that appends, and the follow of a shared ledger, run under
+    /// it; it guards the group commit's state (engine/src/group_commit.rs).
+    write: Mutex<Group>,
+    /// Saves waiting for the write lock: a save that sees one on a shared ledger stages its
+    /// events for a group commit instead of appending alone.
+    saves_waiting: AtomicUsize,
     notes: Vec<String>,
     /// Events this process wrote to the ledger or replayed into views: past
     /// [`FLUSH_ON_CLOSE_AFTER`], closing flushes RocksDB's memtables so that the next open does not
@@ -134,9 +141,21 @@ impl Memledger {
         // Unsynced writes (a bulk save's, every view's) go to a writer thread, so the next save
         // is planned while RocksDB inserts this one's keys (ledger/src/write_behind.rs).
         ledger.store().write_behind();
+        // Commands staged for a group commit when the store was last closed never reached the
+        // shared ledger (or did, and were copied back): the views saw them, so they are replayed.
+        let rewound = ledger.rewound_on_open();
+        if rewound {
+            views.rebuild(&ledger, None)?;
+        }
         let mut notes = views.catch_up(&ledger)?;
         let (index, text_notes) = Index::open(&ledger)?;
         notes.extend(text_notes);
+        if rewound {
+            index.text().rebuild(&ledger)?;
+            notes.push(
+                "commands staged for the shared ledger when the store closed were dropped: views replayed".into(),
+            );
+        }
         let models = Models::new(config.models.clone());
         notes.extend(models.open_notes(ledger.store()));
         if let Some(seq) = ledger.purge_pending()? {
@@ -157,7 +176,8 @@ impl Memledger {
             config,
             models,
             analyses: AnalysisCache::default(),
-            write: Mutex::new(()),
+            write: Mutex::new(Group::default()),
+            saves_waiting: AtomicUsize::new(0),
             notes,
             written: Default::default(),
         })
@@ -203,8 +223,59 @@ impl Memledger {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, ()> {
-        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    /// The write lock, with nothing staged: commands staged for a group commit are flushed to
+    /// the shared ledger first, so the caller sees acknowledged state only.
+    fn lock(&self) -> Result<MutexGuard<'_, Group>, EngineError> {
+        let mut group = self.write.lock();
+        self.flush_group(&mut group)?;
+        Ok(group)
+    }
+
+    /// The write lock for a save, which may join the commands staged (engine/src/group_commit.rs).
+    fn lock_for_save(&self) -> Result<MutexGuard<'_, Group>, EngineError> {
+        self.saves_waiting.fetch_add(1, Ordering::SeqCst);
+        let mut group = self.write.lock();
+        self.saves_waiting.fetch_sub(1, Ordering::SeqCst);
+        if group.views_ahead() {
+            self.replay_views(&mut group)?;
+        }
+        Ok(group)
+    }
+
+    /// Send the staged commands to the shared ledger in one transaction and give the exclusive
+    /// turn back; their saves learn the outcome from `group`. When the flush fails the copy has
+    /// been rewound, so the views, which applied the staged commands, are replayed. Under the
+    /// write lock.
+    fn flush_group(&self, group: &mut Group) -> Result<(), EngineError> {
+        if group.views_ahead() {
+            self.replay_views(group)?;
+        }
+        if !self.ledger.has_staged() {
+            group.flushed(Ok(()));
+            return Ok(());
+        }
+        match self.ledger.flush_staged() {
+            Ok(()) => {
+                group.flushed(Ok(()));
+                Ok(())
+            }
+            Err(e) => {
+                let location = self.ledger.shared().map(|log| log.location()).unwrap_or_default();
+                group.flushed(Err(GroupFailure::of(&e, location)));
+                group.set_views_ahead();
+                self.replay_views(group)
+            }
+        }
+    }
+
+    /// Replay the views and the text index from the ledger (their events were dropped from
+    /// it), and start the term cache again. Under the write lock.
+    fn replay_views(&self, group: &mut Group) -> Result<(), EngineError> {
+        self.views.rebuild(&self.ledger, None)?;
+        self.index.text().rebuild(&self.ledger)?;
+        self.index.reset(&self.ledger)?;
+        group.views_replayed();
+        Ok(())
     }
 
     /// Append one command's events against `expected_head` and apply them, synced.
@@ -223,10 +294,30 @@ impl Memledger {
         durability: Durability,
     ) -> Result<CommitResult, EngineError> {
         let sync = durability == Durability::Synced;
+        self.apply_command(events, |events| self.ledger.append_with(expected_head, meta, events, sync))
+    }
+
+    /// As [`Memledger::commit_with`], the events staged for a group commit on a shared ledger
+    /// (engine/src/group_commit.rs): applied, not yet acknowledged.
+    fn stage(
+        &self,
+        expected_head: u64,
+        meta: &CommandMeta,
+        events: Vec<NewEvent>,
+    ) -> Result<CommitResult, EngineError> {
+        self.apply_command(events, |events| self.ledger.stage(expected_head, meta, events))
+    }
+
+    /// Write one command's events with `append` and apply what it wrote.
+    fn apply_command(
+        &self,
+        events: Vec<NewEvent>,
+        append: impl FnOnce(Vec<NewEvent>) -> Result<Appended, AppendError>,
+    ) -> Result<CommitResult, EngineError> {
         let beliefs = self.reader().beliefs();
         let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
         let touched = activeness_of(&beliefs, &bodies)?;
-        match self.ledger.append_with(expected_head, meta, events, sync)? {
+        match append(events)? {
             Appended::Committed(events) => {
                 self.written.fetch_add(events.len() as u64, Ordering::Relaxed);
                 // The memories this command analysed (a save's new memory) give the index their
@@ -281,6 +372,10 @@ impl Memledger {
     /// the events it names (the ledger does that as it copies); the views drop the texts as
     /// they apply it, and then the caches and the files are purged as after an erasure made here.
     fn follow_shared(&self) -> Result<(), EngineError> {
+        if self.ledger.has_staged() {
+            // This process holds the exclusive turn: no other machine appended.
+            return Ok(());
+        }
         let before = self.ledger.head().seq;
         let copied = self.ledger.catch_up_shared()?;
         if copied == 0 {
@@ -316,7 +411,7 @@ impl Memledger {
     /// Catch up with the shared ledger now (a long-running process between commands: a server,
     /// `export --follow`). Returns the head seq.
     pub fn catch_up(&self) -> Result<u64, EngineError> {
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.follow_shared()?;
         Ok(self.ledger.head().seq)
     }
@@ -324,7 +419,7 @@ impl Memledger {
     /// Catch the text index up when the views moved without it: an import, the scratch store of
     /// an as-of read, or a deferred group not yet synced.
     fn text_index_current(&self) -> Result<(), EngineError> {
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.index.sync(&self.ledger)
     }
 
@@ -334,7 +429,7 @@ impl Memledger {
     /// commit of the text index shows.
     #[doc(hidden)]
     pub fn term_cache_disagreement(&self) -> Result<Option<String>, EngineError> {
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.index.disagreement(&self.reader().beliefs())
     }
 }
@@ -348,6 +443,11 @@ impl Memledger {
 
     /// Make every `Deferred` write so far durable (one fsync for the whole group).
     pub fn sync(&self) -> Result<(), EngineError> {
+        // On a shared ledger the deferred saves are staged: the lock flushes them.
+        let mut group = self.lock()?;
+        if let Some(failure) = group.take_deferred_failure() {
+            return Err(failure.error());
+        }
         Ok(self.ledger.sync()?)
     }
 
@@ -384,10 +484,6 @@ impl Memledger {
     ) -> Result<SaveResult, EngineError> {
         let save = &prepared.save;
         let private_spans = save.private_spans;
-        let _guard = self.lock();
-        if self.index.needs_reset(self.config.term_cache_max_ids) {
-            self.index.reset(&self.ledger)?;
-        }
         // With a shared ledger another machine may move the head while this one decides: the
         // save catches up and decides again, a bounded number of times (model calls, if any,
         // are made again too, and never inside the shared ledger's transaction).
@@ -396,13 +492,32 @@ impl Memledger {
         };
         let mut attempt = 0;
         loop {
+            let mut group = self.lock_for_save()?;
+            if self.index.needs_reset(self.config.term_cache_max_ids) {
+                self.index.reset(&self.ledger)?;
+            }
+            // Saves of this process at once, or a bulk save, go to a shared ledger as one group
+            // (engine/src/group_commit.rs).
+            let grouped = self.ledger.is_shared()
+                && (durability == Durability::Deferred
+                    || group.holds_turn()
+                    || self.saves_waiting.load(Ordering::SeqCst) > 0);
+            if grouped && !group.holds_turn() {
+                group.hold_turn(self.ledger.exclusive_turn()?);
+            }
             // A save that lost the race to other machines decides alone (its model calls too):
             // the head cannot move under it again.
-            let _turn = if attempt >= SHARED_ALONE_AFTER { self.ledger.exclusive_turn()? } else { None };
+            let _turn = if !grouped && attempt >= SHARED_ALONE_AFTER { self.ledger.exclusive_turn()? } else { None };
             self.follow_shared()?;
             if let Some(key) = &save.idempotency_key
                 && let Some(range) = self.ledger.idempotent(key)?
             {
+                if self.ledger.is_staged_key(key) {
+                    // Staged by a save not yet acknowledged: acknowledge it first.
+                    self.flush_group(&mut group)?;
+                    drop(group);
+                    continue;
+                }
                 return summarize(self.reader(), &self.ledger.range(range)?, true);
             }
             let head = self.ledger.head().seq;
@@ -416,6 +531,42 @@ impl Memledger {
             let plan = planner.plan_save(&prepared, head)?;
             let mut meta = CommandMeta::new(actor.clone());
             meta.idempotency_key = save.idempotency_key.clone();
+            if grouped {
+                let events = match self.stage(head, &meta, plan)? {
+                    CommitResult::Committed(events) => events,
+                    CommitResult::Replayed(range) => {
+                        return said(summarize(self.reader(), &self.ledger.range(range)?, true));
+                    }
+                };
+                let result = said(summarize(self.reader(), &events, false));
+                let full = self.ledger.staged_commands() >= GROUP_MAX_COMMANDS;
+                if durability == Durability::Deferred {
+                    group.staged_deferred();
+                    if full {
+                        self.flush_group(&mut group)?;
+                    }
+                    return result;
+                }
+                let ticket = group.staged();
+                if !full {
+                    // Hand the lock to the saves queued behind this one, so that they stage
+                    // theirs; then the first to hold it again flushes the group.
+                    MutexGuard::unlock_fair(group);
+                    group = self.lock_for_save()?;
+                }
+                if matches!(group.state(ticket), TicketState::Staged) {
+                    self.flush_group(&mut group)?;
+                }
+                match group.state(ticket) {
+                    TicketState::Acknowledged => return result,
+                    TicketState::Staged => unreachable!("a flush leaves no save staged"),
+                    TicketState::Failed(failure) if failure.decide_again() && attempt < SHARED_REDECISIONS => {
+                        attempt += 1;
+                        continue;
+                    }
+                    TicketState::Failed(failure) => return Err(failure.error()),
+                }
+            }
             match self.commit_with(head, &meta, plan, durability) {
                 Ok(CommitResult::Committed(events)) => return said(summarize(self.reader(), &events, false)),
                 Ok(CommitResult::Replayed(range)) => {
@@ -446,7 +597,7 @@ impl Memledger {
         let actor = validate_actor(actor)?;
         let text = validate_text(text)?;
         crate::input::refuse_secrets_in_revision("updated text", &text)?;
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version)?;
@@ -457,7 +608,7 @@ impl Memledger {
     /// Retire a belief: out of recall and dedup, kept in history.
     pub fn forget(&self, id: MemoryId, reason: Option<String>, actor: &str) -> Result<ForgetResult, EngineError> {
         let actor = validate_actor(actor)?;
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_forget(self.reader(), id, reason)?;
@@ -500,7 +651,7 @@ impl Memledger {
         actor: &str,
     ) -> Result<EraseResult, EngineError> {
         let actor = validate_actor(actor)?;
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let mut plan = plan(&self.ledger)?;
@@ -570,7 +721,7 @@ impl Memledger {
             (_, _) => None,
         };
         let by = by.unwrap_or_else(|| format!("person:{actor}"));
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_resolve(self.reader(), id, action, merge_text, note, by)?;
@@ -582,7 +733,7 @@ impl Memledger {
     /// puts the conflict back in the queue.
     pub fn revert(&self, id: ConflictId, actor: &str) -> Result<ResolveResult, EngineError> {
         let actor = validate_actor(actor)?;
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_revert(self.reader(), id)?;
@@ -595,7 +746,7 @@ impl Memledger {
     pub fn scan_conflicts(&self, options: &ScanOptions, actor: &str) -> Result<ScanReport, EngineError> {
         let actor = validate_actor(actor)?;
         let mut open = |incoming: &MemoryRecord, candidate: &MemoryRecord, class: &Classification, model| {
-            let _guard = self.lock();
+            let _guard = self.lock()?;
             self.follow_shared()?;
             let head = self.ledger.head().seq;
             let Some((conflict_id, events)) =
@@ -679,7 +830,7 @@ impl Memledger {
         actor: &str,
     ) -> Result<(ConflictId, Vec<u64>), EngineError> {
         let actor = validate_actor(actor)?;
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         let head = self.ledger.head().seq;
         let lexical = |i: &MemoryRecord, c: &MemoryRecord| {
             classify_lexical(&i.text, &c.text, Some(i.memory_type), Some(c.memory_type), &self.config)
@@ -829,7 +980,7 @@ impl Memledger {
     }
 
     fn text_index_consistent(&self) -> Result<bool, EngineError> {
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         self.index.consistent(&self.ledger)
     }
 
@@ -842,7 +993,7 @@ impl Memledger {
                 return Err(BadInput::UnknownView { name: bad.to_string(), known }.into());
             }
         }
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         let events = self.views.rebuild_with_progress(&self.ledger, only, progress);
         let events = match events {
             Ok(events) => events,
@@ -862,7 +1013,7 @@ impl Memledger {
 
     /// Rebuild only the text index from the belief view; says how many documents and how fast.
     pub fn rebuild_text_index(&self) -> Result<TextRebuild, EngineError> {
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         Ok(self.index.text().rebuild(&self.ledger)?)
     }
 
@@ -884,7 +1035,7 @@ impl Memledger {
 
     /// Import a stream read (and its chain checked) by [`memledger_ledger::read_stream`].
     pub fn import_stream(&self, stream: Stream) -> Result<ImportReport, EngineError> {
-        let _guard = self.lock();
+        let _guard = self.lock()?;
         let report = self.ledger.import_stream(stream)?;
         self.written.fetch_add(report.appended, Ordering::Relaxed);
         let caught_up = self.views.catch_up(&self.ledger);
@@ -945,6 +1096,11 @@ impl Drop for Memledger {
     /// Commit what the text index has applied, so the next open need not catch it up. Best
     /// effort: a failure here only costs that catch-up.
     fn drop(&mut self) {
+        // Deferred saves staged for the shared ledger and never synced are sent now, and the
+        // exclusive turn given back.
+        let mut group = std::mem::take(self.write.get_mut());
+        let _ = self.flush_group(&mut group);
+        drop(group);
         let flush_store = self.written.load(Ordering::Relaxed) >= FLUSH_ON_CLOSE_AFTER;
         // The index's commit and RocksDB's flush of its memtables are independent, and both are
         // long after a bulk save: they run side by side. (The commit writes the log buffer out

@@ -95,6 +95,11 @@ pub struct Ledger {
     pub(crate) record_behind: AtomicBool,
     /// The shared log that orders appends, when the store copies one (crate::shared).
     shared: Option<Arc<dyn EventLog>>,
+    /// Commands in the copy ahead of the shared log (group commit, crate::staging).
+    pub(crate) staged: Mutex<crate::staging::Staged>,
+    /// Whether opening dropped commands staged when the store was last closed: the views are
+    /// ahead of the ledger and must be replayed.
+    rewound_on_open: AtomicBool,
 }
 
 impl Ledger {
@@ -126,8 +131,11 @@ impl Ledger {
             last_recorded_at: Mutex::new(None),
             record_behind: AtomicBool::new(head != recorded),
             shared: options.shared.clone(),
+            staged: Mutex::default(),
+            rewound_on_open: AtomicBool::new(false),
         };
         if let Some(log) = &ledger.shared {
+            ledger.rewound_on_open.store(ledger.rewind_unshared_on_open()?, Ordering::Relaxed);
             ledger.attach(path, log.as_ref())?;
         }
         Ok(ledger)
@@ -171,6 +179,12 @@ impl Ledger {
         }
         self.catch_up_shared()?;
         Ok(())
+    }
+
+    /// Whether opening dropped commands that were staged and never reached the shared log
+    /// (crate::staging): the views saw them, so they must be replayed.
+    pub fn rewound_on_open(&self) -> bool {
+        self.rewound_on_open.load(Ordering::Relaxed)
     }
 
     /// Whether appends go through a shared log, so that other machines may move the head.
@@ -308,6 +322,9 @@ impl Ledger {
     /// is copied before the answer.
     pub fn idempotent(&self, key: &str) -> Result<Option<SeqRange>, LedgerError> {
         let Some(log) = &self.shared else { return IdempotencyTable::get(&self.store, key) };
+        if let Some(range) = self.staged.lock().unwrap_or_else(|p| p.into_inner()).key_range(key) {
+            return Ok(Some(range));
+        }
         let range = log.idempotent(key)?;
         if range.is_some_and(|r| r.last > self.head().seq) {
             self.catch_up_shared()?;
@@ -441,7 +458,7 @@ impl Ledger {
 
     /// The time of the next append after the head `head_seq` (the wall clock, but never before
     /// the head event's), and the lock on the last time, to update after the write.
-    fn next_recorded_at(
+    pub(crate) fn next_recorded_at(
         &self,
         head_seq: u64,
     ) -> Result<(Timestamp, std::sync::MutexGuard<'_, Option<Timestamp>>), LedgerError> {

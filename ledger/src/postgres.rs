@@ -6,23 +6,25 @@
 //! `DELETE` and `TRUNCATE` of the events are refused by triggers (but for an erasure's
 //! redaction of the events it names, in the erasure's own transaction), and each commit notifies
 //! `memledger_events` so that other machines wake (polling is the fallback). Tables are created
-//! and versioned by memledger; a newer schema is refused. See docs/shared-ledger.md.
+//! and versioned by memledger; a newer schema is refused. Every connection is made over TLS as the
+//! URL's `sslmode` asks ([`crate::pg_tls`]). See docs/shared-ledger.md.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
-use memledger_schemas::codec::{decode_event, seal_and_encode};
+use memledger_schemas::codec::{decode_event, encode_event, seal_and_encode};
 use memledger_schemas::{Event, Hash, MemoryErased, Timestamp};
 use tokio::sync::watch;
+use tokio_postgres::AsyncMessage;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{AsyncMessage, NoTls};
 
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
 use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
-use crate::shared::{EventLog, Turn};
+use crate::pg_tls::PgConnect;
+use crate::shared::{EventLog, Turn, link_problem};
 use crate::tables::{Head, SeqRange};
 
 /// The version of the tables below; a database with a newer one is refused.
@@ -115,6 +117,8 @@ pub struct PgLedger {
     runtime: tokio::runtime::Runtime,
     pool: Pool,
     location: String,
+    /// How every connection is made (TLS as the URL's `sslmode` asks), and explains its failures.
+    connect: PgConnect,
     id: String,
     /// The highest head seq a notification announced (0 until one does).
     notified: watch::Receiver<u64>,
@@ -148,15 +152,18 @@ impl PgLedger {
     pub fn connect(url: &str) -> Result<PgLedger, OpenError> {
         let location = redact(url);
         let bad = |reason: String| OpenError::Shared { location: location.clone(), reason };
-        let config: tokio_postgres::Config = url.parse().map_err(|e| bad(format!("not a PostgreSQL URL: {e}")))?;
+        let connect = PgConnect::from_url(url).map_err(bad)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("memledger-pg")
             .enable_all()
             .build()
             .map_err(|e| bad(format!("cannot start its client: {e}")))?;
-        let manager =
-            Manager::from_config(config.clone(), NoTls, ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let manager = Manager::from_config(
+            connect.config.clone(),
+            connect.tls.clone(),
+            ManagerConfig { recycling_method: RecyclingMethod::Fast },
+        );
         let pool = Pool::builder(manager)
             .max_size(POOL_SIZE)
             .runtime(deadpool_postgres::Runtime::Tokio1)
@@ -169,6 +176,7 @@ impl PgLedger {
             runtime,
             pool,
             location: location.clone(),
+            connect: connect.clone(),
             id: String::new(),
             notified,
             turn_held: Arc::default(),
@@ -177,7 +185,7 @@ impl PgLedger {
             LedgerError::Shared { location, message } => OpenError::Shared { location, reason: message },
             other => OpenError::Storage(other),
         })?;
-        ledger.runtime.spawn(listen(config, tx));
+        ledger.runtime.spawn(listen(connect, tx));
         Ok(ledger)
     }
 
@@ -242,15 +250,20 @@ impl PgLedger {
 
     fn fail(&self, failure: Failure) -> LedgerError {
         let message = match failure {
-            Failure::Db(e) => describe(&e),
+            Failure::Db(e) => self.describe(&e),
             Failure::Pool(e) => match e {
-                deadpool_postgres::PoolError::Backend(e) => describe(&e),
+                deadpool_postgres::PoolError::Backend(e) => self.describe(&e),
                 other => other.to_string(),
             },
             Failure::Refused(message) => message,
             Failure::Conflict { .. } => "the head moved".into(),
         };
         LedgerError::Shared { location: self.location.clone(), message }
+    }
+
+    /// A client error: its TLS set-up's failure explained, else as [`describe`] gives it.
+    fn describe(&self, e: &tokio_postgres::Error) -> String {
+        self.connect.explain(e).unwrap_or_else(|| describe(e))
     }
 
     /// An append's outcome as the trait gives it: a moved head is the `Conflict`.
@@ -352,6 +365,49 @@ impl PgLedger {
         set_head(&tx, next, recorded_at).await?;
         tx.commit().await?;
         Ok(results)
+    }
+
+    /// [`EventLog::append_sealed`]'s transaction: the events go in as they were sealed, after a
+    /// check that they follow the head.
+    async fn append_sealed_once(
+        &self,
+        expected: Head,
+        commands: &[(Option<String>, Vec<Event>)],
+    ) -> Result<(), Failure> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let (head, _) = self.lock_head(&tx, expected.seq).await?;
+        if head != expected {
+            return Err(Failure::Conflict { actual: head.seq });
+        }
+        let lookup = tx.prepare("SELECT 1 FROM memledger_idempotency WHERE key = $1").await?;
+        let mut next = head;
+        let mut keys: Vec<(String, SeqRange)> = Vec::new();
+        let (mut seqs, mut hashes, mut prev_hashes, mut stored) = (vec![], vec![], vec![], vec![]);
+        for (key, events) in commands {
+            for event in events {
+                if let Some(problem) = link_problem(next, event) {
+                    return Err(Failure::Refused(format!("sealed events refused: {problem}")));
+                }
+                seqs.push(event.seq as i64);
+                hashes.push(event.hash.0.to_vec());
+                prev_hashes.push(event.prev_hash.0.to_vec());
+                stored.push(encode_event(event));
+                next = Head { seq: event.seq, hash: event.hash };
+            }
+            if let (Some(key), Some(first), Some(last)) = (key, events.first(), events.last()) {
+                if tx.query_opt(&lookup, &[key]).await?.is_some() {
+                    return Err(Failure::Conflict { actual: head.seq });
+                }
+                keys.push((key.clone(), SeqRange { first: first.seq, last: last.seq }));
+            }
+        }
+        let Some(last) = commands.iter().rev().find_map(|(_, events)| events.last()) else { return Ok(()) };
+        insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
+        insert_keys(&tx, &keys).await?;
+        set_head(&tx, next, last.recorded_at).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     async fn erase_once(
@@ -540,10 +596,10 @@ async fn set_head(
 
 /// Keep a connection that listens for appends, reconnecting when it drops; `tx` gets each
 /// notified head. A server without LISTEN (CockroachDB) leaves the readers polling.
-async fn listen(config: tokio_postgres::Config, tx: watch::Sender<u64>) {
+async fn listen(connect: PgConnect, tx: watch::Sender<u64>) {
     let mut backoff = Duration::from_millis(50);
     loop {
-        if let Ok((client, mut connection)) = config.connect(NoTls).await {
+        if let Ok((client, mut connection)) = connect.config.connect(connect.tls.clone()).await {
             // The connection is driven below; the client asks LISTEN and is then held, so the
             // connection stays open until it drops.
             let listener = tokio::spawn(async move {
@@ -626,6 +682,10 @@ impl EventLog for PgLedger {
         commands: Vec<(CommandMeta, Vec<NewEvent>)>,
     ) -> Result<Vec<Appended>, AppendError> {
         self.appended(expected_head, self.run(|| self.append_once(expected_head, &commands)))
+    }
+
+    fn append_sealed(&self, expected: Head, commands: &[(Option<String>, Vec<Event>)]) -> Result<(), AppendError> {
+        self.appended(expected.seq, self.run(|| self.append_sealed_once(expected, commands)))
     }
 
     fn append_erasure(
@@ -743,13 +803,36 @@ fn describe(e: &tokio_postgres::Error) -> String {
     }
 }
 
-/// The URL without its password.
+/// The URL without its password (after the user name, or as a `password=` parameter).
 fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.into() };
-    match rest.split_once('@') {
+    let (credentials, host) = match rest.split_once('@') {
         Some((user, host)) if user.contains(':') => {
-            format!("{scheme}://{}:***@{host}", user.split(':').next().unwrap_or_default())
+            (format!("{}:***@", user.split(':').next().unwrap_or_default()), host)
         }
-        _ => url.into(),
+        Some((user, host)) => (format!("{user}@"), host),
+        None => (String::new(), rest),
+    };
+    let host = match host.split_once('?') {
+        Some((path, query)) => {
+            let params: Vec<&str> =
+                query.split('&').map(|p| if p.starts_with("password=") { "password=***" } else { p }).collect();
+            format!("{path}?{}", params.join("&"))
+        }
+        None => host.to_string(),
+    };
+    format!("{scheme}://{credentials}{host}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_password_is_never_in_the_location() {
+        assert_eq!(super::redact("postgres://me:pw@db/x?sslmode=require"), "postgres://me:***@db/x?sslmode=require");
+        assert_eq!(
+            super::redact("postgresql://db/x?user=me&password=pw&sslmode=verify-full"),
+            "postgresql://db/x?user=me&password=***&sslmode=verify-full"
+        );
+        assert_eq!(super::redact("postgres://me@db/x"), "postgres://me@db/x");
     }
 }

@@ -59,6 +59,12 @@ pub trait EventLog: Send + Sync {
         meta: &CommandMeta,
         erasure: MemoryErased,
     ) -> Result<Event, AppendError>;
+    /// Append commands whose events this machine sealed itself (seq, `prev_hash`, hash, time)
+    /// while it held [`EventLog::exclusive_turn`], in one durable write, if the head is still
+    /// `expected` (seq and hash), recording each command's idempotency key (crate::staging).
+    /// A moved head, or a key already committed, is [`AppendError::Conflict`]; events that do
+    /// not follow the head are refused; either way nothing is written.
+    fn append_sealed(&self, expected: Head, commands: &[(Option<String>, Vec<Event>)]) -> Result<(), AppendError>;
     /// Up to `limit` events from `from_seq` on, in order.
     fn read(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, LedgerError>;
     /// Import a checked stream all-or-nothing: a prefix already present is compared, the rest
@@ -178,6 +184,9 @@ impl EventLog for Ledger {
         erasure: MemoryErased,
     ) -> Result<Event, AppendError> {
         Ledger::append_erasure(self, expected_head, meta, erasure)
+    }
+    fn append_sealed(&self, expected: Head, commands: &[(Option<String>, Vec<Event>)]) -> Result<(), AppendError> {
+        Ledger::append_sealed(self, expected, commands)
     }
     fn read(&self, from_seq: u64, limit: usize) -> Result<Vec<Event>, LedgerError> {
         self.scan(from_seq)?.take(limit).collect()

@@ -110,33 +110,60 @@ impl Head {
 /// `meta`: `b"head"` → seq (u64 BE) ‖ hash (32 bytes); `b"store_format"` → u16 BE;
 /// `b"purge"` → the seq (u64 BE) of an erasure whose old bytes may still be in the store's files.
 /// `b"shared_log"` → the id (UTF-8) of the shared log the store copies, when it copies one.
+/// `b"unshared"` → the shared log's head (as `b"head"`) when commands were staged ahead of it
+/// (crate::staging), until they are flushed or dropped.
 pub struct MetaTable;
 
 const HEAD_KEY: &[u8] = b"head";
 const PURGE_KEY: &[u8] = b"purge";
 const STORE_FORMAT_KEY: &[u8] = b"store_format";
 const SHARED_LOG_KEY: &[u8] = b"shared_log";
+const UNSHARED_KEY: &[u8] = b"unshared";
 /// The layout version of the tables above.
 pub const STORE_FORMAT: u16 = 1;
 
 impl MetaTable {
     pub fn put_head(batch: &mut Batch, head: Head) {
-        let mut value = Vec::with_capacity(40);
-        value.extend_from_slice(&head.seq.to_be_bytes());
-        value.extend_from_slice(&head.hash.0);
-        batch.put(CF_META, HEAD_KEY, value);
+        Self::put_head_at(batch, HEAD_KEY, head);
     }
 
     pub fn head(store: &Store) -> Result<Head, LedgerError> {
-        match store.get(CF_META, HEAD_KEY)? {
-            None => Ok(Head::EMPTY),
+        Ok(Self::head_at(store, HEAD_KEY)?.unwrap_or(Head::EMPTY))
+    }
+
+    /// Mark commands as staged ahead of the shared log, whose head was `base`.
+    pub fn put_unshared(batch: &mut Batch, base: Head) {
+        Self::put_head_at(batch, UNSHARED_KEY, base);
+    }
+
+    pub fn clear_unshared(batch: &mut Batch) {
+        batch.delete(CF_META, UNSHARED_KEY);
+    }
+
+    /// The shared log's head when the commands still staged were staged, if any are.
+    pub fn unshared(store: &Store) -> Result<Option<Head>, LedgerError> {
+        Self::head_at(store, UNSHARED_KEY)
+    }
+
+    fn head_at(store: &Store, key: &[u8]) -> Result<Option<Head>, LedgerError> {
+        match store.get(CF_META, key)? {
+            None => Ok(None),
             Some(v) if v.len() == 40 => {
                 let mut hash = [0u8; 32];
                 hash.copy_from_slice(&v[8..]);
-                Ok(Head { seq: u64::from_be_bytes(v[..8].try_into().unwrap_or_default()), hash: Hash(hash) })
+                Ok(Some(Head { seq: u64::from_be_bytes(v[..8].try_into().unwrap_or_default()), hash: Hash(hash) }))
             }
-            Some(v) => Err(LedgerError::Inconsistent(format!("head record has {} bytes", v.len()))),
+            Some(v) => {
+                Err(LedgerError::Inconsistent(format!("{} record has {} bytes", String::from_utf8_lossy(key), v.len())))
+            }
         }
+    }
+
+    fn put_head_at(batch: &mut Batch, key: &'static [u8], head: Head) {
+        let mut value = Vec::with_capacity(40);
+        value.extend_from_slice(&head.seq.to_be_bytes());
+        value.extend_from_slice(&head.hash.0);
+        batch.put(CF_META, key, value);
     }
 
     /// Mark an erasure as not yet purged from the files (written with the erasure, when no

@@ -1,11 +1,12 @@
 //! The ledger's tests, one binary: appends, idempotency, export and import (`ledger`), what a
 //! damaged store reports (`corruption`), processes racing to create one store (`create_race`),
-//! and the shared ledger on a real PostgreSQL (`postgres`).
+//! the shared ledger on a real PostgreSQL (`postgres`) and TLS to it (`tls`).
 
 mod corruption;
 mod create_race;
 mod ledger;
 mod postgres;
+mod tls;
 
 /// Every file in ledger/tests/ is one of the modules above.
 #[test]

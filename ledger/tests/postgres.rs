@@ -1,6 +1,7 @@
 //! The shared ledger on a real PostgreSQL (scripts/services.sh starts one; each test makes its
 //! own database): gap-free seqs through the locked head row, the chain, idempotency keys, the
-//! moved-head conflict, group commit, the refused UPDATE/DELETE, the schema version and its
+//! moved-head conflict, group commit (and commands staged ahead of the log), the refused
+//! UPDATE/DELETE, the schema version and its
 //! migration, erasure, stores that copy the log, and copying a store's ledger into it.
 
 use std::sync::Arc;
@@ -287,4 +288,47 @@ fn copying_into_the_shared_log_is_checked_resumable_and_idempotent() {
     other.append(0, &CommandMeta::new("x"), bodies(head as usize + 2)).unwrap();
     assert!(matches!(other.copy_to(log.as_ref()), Err(ImportError::Diverged { .. })));
     assert_eq!(log.head().unwrap().seq, head);
+}
+
+#[test]
+fn staged_commands_reach_the_log_in_one_flush_or_are_rewound_on_open() {
+    let Some(url) = fresh_pg_database() else { return };
+    let log: Arc<dyn EventLog> = Arc::new(PgLedger::connect(&url).unwrap());
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("store");
+    {
+        let store = shared_store(&dir, &log);
+        let _turn = log.exclusive_turn().unwrap();
+        let first = committed(store.stage(0, &keyed("s1"), bodies(3)).unwrap());
+        committed(store.stage(3, &CommandMeta::new("b"), bodies(2)).unwrap());
+        // Staged: in the copy, a key already staged is a replay, the log holds nothing yet.
+        assert_eq!((store.head().seq, log.head().unwrap().seq), (5, 0));
+        assert_eq!(store.idempotent("s1").unwrap(), Some(SeqRange { first: 1, last: 3 }));
+        assert!(matches!(store.stage(5, &keyed("s1"), bodies(1)).unwrap(), Appended::Replayed(_)));
+        store.flush_staged().unwrap();
+        assert!(!store.has_staged());
+        assert_eq!(log.head().unwrap(), store.head());
+        assert_eq!(log.read(1, 10).unwrap()[..3], first[..]);
+        assert_eq!(log.idempotent("s1").unwrap(), Some(SeqRange { first: 1, last: 3 }));
+        // Staged again, and the store closed before a flush (as a killed process leaves it).
+        committed(store.stage(5, &keyed("s2"), bodies(4)).unwrap());
+        assert_eq!(store.head().seq, 9);
+    }
+    let store = shared_store(&dir, &log);
+    assert!(store.rewound_on_open());
+    assert_eq!(store.head(), log.head().unwrap());
+    assert_eq!(store.head().seq, 5);
+    assert!(store.get(6).unwrap().is_none());
+    assert_eq!(store.idempotent("s2").unwrap(), None);
+    assert!(store.verify().unwrap().ok);
+    // A flush against a head that moved is the conflict, and rewinds the copy.
+    let _turn = log.exclusive_turn().unwrap();
+    committed(store.stage(5, &CommandMeta::new("c"), bodies(2)).unwrap());
+    let other = PgLedger::connect(&url).unwrap();
+    drop(_turn);
+    other.append_group(5, vec![(CommandMeta::new("d"), bodies(1))]).unwrap();
+    assert!(matches!(store.flush_staged(), Err(AppendError::Conflict { expected: 5, actual: 6 })));
+    assert_eq!(store.head().seq, 5);
+    assert_eq!(store.catch_up_shared().unwrap(), 1);
+    assert_eq!(store.head(), log.head().unwrap());
 }

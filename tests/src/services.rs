@@ -68,6 +68,19 @@ pub fn try_sql(url: &str, sql: &str) -> Result<(), String> {
     })
 }
 
+/// The one `bigint` a query on `url` returns (a count), panicking on an error.
+pub fn query_i64(url: &str, sql: &str) -> i64 {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a runtime");
+    runtime.block_on(async {
+        let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("connect");
+        let driver = tokio::spawn(connection);
+        let value = client.query_one(sql, &[]).await.unwrap_or_else(|e| panic!("{sql}: {e}")).get(0);
+        drop(client);
+        let _ = driver.await;
+        value
+    })
+}
+
 /// A PostgreSQL of a test's own, for the tests that stop and restart the server: initdb into a
 /// temporary directory (as the `postgres` user when run as root), on a free loopback port.
 /// Stopped when dropped.

@@ -1,13 +1,15 @@
 //! The cross-crate tests, one binary: the saved fuzz corpus replayed (`fuzz_corpus`), recall's
 //! quality figure (`recall_quality`), a ledger replicated by export and import
-//! (`replication`), many machines saving at once on a shared ledger (`contention`), and machines following each
-//! other's appends on one (`following`).
+//! (`replication`), many machines saving at once on a shared ledger (`contention`), machines following each
+//! other's appends on one (`following`), and one process's saves sent to it together
+//! (`group_commit`).
 
 use std::path::PathBuf;
 
 mod contention;
 mod following;
 mod fuzz_corpus;
+mod group_commit;
 mod recall_quality;
 mod replication;
 
