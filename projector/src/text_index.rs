@@ -28,7 +28,7 @@ use memledger_ledger::Ledger;
 use memledger_ledger::store::Store;
 use memledger_schemas::*;
 use tantivy::indexer::UserOperation;
-use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
@@ -901,7 +901,21 @@ impl TextIndex {
         // in the terms' order for every document (a bare union of terms would be scored by block-max
         // WAND, which sums in an order that varies, so equal texts could differ in the last bit and
         // lose the newest-first order of equal scores).
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::new(should)))];
+        let query = self.filtered(Box::new(BooleanQuery::new(should)), memory_type, scope);
+        self.top(&query, Some(limit))
+    }
+
+    /// Every active memory of the type and scope (each filter optional), newest first, with a
+    /// score of 0: what an exhaustive ranking of the scope, such as the cosine's, ranks.
+    pub fn admitted(&self, memory_type: Option<MemoryType>, scope: Option<&str>) -> Result<Vec<TextHit>, ProjectError> {
+        let query = self.filtered(Box::new(ConstScoreQuery::new(Box::new(AllQuery), 0.0)), memory_type, scope);
+        self.top(&query, None)
+    }
+
+    /// `query` with `memory_type` and `scope` as required filters that do not score.
+    fn filtered(&self, query: Box<dyn Query>, memory_type: Option<MemoryType>, scope: Option<&str>) -> BooleanQuery {
+        let f = self.fields;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, query)];
         let filter = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
             let term = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);
             (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(term), 0.0)))
@@ -912,10 +926,16 @@ impl TextIndex {
         if let Some(s) = scope {
             clauses.push(filter(f.scope, s));
         }
-        let query = BooleanQuery::new(clauses);
+        BooleanQuery::new(clauses)
+    }
+
+    /// The best `limit` hits of `query` (all of them for `None`): score, then newest, then memory
+    /// id.
+    fn top(&self, query: &BooleanQuery, limit: Option<usize>) -> Result<Vec<TextHit>, ProjectError> {
         let searcher = self.reader.searcher();
         self.keys.retain(&searcher);
-        let top = searcher.search(&query, &TopHits::with_limit(limit, &self.keys))?;
+        let limit = limit.unwrap_or(searcher.num_docs() as usize);
+        let top = searcher.search(query, &TopHits::with_limit(limit, &self.keys))?;
         Ok(top
             .into_iter()
             .map(|h| TextHit {

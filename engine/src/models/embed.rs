@@ -9,6 +9,7 @@
 //! old vectors; the store says so at open and `Memledger::embed_missing` re-embeds.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
 use memledger_ledger::store::{Batch, Store};
 use memledger_projector::beliefs::MemoryRecord;
@@ -27,6 +28,9 @@ pub const EMBED_TABLE: &str = "embeddings";
 /// The cosine at or above which a stored memory is a candidate (memloom's threshold).
 pub const COSINE_MIN: f64 = 0.5;
 const MODEL_KEY: &[u8] = b"model";
+/// How many times vectors were forgotten (a little-endian u64): what tells [`HeldVectors`] that
+/// the vectors it holds may include forgotten ones.
+const FORGOTTEN_KEY: &[u8] = b"forgotten";
 
 fn space_digest(space: &str) -> [u8; 16] {
     let h = blake3::hash(space.as_bytes());
@@ -97,7 +101,14 @@ impl<'a> VectorCache<'a> {
     }
 }
 
-/// Delete the cached vectors of these contents, whatever model made them (an erasure), synced.
+/// How many times [`forget_vectors`] forgot any.
+fn forgotten(store: &Store) -> Result<u64, EngineError> {
+    let count = store.get(EMBED_TABLE, FORGOTTEN_KEY)?;
+    Ok(count.and_then(|b| <[u8; 8]>::try_from(b.as_slice()).ok()).map_or(0, u64::from_le_bytes))
+}
+
+/// Delete the cached vectors of these contents, whatever model made them (an erasure), synced;
+/// counted, so that vectors held in memory ([`HeldVectors`]) are dropped at their next use.
 pub(crate) fn forget_vectors(store: &Store, hashes: &[Hash]) -> Result<(), EngineError> {
     let mut batch = Batch::default();
     for item in store.scan_from(EMBED_TABLE, &[])? {
@@ -107,9 +118,72 @@ pub(crate) fn forget_vectors(store: &Store, hashes: &[Hash]) -> Result<(), Engin
         }
     }
     if !batch.is_empty() {
+        batch.put(EMBED_TABLE, FORGOTTEN_KEY, (forgotten(store)? + 1).to_le_bytes());
         store.write(batch, true)?;
     }
     Ok(())
+}
+
+/// The cached vectors recall has compared, held in memory by memory id so that a recall reads
+/// from the store only the vectors it has not seen (a memory's content never changes, and a vector
+/// of one space is made once). Everything held is dropped when the space changes, when any vector
+/// was forgotten since (an erasure must not outlive itself in memory), and when it holds more
+/// than twice the memories there are (retired ones accumulate).
+#[derive(Default)]
+pub struct HeldVectors {
+    held: Mutex<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    space: String,
+    forgotten: u64,
+    vectors: HashMap<MemoryId, Arc<[f32]>>,
+}
+
+/// The least number of vectors [`HeldVectors`] may hold before it counts them against the store.
+const HELD_FLOOR: usize = 1024;
+
+impl HeldVectors {
+    /// The vectors of `space` of the memories `ids` (of `active` memories in all), each `None`
+    /// when it has no cached vector; held ones from memory, the others read from `store` (by the
+    /// content hash `hash_of` gives) and then held.
+    pub(crate) fn get(
+        &self,
+        store: &Store,
+        hash_of: impl Fn(MemoryId) -> Result<Hash, EngineError>,
+        space: &str,
+        ids: &[MemoryId],
+        active: usize,
+    ) -> Result<Vec<Option<Arc<[f32]>>>, EngineError> {
+        let forgotten = forgotten(store)?;
+        let mut found = {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            if held.space != space || held.forgotten != forgotten || held.vectors.len() > HELD_FLOOR.max(2 * active) {
+                *held = Held { space: space.to_string(), forgotten, vectors: HashMap::new() };
+            }
+            ids.iter().map(|id| held.vectors.get(id).cloned()).collect::<Vec<_>>()
+        };
+        let cache = VectorCache::new(store);
+        let mut read = Vec::new();
+        for (id, slot) in ids.iter().zip(found.iter_mut()) {
+            if slot.is_none()
+                && let Some(v) = cache.get(space, &hash_of(*id)?)?
+            {
+                let v: Arc<[f32]> = v.into();
+                read.push((*id, v.clone()));
+                *slot = Some(v);
+            }
+        }
+        if !read.is_empty() {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            // Held only if nothing was forgotten or changed meanwhile.
+            if held.space == space && held.forgotten == forgotten {
+                held.vectors.extend(read);
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// The note said at open when the embedding space (model and document prompt) is not the one
@@ -319,6 +393,30 @@ pub(crate) fn embed_missing(models: &Models, reader: Reader<'_>, dry_run: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Held vectors answer without the store, new vectors are read when first asked for, and a
+    /// forgotten vector is not answered from memory.
+    #[test]
+    fn held_vectors_never_outlive_a_forgotten_vector() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &[EMBED_TABLE.into()], true, std::time::Duration::from_secs(1)).unwrap();
+        let (a, b) = (MemoryId::from_bytes([1; 16]), MemoryId::from_bytes([2; 16]));
+        let hash = |id: MemoryId| Hash([id.to_bytes()[0]; 32]);
+        let hash_of = |id: MemoryId| Ok(hash(id));
+        let held = HeldVectors::default();
+        let cache = VectorCache::new(&store);
+        cache.put_all("m", &[(hash(a), vec![1.0, 0.0])]).unwrap();
+        let got = held.get(&store, hash_of, "m", &[a, b], 2).unwrap();
+        assert_eq!(got.iter().map(|v| v.as_deref().map(<[f32]>::to_vec)).collect::<Vec<_>>(), [Some(vec![1.0, 0.0]), None]);
+        cache.put_all("m", &[(hash(b), vec![0.0, 1.0])]).unwrap();
+        let got = held.get(&store, hash_of, "m", &[a, b], 2).unwrap();
+        assert!(got.iter().all(Option::is_some), "a vector cached later is read");
+        assert!(held.get(&store, hash_of, "other", &[a], 2).unwrap()[0].is_none(), "another space has none");
+        held.get(&store, hash_of, "m", &[a, b], 2).unwrap();
+        forget_vectors(&store, &[hash(a)]).unwrap();
+        let got = held.get(&store, hash_of, "m", &[a, b], 2).unwrap();
+        assert!(got[0].is_none() && got[1].is_some(), "the forgotten vector is gone from memory too");
+    }
 
     #[test]
     fn cosine_and_codec() {

@@ -92,12 +92,14 @@ pub struct Models {
     /// The embedder's prompts (none without an embedder).
     prompts: EmbedPrompts,
     http: Http,
+    /// The embedder's vectors recall has read (`embed::HeldVectors`).
+    held: embed::HeldVectors,
 }
 
 impl Models {
     pub fn new(config: ModelConfig) -> Self {
         let prompts = config.embed.as_ref().map(|e| config.embed_prompts.for_model(&e.model)).unwrap_or_default();
-        Models { config, prompts, http: Http::new() }
+        Models { config, prompts, http: Http::new(), held: embed::HeldVectors::default() }
     }
 
     /// The prompts the embedder is sent (`models::prompts`).
@@ -109,6 +111,11 @@ impl Models {
     /// document prompt ([`EmbedPrompts::document_space`]); the vector cache's key.
     pub fn embed_space(&self) -> Option<String> {
         self.embedder().map(|e| self.prompts.document_space(&e.model))
+    }
+
+    /// The vectors recall has read, held in memory.
+    pub(crate) fn held_vectors(&self) -> &embed::HeldVectors {
+        &self.held
     }
 
     pub fn config(&self) -> &ModelConfig {
