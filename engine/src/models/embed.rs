@@ -407,7 +407,10 @@ mod tests {
         let cache = VectorCache::new(&store);
         cache.put_all("m", &[(hash(a), vec![1.0, 0.0])]).unwrap();
         let got = held.get(&store, hash_of, "m", &[a, b], 2).unwrap();
-        assert_eq!(got.iter().map(|v| v.as_deref().map(<[f32]>::to_vec)).collect::<Vec<_>>(), [Some(vec![1.0, 0.0]), None]);
+        assert_eq!(
+            got.iter().map(|v| v.as_deref().map(<[f32]>::to_vec)).collect::<Vec<_>>(),
+            [Some(vec![1.0, 0.0]), None]
+        );
         cache.put_all("m", &[(hash(b), vec![0.0, 1.0])]).unwrap();
         let got = held.get(&store, hash_of, "m", &[a, b], 2).unwrap();
         assert!(got.iter().all(Option::is_some), "a vector cached later is read");
