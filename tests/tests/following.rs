@@ -4,10 +4,12 @@
 //! cache agrees with its belief view, a machine finds the memories it only copied (a repeat of
 //! one merges), and both end with views equal to a fresh replay.
 
-use memledger_engine::{Memledger, OpenOptions, Outcome, SaveRequest};
+use memledger_engine::{Outcome, SaveRequest};
 use memledger_tests::services::fresh_pg_database;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+
+use crate::{assert_machines_agree, open_machine};
 
 const STEPS: usize = 80;
 const PEOPLE: [&str; 4] = ["Ines", "Tomas", "Priya", "Okoro"];
@@ -22,11 +24,7 @@ fn a_machine_following_another_keeps_its_term_cache_and_finds_what_it_copied() {
     eprintln!("following: seed {seed} (MEMLEDGER_TEST_SEED={seed} repeats it)");
     let mut rng = StdRng::seed_from_u64(seed);
     let root = tempfile::tempdir().unwrap();
-    let open = |m: usize| {
-        let log = memledger_engine::connect_shared_ledger(&url).unwrap();
-        let options = OpenOptions { create: true, shared: Some(log), ..OpenOptions::default() };
-        Memledger::open(&root.path().join(format!("machine-{m}")), &options).unwrap()
-    };
+    let open = |m: usize| open_machine(&url, &root.path().join(format!("machine-{m}")));
     let machines = [open(0), open(1)];
     // What each machine saved: (text, memory id).
     let mut saved: [Vec<(String, String)>; 2] = [Vec::new(), Vec::new()];
@@ -69,13 +67,5 @@ fn a_machine_following_another_keeps_its_term_cache_and_finds_what_it_copied() {
         }
     }
     assert!(merged_from_the_other > 0, "no repeat of the other machine's memory merged (seed {seed})");
-    let heads: Vec<_> = machines
-        .iter()
-        .map(|ml| {
-            let report = ml.verify().unwrap();
-            assert!(report.ledger.ok && report.views_consistent, "{report:?} (seed {seed})");
-            ml.ledger().head()
-        })
-        .collect();
-    assert_eq!(heads[0], heads[1]);
+    assert_machines_agree(&machines.iter().collect::<Vec<_>>());
 }

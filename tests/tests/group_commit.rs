@@ -3,13 +3,10 @@
 //! transaction commits, and a group whose transaction fails is acknowledged to none of its saves
 //! and forgotten by the views (engine/src/group_commit.rs).
 
-use memledger_engine::{Durability, EngineError, Memledger, OpenOptions, SaveRequest};
+use memledger_engine::{Durability, EngineError, Memledger, SaveRequest};
 use memledger_tests::services::{PrivatePostgres, create_database, fresh_pg_database, query_i64, run_sql};
 
-fn open(url: &str, dir: &std::path::Path) -> Memledger {
-    let log = memledger_engine::connect_shared_ledger(url).unwrap();
-    Memledger::open(dir, &OpenOptions { create: true, shared: Some(log), ..OpenOptions::default() }).unwrap()
-}
+use crate::{assert_machines_agree, open_machine};
 
 fn request(text: String, key: Option<String>) -> SaveRequest {
     SaveRequest { text, idempotency_key: key, ..SaveRequest::default() }
@@ -20,24 +17,11 @@ fn transactions(url: &str) -> i64 {
     query_i64(url, "SELECT count(DISTINCT xmin::text)::bigint FROM memledger_events")
 }
 
-fn assert_agree(machines: &[&Memledger]) {
-    let heads: Vec<_> = machines
-        .iter()
-        .map(|ml| {
-            let report = ml.verify().unwrap();
-            assert!(report.ledger.ok && report.views_consistent, "{report:?}");
-            assert_eq!(ml.term_cache_disagreement().unwrap(), None);
-            ml.ledger().head()
-        })
-        .collect();
-    assert!(heads.iter().all(|h| *h == heads[0]), "{heads:?}");
-}
-
 #[test]
 fn many_saves_of_one_process_at_once_are_each_acknowledged_once() {
     let Some(url) = fresh_pg_database() else { return };
     let root = tempfile::tempdir().unwrap();
-    let (a, b) = (open(&url, &root.path().join("a")), open(&url, &root.path().join("b")));
+    let (a, b) = (open_machine(&url, &root.path().join("a")), open_machine(&url, &root.path().join("b")));
     const SAVES: usize = 20;
     let writers = [(&a, 8usize), (&b, 4usize)];
     let acked: Vec<String> = std::thread::scope(|scope| {
@@ -64,7 +48,7 @@ fn many_saves_of_one_process_at_once_are_each_acknowledged_once() {
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(acked.len(), 12 * SAVES);
-    assert_agree(&[&a, &b]);
+    assert_machines_agree(&[&a, &b]);
     for id in &acked {
         assert!(b.show(id.parse().unwrap()).is_ok() && a.show(id.parse().unwrap()).is_ok(), "{id}");
     }
@@ -77,7 +61,7 @@ fn many_saves_of_one_process_at_once_are_each_acknowledged_once() {
 fn deferred_saves_reach_the_shared_ledger_together_at_sync_and_not_before() {
     let Some(url) = fresh_pg_database() else { return };
     let root = tempfile::tempdir().unwrap();
-    let (a, b) = (open(&url, &root.path().join("a")), open(&url, &root.path().join("b")));
+    let (a, b) = (open_machine(&url, &root.path().join("a")), open_machine(&url, &root.path().join("b")));
     let log = memledger_engine::connect_shared_ledger(&url).unwrap();
     let ids: Vec<_> = (0..40)
         .map(|i| {
@@ -94,7 +78,7 @@ fn deferred_saves_reach_the_shared_ledger_together_at_sync_and_not_before() {
     for id in &ids {
         assert!(b.show(*id).is_ok());
     }
-    assert_agree(&[&a, &b]);
+    assert_machines_agree(&[&a, &b]);
 }
 
 #[test]
@@ -102,7 +86,7 @@ fn a_group_whose_transaction_fails_is_acknowledged_to_none_and_forgotten() {
     let Some(pg) = PrivatePostgres::start() else { return };
     let url = create_database(&pg.admin_url());
     let root = tempfile::tempdir().unwrap();
-    let a = open(&url, &root.path().join("a"));
+    let a = open_machine(&url, &root.path().join("a"));
     let kept = a.save(request("the ferry leaves pier two at noon".into(), None), "test:group").unwrap();
     let save_all = |ml: &Memledger| {
         (0..5)
@@ -124,21 +108,21 @@ fn a_group_whose_transaction_fails_is_acknowledged_to_none_and_forgotten() {
         assert!(a.show(*id).is_err(), "a save of the failed group is gone");
     }
     assert!(a.show(kept.memory_id).is_ok());
-    let b = open(&url, &root.path().join("b"));
-    assert_agree(&[&a, &b]);
+    let b = open_machine(&url, &root.path().join("b"));
+    assert_machines_agree(&[&a, &b]);
     // Tried again with their keys: each once.
     save_all(&a);
     a.sync().unwrap();
     assert_eq!(query_i64(&url, "SELECT count(*) FROM memledger_idempotency WHERE key LIKE 'oars-%'"), 5);
     b.catch_up().unwrap();
-    assert_agree(&[&a, &b]);
+    assert_machines_agree(&[&a, &b]);
 }
 
 #[test]
 fn a_group_that_lost_its_turn_is_refused_as_a_moved_head_and_forgotten() {
     let Some(url) = fresh_pg_database() else { return };
     let root = tempfile::tempdir().unwrap();
-    let (a, b) = (open(&url, &root.path().join("a")), open(&url, &root.path().join("b")));
+    let (a, b) = (open_machine(&url, &root.path().join("a")), open_machine(&url, &root.path().join("b")));
     let staged = a
         .save_with(request("the kiln in shed four fires at dawn".into(), None), "test:group", Durability::Deferred)
         .unwrap();
@@ -153,5 +137,5 @@ fn a_group_that_lost_its_turn_is_refused_as_a_moved_head_and_forgotten() {
     assert!(a.show(staged.memory_id).is_err());
     a.catch_up().unwrap();
     assert!(a.show(other.memory_id).is_ok());
-    assert_agree(&[&a, &b]);
+    assert_machines_agree(&[&a, &b]);
 }
