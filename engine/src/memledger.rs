@@ -90,7 +90,7 @@ const SHARED_ALONE_AFTER: u32 = 8;
 /// Events copied from a shared ledger at most that [`Memledger::follow_shared`] applies as this
 /// machine's own commands' events (the term cache kept); a longer catch-up replays the views in
 /// chunks and starts the term cache again.
-const FOLLOW_IN_STEP_MAX: u64 = 4096;
+const FOLLOW_IN_STEP_MAX: usize = 4096;
 
 /// See [`Memledger::written`]. About 100 MB of write-ahead log at the benchmark's mix of events:
 /// a longer log would make the next command's open slow to replay it.
@@ -377,18 +377,17 @@ impl Memledger {
             return Ok(());
         }
         let before = self.ledger.head().seq;
-        let copied = self.ledger.catch_up_shared()?;
+        let (copied, kept) = self.ledger.catch_up_shared_keeping(FOLLOW_IN_STEP_MAX)?;
         if copied == 0 {
             return Ok(());
         }
-        if copied <= FOLLOW_IN_STEP_MAX {
-            let events = self.ledger.scan(before + 1)?.collect::<Result<Vec<Event>, _>>()?;
-            if !events.iter().any(|e| matches!(e.body, EventBody::MemoryErased(_))) {
-                let beliefs = self.reader().beliefs();
-                let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
-                let touched = activeness_of(&beliefs, &bodies)?;
-                return self.apply_appended(&beliefs, touched, &events, &|_| None);
-            }
+        if let Some(events) = kept
+            && !events.iter().any(|e| matches!(e.body, EventBody::MemoryErased(_)))
+        {
+            let beliefs = self.reader().beliefs();
+            let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
+            let touched = activeness_of(&beliefs, &bodies)?;
+            return self.apply_appended(&beliefs, touched, &events, &|_| None);
         }
         let caught_up = self.views.catch_up(&self.ledger);
         self.index.reset(&self.ledger)?;

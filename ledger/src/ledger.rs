@@ -209,16 +209,27 @@ impl Ledger {
     /// checked to follow the one before (seq, `prev_hash`, hash). Returns how many; none
     /// without a shared log.
     pub fn catch_up_shared(&self) -> Result<u64, LedgerError> {
-        let Some(log) = &self.shared else { return Ok(0) };
-        let mut copied = 0;
+        Ok(self.catch_up_shared_keeping(0)?.0)
+    }
+
+    /// As [`Ledger::catch_up_shared`], also giving back the events copied when there were at
+    /// most `keep` of them (`None` otherwise), so that a caller applying them need not read
+    /// them back from the store.
+    pub fn catch_up_shared_keeping(&self, keep: usize) -> Result<(u64, Option<Vec<Event>>), LedgerError> {
+        let Some(log) = &self.shared else { return Ok((0, Some(Vec::new()))) };
+        let (mut copied, mut kept) = (0, Some(Vec::new()));
         loop {
             let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
             let events = log.read(head.seq + 1, READ_CHUNK)?;
             if events.is_empty() {
-                return Ok(copied);
+                return Ok((copied, kept));
             }
             copied += events.len() as u64;
             self.copy_in(&mut head, &events)?;
+            kept = kept.filter(|k: &Vec<Event>| k.len() + events.len() <= keep).map(|mut k| {
+                k.extend(events);
+                k
+            });
         }
     }
 
