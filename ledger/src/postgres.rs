@@ -24,7 +24,8 @@ use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
 use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
 use crate::pg_tls::PgConnect;
-use crate::shared::{EventLog, Turn, link_problem};
+use crate::shared::{EventLog, Turn};
+use crate::staging::SealedAppend;
 use crate::tables::{Head, SeqRange};
 
 /// The version of the tables below; a database with a newer one is refused.
@@ -380,32 +381,21 @@ impl PgLedger {
         if head != expected {
             return Err(Failure::Conflict { actual: head.seq });
         }
+        let sealed = SealedAppend::of(expected, commands).map_err(Failure::Refused)?;
+        let Some(recorded_at) = sealed.recorded_at else { return Ok(()) };
         let lookup = tx.prepare("SELECT 1 FROM memledger_idempotency WHERE key = $1").await?;
-        let mut next = head;
-        let mut keys: Vec<(String, SeqRange)> = Vec::new();
-        let (mut seqs, mut hashes, mut prev_hashes, mut stored) = (vec![], vec![], vec![], vec![]);
-        for (key, events) in commands {
-            for event in events {
-                if let Some(problem) = link_problem(next, event) {
-                    return Err(Failure::Refused(format!("sealed events refused: {problem}")));
-                }
-                seqs.push(event.seq as i64);
-                hashes.push(event.hash.0.to_vec());
-                prev_hashes.push(event.prev_hash.0.to_vec());
-                stored.push(encode_event(event));
-                next = Head { seq: event.seq, hash: event.hash };
-            }
-            if let (Some(key), Some(first), Some(last)) = (key, events.first(), events.last()) {
-                if tx.query_opt(&lookup, &[key]).await?.is_some() {
-                    return Err(Failure::Conflict { actual: head.seq });
-                }
-                keys.push((key.clone(), SeqRange { first: first.seq, last: last.seq }));
+        for (key, _) in &sealed.keys {
+            if tx.query_opt(&lookup, &[key]).await?.is_some() {
+                return Err(Failure::Conflict { actual: head.seq });
             }
         }
-        let Some(last) = commands.iter().rev().find_map(|(_, events)| events.last()) else { return Ok(()) };
+        let seqs: Vec<i64> = sealed.events.iter().map(|e| e.seq as i64).collect();
+        let hashes: Vec<Vec<u8>> = sealed.events.iter().map(|e| e.hash.0.to_vec()).collect();
+        let prev_hashes: Vec<Vec<u8>> = sealed.events.iter().map(|e| e.prev_hash.0.to_vec()).collect();
+        let stored: Vec<Vec<u8>> = sealed.events.iter().map(|e| encode_event(e)).collect();
         insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
-        insert_keys(&tx, &keys).await?;
-        set_head(&tx, next, last.recorded_at).await?;
+        insert_keys(&tx, &sealed.keys).await?;
+        set_head(&tx, sealed.head, recorded_at).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -13,7 +13,7 @@
 
 use std::sync::MutexGuard;
 
-use memledger_schemas::Event;
+use memledger_schemas::{Event, Timestamp};
 
 use crate::error::{AppendError, LedgerError};
 use crate::ledger::{Appended, CommandMeta, Ledger, NewEvent, unsealed};
@@ -164,27 +164,22 @@ impl Ledger {
         if *head != expected {
             return Err(AppendError::Conflict { expected: expected.seq, actual: head.seq });
         }
-        let (mut batch, mut next) = (Batch::default(), *head);
-        for (key, events) in commands {
-            for event in events {
-                if let Some(problem) = link_problem(next, event) {
-                    return Err(LedgerError::Inconsistent(format!("sealed events refused: {problem}")).into());
-                }
-                EventsTable::put(&mut batch, event);
-                next = Head { seq: event.seq, hash: event.hash };
+        let sealed = SealedAppend::of(expected, commands).map_err(LedgerError::Inconsistent)?;
+        let Some(recorded_at) = sealed.recorded_at else { return Ok(()) };
+        let mut batch = Batch::default();
+        for (key, range) in &sealed.keys {
+            if IdempotencyTable::get(self.store(), key)?.is_some() {
+                return Err(AppendError::Conflict { expected: expected.seq, actual: head.seq });
             }
-            if let (Some(key), Some(first), Some(last)) = (key, events.first(), events.last()) {
-                if IdempotencyTable::get(self.store(), key)?.is_some() {
-                    return Err(AppendError::Conflict { expected: expected.seq, actual: head.seq });
-                }
-                IdempotencyTable::put(&mut batch, key, SeqRange { first: first.seq, last: last.seq });
-            }
+            IdempotencyTable::put(&mut batch, key, *range);
         }
-        let Some(last) = commands.iter().rev().find_map(|(_, events)| events.last()) else { return Ok(()) };
-        MetaTable::put_head(&mut batch, next);
+        for event in &sealed.events {
+            EventsTable::put(&mut batch, event);
+        }
+        MetaTable::put_head(&mut batch, sealed.head);
         self.store().write(batch, true)?;
-        *head = next;
-        *self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(last.recorded_at);
+        *head = sealed.head;
+        *self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner()) = Some(recorded_at);
         Ok(())
     }
 
@@ -196,5 +191,37 @@ impl Ledger {
         let mut staged = self.staged();
         self.rewind(&mut staged, base)?;
         Ok(true)
+    }
+}
+
+/// What [`crate::shared::EventLog::append_sealed`] writes after a head, whatever holds the log.
+pub(crate) struct SealedAppend<'a> {
+    /// The sealed events in order, each checked to follow the one before.
+    pub(crate) events: Vec<&'a Event>,
+    /// Each keyed command's seqs.
+    pub(crate) keys: Vec<(String, SeqRange)>,
+    /// The head after them, and its time (`None`: no events, nothing to write).
+    pub(crate) head: Head,
+    pub(crate) recorded_at: Option<Timestamp>,
+}
+
+impl<'a> SealedAppend<'a> {
+    /// `commands`' events after `expected`; a link that does not follow is refused, saying why.
+    pub(crate) fn of(expected: Head, commands: &'a [(Option<String>, Vec<Event>)]) -> Result<Self, String> {
+        let mut sealed = SealedAppend { events: Vec::new(), keys: Vec::new(), head: expected, recorded_at: None };
+        for (key, events) in commands {
+            for event in events {
+                if let Some(problem) = link_problem(sealed.head, event) {
+                    return Err(format!("sealed events refused: {problem}"));
+                }
+                sealed.head = Head { seq: event.seq, hash: event.hash };
+                sealed.recorded_at = Some(event.recorded_at);
+                sealed.events.push(event);
+            }
+            if let (Some(key), Some(first), Some(last)) = (key, events.first(), events.last()) {
+                sealed.keys.push((key.clone(), SeqRange { first: first.seq, last: last.seq }));
+            }
+        }
+        Ok(sealed)
     }
 }
