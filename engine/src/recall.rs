@@ -1,14 +1,16 @@
 //! `recall`: BM25 over the active memories (the text index, `projector/src/text_index.rs`),
 //! filtered by type and scope, with the conflict notice of docs/design.md §6. A question's terms
-//! are weighted by how rare they are, its names weigh more, and a question about time prefers
-//! memories that say when. With an embedder and vectors of its model, BM25 is fused with a cosine
-//! ranking by normalised score fusion (docs/quality.md has the measurements that chose it).
+//! are weighted by how rare they are, its names weigh more, a memory holding the question's words
+//! close together and in its order ranks higher, and a question about time prefers memories that
+//! say when. With an embedder and vectors of its model, BM25 is fused with a cosine ranking of
+//! vectors centred on the scope's mean by normalised score fusion (docs/quality.md has the
+//! measurements that chose each).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use memledger_projector::TextIndex;
-use memledger_projector::text_index::{TextHit, analyze};
+use memledger_projector::text_index::{analyze, analyze_in_order};
 use memledger_schemas::*;
 use serde::Serialize;
 
@@ -21,7 +23,7 @@ use crate::reads::Reader;
 use crate::validity::{self, ReadStatus, ScheduledChange};
 
 /// The share of the cosine in the fused score: `(1 - w) · bm25 / best bm25 + w · (cos - lowest) /
-/// (highest - lowest)`, both over the rankings read ([`FUSION_DEPTH`]). Chosen on LoCoMo among
+/// (highest - lowest)`, both over the rankings read ([`RANKING_DEPTH`]). Chosen on LoCoMo among
 /// 0.5–0.8 and against weighted reciprocal-rank fusion (docs/quality.md).
 pub const COSINE_WEIGHT: f64 = 0.6;
 /// A query term's BM25 score is multiplied by its inverse document frequency to this power, so
@@ -30,17 +32,33 @@ pub const COSINE_WEIGHT: f64 = 0.6;
 pub const IDF_POWER: f32 = 0.5;
 /// The further factor of a name's terms (a word written capitalised inside the question).
 pub const NAME_WEIGHT: f32 = 2.0;
+/// Two of the question's terms at most this many terms apart in it, found in a memory in the same
+/// order at most this many terms apart, are a close pair (stop words take no place).
+pub const PROXIMITY_WINDOW: usize = 3;
+/// Each close pair multiplies the memory's BM25 by `1 +` this times the two terms' idf summed.
+pub const PROXIMITY_WEIGHT: f32 = 0.04;
 /// A question about time multiplies the score of a memory that says when (an effective time, or
 /// a date, weekday, month, year or span in its text) by `1 +` this.
 pub const TIME_BONUS: f64 = 0.5;
 /// The most results a recall returns.
 pub const MAX_LIMIT: usize = 100_000;
 
-/// How deep each ranking is read before fusion (at least `limit`).
-pub const FUSION_DEPTH: usize = 50;
+/// How deep each ranking is read before the close pairs, fusion and the time preference reorder
+/// it, with an embedder or for a question about time (at least `limit`).
+pub const RANKING_DEPTH: usize = 50;
+/// How deep the BM25 ranking is read when only the close pairs reorder it (no embedder, not a
+/// question about time; at least `limit`): a memory ranked below it gains too little from close
+/// pairs to reach the first results (on LoCoMo any depth from 10 to 50 gives the same recall),
+/// and each memory read costs a record read and an analysis.
+pub const CLOSE_PAIRS_DEPTH: usize = 20;
 /// The cosine below which a memory is not in the cosine ranking at all, so that a query that
 /// matches nothing does not return arbitrary memories merely because they have vectors.
 pub const RECALL_COSINE_MIN: f64 = 0.3;
+/// From this many vectors in the type and scope on, the cosine ranking compares the query and the
+/// memories centred on the memories' mean vector, so that what every memory of the scope shares
+/// (its people, its register) stops filling the cosine; below it, a mean is mostly the few
+/// memories themselves and the raw vectors are compared.
+pub const CENTRE_MIN_VECTORS: usize = 32;
 
 /// Said with results when any of them is in a pending conflict with another active memory.
 pub const CONFLICT_NOTICE: &str =
@@ -55,14 +73,16 @@ pub struct RecallHit {
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
     pub scope: String,
-    /// What the results are ordered by: the weighted BM25 score when `ranking` is `bm25`, the
-    /// fused score when it is `bm25+cosine`, times [`TIME_BONUS`] for a memory that says when
-    /// asked when; comparable only within one answer.
+    /// What the results are ordered by: the weighted BM25 score times the close pairs' factor
+    /// ([`PROXIMITY_WEIGHT`]) when `ranking` is `bm25`, the fused score when it is
+    /// `bm25+cosine`, times [`TIME_BONUS`] for a memory that says when asked when; comparable
+    /// only within one answer.
     pub score: f32,
     /// The BM25 score (its terms weighted as the question's), when the text index matched this
     /// memory among the rankings read.
     pub bm25: Option<f32>,
-    /// The cosine with the query, when this memory has a vector of the configured embedder.
+    /// The cosine with the query (of the vectors as embedded, not centred), when this memory has
+    /// a vector of the configured embedder.
     pub cosine: Option<f64>,
     pub asserted_at: Timestamp,
     /// Active memories this one is in a pending conflict with.
@@ -106,11 +126,12 @@ pub const RANKING_BM25: &str = "bm25";
 /// `ranking` when BM25 and the cosine ranking were fused.
 pub const RANKING_FUSED: &str = "bm25+cosine";
 
-/// The cosine ranking of one query: best first, at most the fusion depth.
+/// The cosine ranking of one query: best first, at most the ranking depth, each with the cosine
+/// it is ranked by (of the centred vectors from [`CENTRE_MIN_VECTORS`] on).
 #[derive(Default)]
 struct CosineRanking {
     ranked: Vec<(MemoryId, f64)>,
-    /// The cosine of every memory of the type and scope that has a vector.
+    /// The cosine (not centred) of every memory of the type and scope that has a vector.
     all: HashMap<MemoryId, f64>,
     error: Option<String>,
 }
@@ -148,26 +169,74 @@ pub(crate) fn check(query: &Query<'_>, limit: usize) -> Result<(), EngineError> 
     Ok(())
 }
 
-/// What a question is about, read from its text once: its analysed terms, each weighted, and
-/// whether it asks when.
+/// What a question is about, read from its text once: its analysed terms, each weighted, its
+/// pairs of close terms, and whether it asks when.
 struct Question {
     terms: Vec<(String, f32)>,
+    /// Pairs of terms at most [`PROXIMITY_WINDOW`] apart in the question, first to last, each
+    /// with the two terms' idf summed.
+    close_pairs: Vec<(String, String, f32)>,
     about_time: bool,
 }
 
 impl Question {
     fn of(text: &TextIndex, query: &str) -> Result<Question, EngineError> {
         let names = name_terms(query);
+        let mut idf = HashMap::new();
         let mut terms = Vec::new();
         for term in analyze(query) {
-            let mut weight = text.idf(&term)?.max(0.0).powf(IDF_POWER);
+            let rarity = text.idf(&term)?.max(0.0);
+            idf.insert(term.clone(), rarity);
+            let mut weight = rarity.powf(IDF_POWER);
             if names.contains(&term) {
                 weight *= NAME_WEIGHT;
             }
             terms.push((term, weight));
         }
-        Ok(Question { terms, about_time: asks_when(query) })
+        let close_pairs = close_pairs(&analyze_in_order(query), |term| idf.get(term).copied().unwrap_or(0.0));
+        Ok(Question { terms, close_pairs, about_time: asks_when(query) })
     }
+
+    /// What a memory's BM25 is multiplied by for the question's close pairs it holds: `1 +`
+    /// [`PROXIMITY_WEIGHT`] times the idf of every close pair found in `text` in the question's
+    /// order, at most [`PROXIMITY_WINDOW`] terms apart. Two questions with the same words and a
+    /// memory that keeps them together ("career fair") against one that has them apart
+    /// ("a fair ... about my career"): the first ranks higher.
+    fn proximity(&self, text: &str) -> f32 {
+        if self.close_pairs.is_empty() {
+            return 1.0;
+        }
+        let mut positions: HashMap<String, Vec<usize>> = HashMap::new();
+        for (at, term) in analyze_in_order(text).into_iter().enumerate() {
+            positions.entry(term).or_default().push(at);
+        }
+        let close = |first: &str, second: &str| -> bool {
+            let (Some(firsts), Some(seconds)) = (positions.get(first), positions.get(second)) else { return false };
+            firsts.iter().any(|a| seconds.iter().any(|b| *b > *a && *b - *a <= PROXIMITY_WINDOW))
+        };
+        let found: f32 = self.close_pairs.iter().filter(|(a, b, _)| close(a, b)).map(|(_, _, idf)| idf).sum();
+        1.0 + PROXIMITY_WEIGHT * found
+    }
+}
+
+/// The pairs of terms of `sequence` (a question's, in order) at most [`PROXIMITY_WINDOW`] apart,
+/// first to last, each with the two terms' `idf` summed.
+fn close_pairs(sequence: &[String], idf: impl Fn(&str) -> f32) -> Vec<(String, String, f32)> {
+    let mut pairs = Vec::new();
+    for (i, first) in sequence.iter().enumerate() {
+        for second in sequence.iter().skip(i + 1).take(PROXIMITY_WINDOW) {
+            pairs.push((first.clone(), second.clone(), idf(first) + idf(second)));
+        }
+    }
+    pairs
+}
+
+/// One memory of the BM25 ranking: its BM25 and what it is ranked by (BM25 times the close
+/// pairs' factor).
+struct LexicalHit {
+    memory_id: MemoryId,
+    bm25: f32,
+    score: f64,
 }
 
 /// The analysed terms of the names in `query`: words written capitalised that do not begin a
@@ -215,20 +284,39 @@ pub(crate) fn recall(
     limit: usize,
 ) -> Result<RecallResult, EngineError> {
     let question = Question::of(text, query.text)?;
-    let depth = if models.embedder().is_some() || question.about_time { limit.max(FUSION_DEPTH) } else { limit };
-    let bm25 = text.search_weighted(&question.terms, query.memory_type, query.scope, depth)?;
+    let depth = if models.embedder().is_some() || question.about_time { RANKING_DEPTH } else { CLOSE_PAIRS_DEPTH };
+    let depth = limit.max(depth);
+    let mut bm25 = Vec::new();
+    // The records read for the close pairs, kept for the results.
+    let mut records = HashMap::new();
+    for hit in text.search_weighted(&question.terms, query.memory_type, query.scope, depth)? {
+        let record = reader.record(hit.memory_id)?;
+        let proximity = question.proximity(&record.text);
+        bm25.push(LexicalHit { memory_id: hit.memory_id, bm25: hit.score, score: (hit.score * proximity) as f64 });
+        records.insert(hit.memory_id, record);
+    }
     let cosines = cosine_ranking(text, reader, models, query, depth)?;
     let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
     // (memory id, ranking score, BM25, cosine).
-    let scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
-        bm25.iter().map(|h| (h.memory_id, h.score as f64, Some(h.score), None)).collect()
+    let mut scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
+        bm25.iter().map(|h| (h.memory_id, h.score, Some(h.bm25), None)).collect()
     } else {
         fuse(&bm25, &cosines)
     };
-    let mut results = Vec::new();
+    scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // What the time preference can multiply a score by at most: a memory scored below the
+    // limit-th result by more than that cannot enter the results.
+    let most = if question.about_time { 1.0 + TIME_BONUS } else { 1.0 };
+    let mut results: Vec<RecallHit> = Vec::new();
     let mut beliefs = std::collections::HashSet::new();
     for (id, mut score, bm25, cosine) in scored {
-        let r = reader.record(id)?;
+        if results.len() >= limit && ((score * most) as f32) < limit_th_best(&results, limit) {
+            break;
+        }
+        let r = match records.remove(&id) {
+            Some(r) => r,
+            None => reader.record(id)?,
+        };
         let lineage = reader.beliefs().lineage(r.root_id)?;
         let now = validity::value_at(&lineage, validity::END_OF_TIME).map(|v| v.memory_id);
         if validity::status_at(&r, now, validity::END_OF_TIME) != ReadStatus::Active
@@ -280,18 +368,26 @@ pub(crate) fn recall(
     Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
 }
 
+/// The `limit`-th best score of `results` (at least `limit` of them).
+fn limit_th_best(results: &[RecallHit], limit: usize) -> f32 {
+    let mut scores: Vec<f32> = results.iter().map(|r| r.score).collect();
+    scores.sort_by(|a, b| b.total_cmp(a));
+    scores[limit - 1]
+}
+
 /// Normalised score fusion of the BM25 hits and the cosine ranking: per memory, `(id, fused
-/// score, BM25, cosine)`. BM25 is divided by the best BM25 of the answer, the cosine stretched
-/// from the lowest to the highest cosine of the ranking, so each contributes from 0 to its weight
-/// ([`COSINE_WEIGHT`]); a memory only one ranking found gets nothing from the other.
-fn fuse(bm25: &[TextHit], cosines: &CosineRanking) -> Vec<(MemoryId, f64, Option<f32>, Option<f64>)> {
-    let best = bm25.first().map_or(1.0, |h| h.score as f64).max(f64::MIN_POSITIVE);
+/// score, BM25, cosine)`. The BM25 ranking's score is divided by its best of the answer, the
+/// cosine stretched from the lowest to the highest cosine of the ranking, so each contributes
+/// from 0 to its weight ([`COSINE_WEIGHT`]); a memory only one ranking found gets nothing from
+/// the other.
+fn fuse(bm25: &[LexicalHit], cosines: &CosineRanking) -> Vec<(MemoryId, f64, Option<f32>, Option<f64>)> {
+    let best = bm25.iter().map(|h| h.score).fold(f64::MIN_POSITIVE, f64::max);
     let (high, low) = (cosines.ranked.first().map_or(1.0, |c| c.1), cosines.ranked.last().map_or(0.0, |c| c.1));
     let mut fused: HashMap<MemoryId, (f64, Option<f32>)> = HashMap::new();
     for hit in bm25 {
         let e = fused.entry(hit.memory_id).or_default();
-        e.0 += (1.0 - COSINE_WEIGHT) * hit.score as f64 / best;
-        e.1 = Some(hit.score);
+        e.0 += (1.0 - COSINE_WEIGHT) * hit.score / best;
+        e.1 = Some(hit.bm25);
     }
     for (id, c) in &cosines.ranked {
         let stretched = if high > low { (c - low) / (high - low) } else { 1.0 };
@@ -301,7 +397,8 @@ fn fuse(bm25: &[TextHit], cosines: &CosineRanking) -> Vec<(MemoryId, f64, Option
 }
 
 /// The active memories of the type and scope that have a vector of the configured embedding
-/// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]), best `depth`. The memories are
+/// model, by cosine with `query` (at least [`RECALL_COSINE_MIN`]; ranked by the cosine of the
+/// vectors centred on their mean from [`CENTRE_MIN_VECTORS`] on), best `depth`. The memories are
 /// the text index's (it holds the active ones), their vectors held in memory after the first
 /// read (`HeldVectors`). The query is embedded once, and only when such vectors exist; it is not
 /// cached (recall writes nothing). Without an embedder, or when the embedder fails: empty (the
@@ -339,18 +436,47 @@ fn cosine_ranking(
         }
         None => return Ok(CosineRanking::default()),
     };
+    let mean = (vectors.len() >= CENTRE_MIN_VECTORS).then(|| mean_vector(vectors.iter().map(|v| &*v.2), q.len()));
+    let centred_query: Option<Vec<f32>> = mean.as_ref().map(|m| minus(&q, m));
+    let mut centred = Vec::with_capacity(q.len());
     let mut all = HashMap::with_capacity(vectors.len());
     let mut ranked: Vec<(f64, Timestamp, MemoryId)> = Vec::new();
     for (id, at, v) in vectors {
         let c = cosine(&q, &v);
         all.insert(id, c);
         if c >= RECALL_COSINE_MIN {
-            ranked.push((c, at, id));
+            let rank_by = match (&mean, &centred_query) {
+                (Some(m), Some(cq)) if v.len() == m.len() => {
+                    centred.clear();
+                    centred.extend(v.iter().zip(m).map(|(x, y)| x - y));
+                    cosine(cq, &centred)
+                }
+                _ => c,
+            };
+            ranked.push((rank_by, at, id));
         }
     }
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     ranked.truncate(depth);
     Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), all, error: None })
+}
+
+/// The mean of the vectors of length `len` (others are left out: they are of no comparison).
+fn mean_vector<'v>(vectors: impl Iterator<Item = &'v [f32]>, len: usize) -> Vec<f32> {
+    let mut sum = vec![0.0f64; len];
+    let mut n = 0usize;
+    for v in vectors.filter(|v| v.len() == len) {
+        n += 1;
+        for (s, x) in sum.iter_mut().zip(v) {
+            *s += *x as f64;
+        }
+    }
+    sum.into_iter().map(|s| if n == 0 { 0.0 } else { (s / n as f64) as f32 }).collect()
+}
+
+/// `a - b`, element by element.
+fn minus(a: &[f32], b: &[f32]) -> Vec<f32> {
+    a.iter().zip(b).map(|(x, y)| x - y).collect()
 }
 
 #[cfg(test)]
@@ -362,6 +488,38 @@ mod tests {
         assert_eq!(name_terms("When did Caroline go to the LGBTQ support group?"), vec!["carolin", "lgbtq"]);
         assert_eq!(name_terms("What did I tell Ann? Bob said no."), vec!["ann"], "sentence starts and I are not names");
         assert!(name_terms("which service deploys on tuesday").is_empty());
+    }
+
+    #[test]
+    fn close_pairs_count_in_the_questions_order_within_the_window() {
+        let question = |q: &str| Question {
+            terms: Vec::new(),
+            close_pairs: close_pairs(&analyze_in_order(q), |_| 1.0),
+            about_time: false,
+        };
+        let q = question("Which event did John volunteer at: the career fair?");
+        // Stop words take no place: "career fair" and "fair at the career" differ by order only.
+        let together = q.proximity("John volunteered at a career fair at a local school.");
+        let apart = q.proximity("At the school fair John talked to volunteers about his career.");
+        let reversed = q.proximity("The fair for a career.");
+        assert!(together > apart && together > reversed, "{together} {apart} {reversed}");
+        assert_eq!(q.proximity("Nothing of the question here."), 1.0);
+        // Each pair found adds its terms' idf (1 + 1 here) times the weight.
+        assert_eq!(question("career fair").proximity("a career fair"), 1.0 + 2.0 * PROXIMITY_WEIGHT);
+        assert_eq!(
+            question("career, and then lots of other things before a fair").proximity("career fair"),
+            1.0,
+            "apart in the question"
+        );
+        assert_eq!(question("fair").proximity("fair fair"), 1.0, "one term is no pair");
+    }
+
+    #[test]
+    fn the_mean_leaves_out_vectors_of_another_length() {
+        let vectors: Vec<Vec<f32>> = vec![vec![1.0, 0.0], vec![0.0, 1.0], vec![5.0, 5.0, 5.0]];
+        assert_eq!(mean_vector(vectors.iter().map(|v| &v[..]), 2), vec![0.5, 0.5]);
+        assert_eq!(mean_vector(std::iter::empty(), 2), vec![0.0, 0.0]);
+        assert_eq!(minus(&[1.0, 2.0], &[0.5, 0.5]), vec![0.5, 1.5]);
     }
 
     #[test]

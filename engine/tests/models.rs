@@ -584,6 +584,69 @@ fn recall_as_of_uses_the_vectors_of_the_live_store() {
     assert_eq!(server.hits(), hits + 1, "only the query is embedded; the memory's vector was lent");
 }
 
+/// An embedder for the centred cosine: every "entry N" points along the scope's shared direction
+/// (the first axis) with a little of the third or fourth, the query along the shared direction
+/// with some of the second (its topic); "the harbour beacon" says the topic and less of the
+/// shared direction, "the office" says nothing but the shared direction.
+fn shared_direction_server() -> MockServer {
+    mock_http::start(|seen| {
+        let vectors: Vec<Vec<f32>> = seen.body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| match v.as_str().unwrap() {
+                CENTRED_QUERY => vec![1.0, 0.2, 0.0, 0.0],
+                "the harbour beacon was repainted" => vec![0.6, 0.5, 0.0, 0.0],
+                "the office closes at six" => vec![1.0, 0.0, 0.05, 0.0],
+                t => {
+                    let n: usize = t.trim_start_matches("entry ").parse().unwrap();
+                    let side = if n % 2 == 0 { 0.1 } else { -0.1 };
+                    if n % 4 < 2 { vec![1.0, 0.0, side, 0.0] } else { vec![1.0, 0.0, 0.0, side] }
+                }
+            })
+            .collect();
+        mock_http::embeddings(&vectors)
+    })
+}
+
+/// Shares no index term with any text of [`shared_direction_server`].
+const CENTRED_QUERY: &str = "what about the lighthouse?";
+
+/// Recall of a scope with `entries` memories besides the beacon and the office, by cosine alone
+/// (the query matches no term): the results' texts and cosines.
+fn centred_recall(entries: usize) -> Vec<(String, f64)> {
+    let server = shared_direction_server();
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_embedder(&server.url, "shared-embed"));
+    for text in ["the harbour beacon was repainted", "the office closes at six"] {
+        ml.save(scoped(text, "site:port", "fact"), ACTOR).unwrap();
+    }
+    for n in 0..entries {
+        ml.save(scoped(&format!("entry {n}"), "site:port", "fact"), ACTOR).unwrap();
+    }
+    ml.embed_missing().unwrap();
+    let r = ml.recall(CENTRED_QUERY, None, Some("site:port"), 3).unwrap();
+    assert_eq!(r.ranking, "bm25+cosine");
+    assert!(r.results.iter().all(|h| h.bm25.is_none()), "the cosine alone ranks: {r:?}");
+    r.results.into_iter().map(|h| (h.text, h.cosine.unwrap())).collect()
+}
+
+#[test]
+fn the_cosine_ranking_centres_a_scope_on_what_its_memories_share() {
+    // 38 memories: the mean is about the shared direction, and what is left of the query is its
+    // topic, which the beacon has and the office and the entries have not.
+    let centred = centred_recall(36);
+    assert_eq!(centred[0].0, "the harbour beacon was repainted", "{centred:?}");
+    // The cosine shown is of the vectors as embedded: the office's is higher, yet it ranks lower.
+    let office = centred.iter().find(|(t, _)| t == "the office closes at six").map(|(_, c)| *c);
+    assert!(office.is_none_or(|c| c > centred[0].1), "{centred:?}");
+    assert!((centred[0].1 - 0.8786).abs() < 1e-3, "{centred:?}");
+    // Below CENTRE_MIN_VECTORS the raw vectors are compared: the shared direction wins.
+    let raw = centred_recall(8);
+    assert_eq!(raw[0].0, "the office closes at six", "{raw:?}");
+    assert!(raw.iter().all(|(t, _)| t != "the harbour beacon was repainted"), "last of ten: {raw:?}");
+}
+
 /// An embedder that points "passage: " texts and "query: " texts the same way when they say the
 /// same, as E5 models are trained to: any other text (unprompted) points elsewhere.
 fn e5_like_server() -> MockServer {

@@ -204,16 +204,26 @@ pub fn analyzer() -> TextAnalyzer {
 
 /// The terms the analyzer makes of `text`, in order, without repeats.
 pub fn analyze(text: &str) -> Vec<String> {
-    let mut analyzer = analyzer();
-    let mut stream = analyzer.token_stream(text);
     let mut seen = BTreeSet::new();
-    let mut out = Vec::new();
-    while let Some(token) = stream.next() {
-        if seen.insert(token.text.clone()) {
+    analyze_in_order(text).into_iter().filter(|t| seen.insert(t.clone())).collect()
+}
+
+/// Every term the analyzer makes of `text`, in order, repeats kept: a term's place in this list
+/// is its position among the terms (stop words take none).
+pub fn analyze_in_order(text: &str) -> Vec<String> {
+    // One analyzer per thread: making one builds its stop-word sets, which costs more than
+    // analysing a memory's text (recall analyses every memory it reorders).
+    thread_local! {
+        static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(analyzer());
+    }
+    ANALYZER.with_borrow_mut(|analyzer| {
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(token) = stream.next() {
             out.push(token.text.clone());
         }
-    }
-    out
+        out
+    })
 }
 
 #[derive(Clone, Copy)]
