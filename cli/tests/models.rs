@@ -102,18 +102,10 @@ fn conflicts_scan_works_offline_and_why_shows_a_fallback() {
 
 /// Fixed vectors: the paraphrase and the fact point the same way, everything else elsewhere.
 fn embedder() -> mock_http::MockServer {
-    mock_http::start(|seen| {
-        let vectors: Vec<Vec<f32>> = seen.body["input"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| match v.as_str().unwrap() {
-                "which relational engine holds company data?" => vec![1.0, 0.0],
-                "our primary datastore is postgres" => vec![0.95, 0.05],
-                _ => vec![0.0, 1.0],
-            })
-            .collect();
-        mock_http::embeddings(&vectors)
+    mock_http::embedder_of(|text| match text {
+        "which relational engine holds company data?" => vec![1.0, 0.0],
+        "our primary datastore is postgres" => vec![0.95, 0.05],
+        _ => vec![0.0, 1.0],
     })
 }
 

@@ -464,21 +464,13 @@ fn a_failing_embedder_falls_back_to_term_candidates() {
 /// A scripted embedder with fixed vectors: the texts of one topic share a direction whatever
 /// their words, everything else points elsewhere.
 fn topic_server() -> MockServer {
-    mock_http::start(|seen| {
-        let vectors: Vec<Vec<f32>> = seen.body["input"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| match v.as_str().unwrap() {
-                PARAPHRASE_QUERY | "postgres datastore" => vec![1.0, 0.0, 0.0],
-                "our primary datastore is postgres" => vec![0.9, 0.1, 0.0],
-                "the blog keeps its posts in sqlite" => vec![0.7, 0.0, 0.3],
-                "billing stores invoices in mysql" => vec![0.7, 0.3, 0.0],
-                "prefer managed databases over self-hosted ones" => vec![0.8, 0.0, 0.2],
-                _ => vec![0.0, 0.0, 1.0],
-            })
-            .collect();
-        mock_http::embeddings(&vectors)
+    mock_http::embedder_of(|text| match text {
+        PARAPHRASE_QUERY | "postgres datastore" => vec![1.0, 0.0, 0.0],
+        "our primary datastore is postgres" => vec![0.9, 0.1, 0.0],
+        "the blog keeps its posts in sqlite" => vec![0.7, 0.0, 0.3],
+        "billing stores invoices in mysql" => vec![0.7, 0.3, 0.0],
+        "prefer managed databases over self-hosted ones" => vec![0.8, 0.0, 0.2],
+        _ => vec![0.0, 0.0, 1.0],
     })
 }
 
@@ -589,23 +581,15 @@ fn recall_as_of_uses_the_vectors_of_the_live_store() {
 /// with some of the second (its topic); "the harbour beacon" says the topic and less of the
 /// shared direction, "the office" says nothing but the shared direction.
 fn shared_direction_server() -> MockServer {
-    mock_http::start(|seen| {
-        let vectors: Vec<Vec<f32>> = seen.body["input"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| match v.as_str().unwrap() {
-                CENTRED_QUERY => vec![1.0, 0.2, 0.0, 0.0],
-                "the harbour beacon was repainted" => vec![0.6, 0.5, 0.0, 0.0],
-                "the office closes at six" => vec![1.0, 0.0, 0.05, 0.0],
-                t => {
-                    let n: usize = t.trim_start_matches("entry ").parse().unwrap();
-                    let side = if n % 2 == 0 { 0.1 } else { -0.1 };
-                    if n % 4 < 2 { vec![1.0, 0.0, side, 0.0] } else { vec![1.0, 0.0, 0.0, side] }
-                }
-            })
-            .collect();
-        mock_http::embeddings(&vectors)
+    mock_http::embedder_of(|text| match text {
+        CENTRED_QUERY => vec![1.0, 0.2, 0.0, 0.0],
+        "the harbour beacon was repainted" => vec![0.6, 0.5, 0.0, 0.0],
+        "the office closes at six" => vec![1.0, 0.0, 0.05, 0.0],
+        entry => {
+            let n: usize = entry.trim_start_matches("entry ").parse().unwrap();
+            let side = if n % 2 == 0 { 0.1 } else { -0.1 };
+            if n % 4 < 2 { vec![1.0, 0.0, side, 0.0] } else { vec![1.0, 0.0, 0.0, side] }
+        }
     })
 }
 

@@ -34,6 +34,15 @@ pub fn embeddings(vectors: &[Vec<f32>]) -> Reply {
     Reply::Status(200, json!({"object": "list", "data": data}).to_string())
 }
 
+/// An embedder whose vector for each input text is `vector_of(text)`.
+pub fn embedder_of(vector_of: impl Fn(&str) -> Vec<f32> + Send + Sync + 'static) -> MockServer {
+    start(move |seen| {
+        let inputs = seen.body["input"].as_array().expect("an embeddings request lists its inputs");
+        let vectors: Vec<Vec<f32>> = inputs.iter().map(|v| vector_of(v.as_str().unwrap())).collect();
+        embeddings(&vectors)
+    })
+}
+
 /// One request as the server saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
