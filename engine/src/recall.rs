@@ -199,9 +199,9 @@ impl Question {
 
     /// What a memory's BM25 is multiplied by for the question's close pairs it holds: `1 +`
     /// [`PROXIMITY_WEIGHT`] times the idf of every close pair found in `text` in the question's
-    /// order, at most [`PROXIMITY_WINDOW`] terms apart. Two questions with the same words and a
-    /// memory that keeps them together ("career fair") against one that has them apart
-    /// ("a fair ... about my career"): the first ranks higher.
+    /// order, at most [`PROXIMITY_WINDOW`] terms apart: of two memories with the question's words,
+    /// one that keeps them together as the question does ("career fair") ranks above one that has
+    /// them apart ("the fair … about his career").
     fn proximity(&self, text: &str) -> f32 {
         if self.close_pairs.is_empty() {
             return 1.0;
@@ -436,8 +436,11 @@ fn cosine_ranking(
         }
         None => return Ok(CosineRanking::default()),
     };
-    let mean = (vectors.len() >= CENTRE_MIN_VECTORS).then(|| mean_vector(vectors.iter().map(|v| &*v.2), q.len()));
-    let centred_query: Option<Vec<f32>> = mean.as_ref().map(|m| minus(&q, m));
+    // The query centred, and the mean to centre each memory's vector on.
+    let centring = (vectors.len() >= CENTRE_MIN_VECTORS).then(|| {
+        let mean = mean_vector(vectors.iter().map(|v| &*v.2), q.len());
+        (minus(&q, &mean), mean)
+    });
     let mut centred = Vec::with_capacity(q.len());
     let mut all = HashMap::with_capacity(vectors.len());
     let mut ranked: Vec<(f64, Timestamp, MemoryId)> = Vec::new();
@@ -445,11 +448,11 @@ fn cosine_ranking(
         let c = cosine(&q, &v);
         all.insert(id, c);
         if c >= RECALL_COSINE_MIN {
-            let rank_by = match (&mean, &centred_query) {
-                (Some(m), Some(cq)) if v.len() == m.len() => {
+            let rank_by = match &centring {
+                Some((query, mean)) if v.len() == mean.len() => {
                     centred.clear();
-                    centred.extend(v.iter().zip(m).map(|(x, y)| x - y));
-                    cosine(cq, &centred)
+                    centred.extend(v.iter().zip(mean).map(|(x, y)| x - y));
+                    cosine(query, &centred)
                 }
                 _ => c,
             };
