@@ -20,7 +20,7 @@ use memledger_ledger::{
 };
 use memledger_projector::Views;
 use memledger_projector::audit::AuditProjector;
-use memledger_projector::beliefs::{BeliefReader, BeliefsProjector, MemoryRecord};
+use memledger_projector::beliefs::{BeliefsProjector, MemoryRecord};
 use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ConflictsProjector};
 use memledger_projector::edges::EdgesProjector;
 use memledger_projector::text_index::{TEXT_VIEW, TextIndex, TextRebuild};
@@ -314,36 +314,34 @@ impl Memledger {
         events: Vec<NewEvent>,
         append: impl FnOnce(Vec<NewEvent>) -> Result<Appended, AppendError>,
     ) -> Result<CommitResult, EngineError> {
-        let beliefs = self.reader().beliefs();
-        let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
-        let touched = activeness_of(&beliefs, &bodies)?;
         match append(events)? {
             Appended::Committed(events) => {
                 self.written.fetch_add(events.len() as u64, Ordering::Relaxed);
                 // The memories this command analysed (a save's new memory) give the index their
                 // terms, so the indexing thread does not analyse their text again.
-                self.apply_appended(&beliefs, touched, &events, &|id| self.analyses.index_terms(id))?;
+                self.apply_appended(&events, &|id| self.analyses.index_terms(id))?;
                 Ok(CommitResult::Committed(events))
             }
             Appended::Replayed(range) => Ok(CommitResult::Replayed(range)),
         }
     }
 
-    /// Apply events just appended to the ledger (or copied from a shared one) to the views, the
-    /// term cache and the text index. `touched` is [`activeness_of`] them before they applied;
-    /// `known` gives the index terms of memories already analysed. Under the write lock.
+    /// Apply events just appended to the ledger (or copied from a shared one), which the views
+    /// have not seen yet, to the views, the term cache and the text index. `known` gives the
+    /// index terms of memories already analysed. Under the write lock.
     fn apply_appended(
         &self,
-        beliefs: &BeliefReader<'_>,
-        touched: Vec<(MemoryId, bool)>,
         events: &[Event],
         known: &dyn Fn(MemoryId) -> Option<Vec<String>>,
     ) -> Result<(), EngineError> {
+        let beliefs = self.reader().beliefs();
+        let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
+        let touched = activeness_of(&beliefs, &bodies)?;
         if let Err(e) = self.views.apply(&self.ledger, events) {
             let _ = self.index.reset(&self.ledger);
             return Err(e.into());
         }
-        if self.index.follow(beliefs, &self.analyses, touched).is_err() {
+        if self.index.follow(&beliefs, &self.analyses, touched).is_err() {
             // The events are committed; only the cache is unsure: start it again.
             let _ = self.index.reset(&self.ledger);
         }
@@ -384,10 +382,7 @@ impl Memledger {
         if let Some(events) = kept
             && !events.iter().any(|e| matches!(e.body, EventBody::MemoryErased(_)))
         {
-            let beliefs = self.reader().beliefs();
-            let bodies: Vec<&EventBody> = events.iter().map(|e| &e.body).collect();
-            let touched = activeness_of(&beliefs, &bodies)?;
-            return self.apply_appended(&beliefs, touched, &events, &|_| None);
+            return self.apply_appended(&events, &|_| None);
         }
         let caught_up = self.views.catch_up(&self.ledger);
         self.index.reset(&self.ledger)?;

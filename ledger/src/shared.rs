@@ -74,14 +74,15 @@ pub trait EventLog: Send + Sync {
     /// polling fallback); the caller reads the head again either way.
     fn wait_past(&self, seq: u64, timeout: Duration) -> Result<(), LedgerError>;
 
-    /// Walk the whole chain: seqs gap-free from 1, each `prev_hash` the hash before it, each
-    /// hash its event's, ending at the head.
     /// The right to append alone: while the turn lives no other process appends, so a command
     /// decided under it cannot find the head moved by another machine. For a save that lost the
     /// race to other machines; `None` where no other process appends.
     fn exclusive_turn(&self) -> Result<Option<Turn>, LedgerError> {
         Ok(None)
     }
+
+    /// Walk the whole chain: seqs gap-free from 1, each `prev_hash` the hash before it, each
+    /// hash its event's, ending at the head.
     fn verify(&self) -> Result<VerifyReport, LedgerError> {
         let head = self.head()?;
         let mut prev = Head::EMPTY;
