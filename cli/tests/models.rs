@@ -15,6 +15,9 @@ const MODEL_VARS: &[&str] = &[
     "MEMLEDGER_EMBED_URL",
     "MEMLEDGER_EMBED_MODEL",
     "MEMLEDGER_EMBED_API_KEY",
+    "MEMLEDGER_RERANK_URL",
+    "MEMLEDGER_RERANK_MODEL",
+    "MEMLEDGER_RERANK_API_KEY",
     "MEMLEDGER_MODEL_TIMEOUT",
     "MEMLEDGER_MODEL_RETRIES",
     "OPENROUTER_API_KEY",
@@ -169,6 +172,42 @@ fn embed_embeds_what_is_missing_and_recall_fuses_cosine() {
     // And a failing `embed` is an error (exit 1), not a silent success.
     json_with_env(d, &[], &["save", "a third memory to embed"]);
     assert_eq!(with_env(d, &down, &["embed"]).status.code(), Some(1));
+}
+
+#[test]
+fn recall_is_reranked_by_a_reranker_from_the_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for text in
+        ["our primary datastore is postgres", "postgres backups run nightly", "a postgres replica serves reports"]
+    {
+        json_with_env(d, &[], &["save", text]);
+    }
+    let server = mock_http::reranker_of(|_, text| if text.contains("replica") { 0.875 } else { 0.125 });
+    let env = [("MEMLEDGER_RERANK_URL", server.url.as_str()), ("MEMLEDGER_RERANK_MODEL", "test-rerank")];
+    let r = json_with_env(d, &env, &["recall", "which postgres copy serves reports"]);
+    assert_eq!((&r["ranking"], &r["rerank_error"]), (&Value::from("bm25+rerank"), &Value::Null), "{r}");
+    assert_eq!(r["results"][0]["text"], "a postgres replica serves reports");
+    assert_eq!(r["results"][0]["rerank"], 0.875);
+    assert!(r["results"][0]["bm25"].as_f64().is_some(), "the first ranking's scores stay: {r}");
+    // Printed: the relevance the results are ordered by.
+    let human = with_env(d, &env, &["recall", "postgres"]);
+    let first = String::from_utf8_lossy(&human.stdout).lines().next().unwrap_or_default().to_string();
+    assert!(first.contains("0.875") && first.contains("replica"), "{first}");
+
+    // Down: the first ranking, exit 0, and a note saying why.
+    let closed = mock_http::closed_port();
+    let down = [
+        ("MEMLEDGER_RERANK_URL", closed.as_str()),
+        ("MEMLEDGER_RERANK_MODEL", "test-rerank"),
+        ("MEMLEDGER_MODEL_RETRIES", "0"),
+    ];
+    let out = with_env(d, &down, &["recall", "postgres"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reranker test-rerank failed"));
+    let r = json_with_env(d, &down, &["recall", "postgres"]);
+    assert_eq!(r["ranking"], "bm25");
+    assert!(r["results"].as_array().unwrap().iter().all(|h| h["rerank"].is_null()));
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! close together and in its order ranks higher, and a question about time prefers memories that
 //! say when. With an embedder and vectors of its model, BM25 is fused with a cosine ranking of
 //! vectors centred on the scope's mean by normalised score fusion (docs/quality.md has the
-//! measurements that chose each).
+//! measurements that chose each). With a reranker, the first results of that ranking are
+//! reordered by the model's relevance of each to the question.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,6 +61,10 @@ pub const RECALL_COSINE_MIN: f64 = 0.3;
 /// memories themselves and the raw vectors are compared.
 pub const CENTRE_MIN_VECTORS: usize = 32;
 
+/// With a reranker, the first this many results are sent to it and reordered by its relevance
+/// to the question; a larger `limit`'s further results follow them in the first ranking's order.
+pub const RERANK_DEPTH: usize = 20;
+
 /// Said with results when any of them is in a pending conflict with another active memory.
 pub const CONFLICT_NOTICE: &str =
     "Some of these memories conflict with each other. Ask the user which is current instead of asserting either.";
@@ -84,6 +89,9 @@ pub struct RecallHit {
     /// The cosine with the query (of the vectors as embedded, not centred), when this memory has
     /// a vector of the configured embedder.
     pub cosine: Option<f64>,
+    /// The reranker's relevance of this memory to the question, when it reordered the results
+    /// (the first [`RERANK_DEPTH`]); those results are ordered by it, not by `score`.
+    pub rerank: Option<f64>,
     pub asserted_at: Timestamp,
     /// Active memories this one is in a pending conflict with.
     pub conflicts_with: Vec<MemoryId>,
@@ -114,17 +122,26 @@ pub struct RecallResult {
     pub results: Vec<RecallHit>,
     /// [`CONFLICT_NOTICE`] when a returned memory has a pending conflict, else null.
     pub notice: Option<String>,
-    /// The rankings that contributed: [`RANKING_BM25`] or [`RANKING_FUSED`].
+    /// The rankings that contributed: [`RANKING_BM25`] or [`RANKING_FUSED`], or
+    /// [`RANKING_BM25_RERANKED`] or [`RANKING_FUSED_RERANKED`] when a reranker reordered the
+    /// first results.
     pub ranking: &'static str,
     /// Why the cosine ranking was not used although an embedder is configured (the query could
     /// not be embedded), else null.
     pub embedding_error: Option<String>,
+    /// Why the results were not reranked although a reranker is configured (it failed or
+    /// answered nonsense: the first ranking stands), else null.
+    pub rerank_error: Option<String>,
 }
 
 /// `ranking` when only BM25 ranked the results.
 pub const RANKING_BM25: &str = "bm25";
 /// `ranking` when BM25 and the cosine ranking were fused.
 pub const RANKING_FUSED: &str = "bm25+cosine";
+/// `ranking` when the reranker reordered BM25's first results.
+pub const RANKING_BM25_RERANKED: &str = "bm25+rerank";
+/// `ranking` when the reranker reordered the fused ranking's first results.
+pub const RANKING_FUSED_RERANKED: &str = "bm25+cosine+rerank";
 
 /// The cosine ranking of one query: best first, at most the ranking depth, each with the cosine
 /// it is ranked by (of the centred vectors from [`CENTRE_MIN_VECTORS`] on).
@@ -284,8 +301,10 @@ pub(crate) fn recall(
     limit: usize,
 ) -> Result<RecallResult, EngineError> {
     let question = Question::of(text, query.text)?;
+    // The results the first ranking chooses: those the reranker reorders too, with one.
+    let chosen = if models.reranker().is_some() { limit.max(RERANK_DEPTH) } else { limit };
     let depth = if models.embedder().is_some() || question.about_time { RANKING_DEPTH } else { CLOSE_PAIRS_DEPTH };
-    let depth = limit.max(depth);
+    let depth = chosen.max(depth);
     let mut bm25 = Vec::new();
     // The records read for the close pairs, kept for the results.
     let mut records = HashMap::new();
@@ -296,9 +315,9 @@ pub(crate) fn recall(
         records.insert(hit.memory_id, record);
     }
     let cosines = cosine_ranking(text, reader, models, query, depth)?;
-    let ranking = if cosines.ranked.is_empty() { RANKING_BM25 } else { RANKING_FUSED };
+    let fused = !cosines.ranked.is_empty();
     // (memory id, ranking score, BM25, cosine).
-    let mut scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if ranking == RANKING_BM25 {
+    let mut scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if !fused {
         bm25.iter().map(|h| (h.memory_id, h.score, Some(h.bm25), None)).collect()
     } else {
         fuse(&bm25, &cosines)
@@ -310,7 +329,7 @@ pub(crate) fn recall(
     let mut results: Vec<RecallHit> = Vec::new();
     let mut beliefs = std::collections::HashSet::new();
     for (id, mut score, bm25, cosine) in scored {
-        if results.len() >= limit && ((score * most) as f32) < limit_th_best(&results, limit) {
+        if results.len() >= chosen && ((score * most) as f32) < limit_th_best(&results, chosen) {
             break;
         }
         let r = match records.remove(&id) {
@@ -348,6 +367,7 @@ pub(crate) fn recall(
             score: score as f32,
             bm25,
             cosine,
+            rerank: None,
             asserted_at: m.asserted_at,
             conflicts_with: m.conflicts_with,
             co_enrichments: Vec::new(),
@@ -357,6 +377,10 @@ pub(crate) fn recall(
     results.sort_by(|a, b| {
         b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
     });
+    results.truncate(chosen);
+    let first = results.len().min(RERANK_DEPTH);
+    let rerank_error = rerank(models, query.text, &mut results[..first]).err();
+    let reranked = results.first().is_some_and(|r| r.rerank.is_some());
     results.truncate(limit);
     for hit in &mut results {
         hit.co_enrichments = co_enrich::siblings(reader, hit.memory_id)?
@@ -365,7 +389,31 @@ pub(crate) fn recall(
             .collect();
     }
     let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
-    Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error })
+    let ranking = match (fused, reranked) {
+        (false, false) => RANKING_BM25,
+        (true, false) => RANKING_FUSED,
+        (false, true) => RANKING_BM25_RERANKED,
+        (true, true) => RANKING_FUSED_RERANKED,
+    };
+    Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error, rerank_error })
+}
+
+/// With a reranker, `hits` reordered by its relevance of each to `question`, best first (equal
+/// relevances keep their order), each hit's `rerank` set. Without one nothing changes; when it
+/// fails, nothing changes and the error says why.
+fn rerank(models: &Models, question: &str, hits: &mut [RecallHit]) -> Result<(), String> {
+    let Some(endpoint) = models.reranker() else { return Ok(()) };
+    let texts: Vec<String> = hits.iter().map(|h| h.text.clone()).collect();
+    let relevances = match models.rerank(question, &texts) {
+        None => return Ok(()),
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return Err(format!("reranker {} failed: {e}; not reranked", endpoint.model)),
+    };
+    for (hit, relevance) in hits.iter_mut().zip(relevances) {
+        hit.rerank = Some(relevance);
+    }
+    hits.sort_by(|a, b| b.rerank.unwrap_or(f64::MIN).total_cmp(&a.rerank.unwrap_or(f64::MIN)));
+    Ok(())
 }
 
 /// The `limit`-th best score of `results` (at least `limit` of them).

@@ -711,3 +711,101 @@ fn embedding_prompts_follow_the_model_family_and_a_changed_prompt_re_embeds_on_r
     let ml = open(dir.path(), served);
     assert_eq!(ml.embed_missing_with(true).unwrap().missing, 0, "its vectors are still there");
 }
+
+fn with_reranker(url: &str) -> ModelConfig {
+    ModelConfig {
+        rerank: Some(Endpoint::new(url, "test-rerank").with_timeout(Duration::from_secs(5))),
+        ..ModelConfig::none()
+    }
+}
+
+/// A reranker that reads the question against each document as a cross-encoder would, here by
+/// a rule: a document about the question's "copy" (a replica) is relevant, the rest less so the
+/// longer they are. `bare` answers as text-embeddings-inference does (a list, `score`).
+fn reranker(bare: bool) -> MockServer {
+    let relevance = |_: &str, d: &str| if d.contains("replica") { 0.9 } else { 0.5 - d.len() as f64 / 1000.0 };
+    if bare { mock_http::bare_reranker_of(relevance) } else { mock_http::reranker_of(relevance) }
+}
+
+#[test]
+fn a_reranker_reorders_the_first_results_and_a_failing_one_leaves_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let texts = [
+        "postgres is our primary datastore and postgres holds the orders",
+        "postgres backups run nightly",
+        "a read replica of the database serves the reports",
+        "the office closes at six",
+    ];
+    let ml = open(dir.path(), ModelConfig::none());
+    for t in texts {
+        ml.save(scoped(t, "team:core", "fact"), ACTOR).unwrap();
+    }
+    let question = "which postgres database copy serves the reports";
+    let first = ml.recall(question, None, None, 10).unwrap();
+    assert_eq!(first.ranking, "bm25");
+    let first_order: Vec<String> = first.results.iter().map(|h| h.text.clone()).collect();
+    assert_eq!(first_order.len(), 3, "the office matches no word: {first_order:?}");
+    drop(ml);
+
+    for bare in [false, true] {
+        let server = reranker(bare);
+        let ml = open(dir.path(), with_reranker(&server.url));
+        let r = ml.recall(question, None, None, 10).unwrap();
+        assert_eq!((r.ranking, r.rerank_error.as_deref()), ("bm25+rerank", None), "{r:?}");
+        let order: Vec<&str> = r.results.iter().map(|h| h.text.as_str()).collect();
+        assert_eq!(order, vec![texts[2], texts[1], texts[0]], "by relevance, the longer less: {r:?}");
+        assert!(r.results.iter().all(|h| h.rerank.is_some() && h.bm25.is_some()), "{r:?}");
+        // One request: the question and the first ranking's results, in its order.
+        let seen = server.seen();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(seen[0].body["texts"], seen[0].body["documents"], "texts too, for text-embeddings-inference");
+        assert_eq!(seen[0].body["model"], "test-rerank");
+        assert_eq!(seen[0].body["query"], question);
+        assert_eq!(seen[0].body["documents"], serde_json::json!(first_order));
+
+        // A limit below the reranked depth: the reranker still sees the first ranking's best
+        // RERANK_DEPTH, so the one result is its choice, not BM25's.
+        let one = ml.recall(question, None, None, 1).unwrap();
+        assert_eq!(one.results.iter().map(|h| h.text.as_str()).collect::<Vec<_>>(), vec![texts[2]]);
+        assert_eq!(server.seen()[1].body["documents"].as_array().unwrap().len(), 3);
+        drop(ml);
+    }
+
+    // Down, or answering nonsense: the first ranking stands, and the answer says why.
+    let nonsense =
+        mock_http::start(|_| Reply::Status(200, r#"{"results": [{"index": 0, "relevance_score": 1.0}]}"#.into()));
+    for (url, says) in
+        [(mock_http::closed_port(), "connection failed"), (nonsense.url.clone(), "1 relevances for 3 documents")]
+    {
+        let ml = open(dir.path(), with_reranker(&url));
+        let r = ml.recall(question, None, None, 10).unwrap();
+        assert_eq!(r.ranking, "bm25");
+        let error = r.rerank_error.as_deref().unwrap_or_default();
+        assert!(error.contains("reranker test-rerank failed") && error.contains(says), "{error}");
+        assert_eq!(r.results.iter().map(|h| h.text.clone()).collect::<Vec<_>>(), first_order);
+        assert!(r.results.iter().all(|h| h.rerank.is_none()));
+        drop(ml);
+    }
+}
+
+#[test]
+fn a_reranker_reorders_only_the_first_rerank_depth_of_a_longer_answer() {
+    let server = reranker(false);
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path(), with_reranker(&server.url));
+    let n = recall::RERANK_DEPTH + 5;
+    for i in 0..n {
+        ml.save(
+            scoped(&format!("deploy note {i}: the deploy runs from ci{}", "x".repeat(i)), "team:core", "fact"),
+            ACTOR,
+        )
+        .unwrap();
+    }
+    let r = ml.recall("deploy", None, None, n).unwrap();
+    assert_eq!((r.ranking, r.results.len()), ("bm25+rerank", n));
+    let (reranked, rest) = r.results.split_at(recall::RERANK_DEPTH);
+    assert!(reranked.windows(2).all(|w| w[0].rerank >= w[1].rerank), "by relevance");
+    assert!(rest.iter().all(|h| h.rerank.is_none()), "past the depth: the first ranking's order");
+    assert!(rest.windows(2).all(|w| w[0].score >= w[1].score));
+    assert_eq!(server.seen()[0].body["documents"].as_array().unwrap().len(), recall::RERANK_DEPTH);
+}

@@ -55,6 +55,14 @@ pub struct ScheduledDoc {
     valid_from: String,
 }
 
+/// An active memory linked `co_enriches` with a recall hit, returned beside it.
+#[derive(Serialize, ToSchema)]
+pub struct CoEnrichedDoc {
+    memory_id: String,
+    root_id: String,
+    text: String,
+}
+
 /// `show`, and each of `list`'s memories.
 #[derive(Serialize, ToSchema)]
 pub struct MemoryDoc {
@@ -103,12 +111,16 @@ pub struct RecallHitDoc {
     conflicts_with: Vec<String>,
     bm25: Option<f64>,
     cosine: Option<f64>,
+    /// The reranker's relevance, when it reordered the first results (they are ordered by it).
+    rerank: Option<f64>,
     /// `active`, or `scheduled` when nothing of the belief is true yet at the valid time.
     status: Status,
     valid_from: String,
     valid_to: Option<String>,
     /// Changes that take effect after the valid time, soonest first.
     scheduled: Vec<ScheduledDoc>,
+    /// Active memories that each add, like this one, a detail of their own to one earlier version.
+    co_enrichments: Vec<CoEnrichedDoc>,
 }
 
 /// `recall`: best first.
@@ -117,9 +129,11 @@ pub struct RecallDoc {
     results: Vec<RecallHitDoc>,
     /// The conflict notice when a result has a pending conflict.
     notice: Option<String>,
-    /// `bm25`, or `bm25+cosine`.
+    /// `bm25`, or `bm25+cosine`; `+rerank` after either when a reranker reordered the first results.
     ranking: String,
     embedding_error: Option<String>,
+    /// Why the results were not reranked although a reranker is configured.
+    rerank_error: Option<String>,
 }
 
 #[derive(Serialize, ToSchema)]

@@ -68,11 +68,12 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
     if out.json {
         return out.json_line(&found);
     }
-    if let Some(e) = &found.embedding_error {
+    for e in found.embedding_error.iter().chain(&found.rerank_error) {
         out.note(format!("memledger: {e}"));
     }
-    // A fused score is at most 1 (about 1.5 with the time bonus): print more digits.
-    let digits = if found.ranking == memledger_engine::recall::RANKING_FUSED { 3 } else { 2 };
+    // A fused score is at most 1 (about 1.5 with the time bonus), a reranker's relevance often
+    // too: print more digits.
+    let digits = if found.ranking == memledger_engine::recall::RANKING_BM25 { 2 } else { 3 };
     let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
     let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
     for r in &found.results {
@@ -86,7 +87,8 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
         out.line(format!(
             "{flag} {}  {:>6.digits$}  {:<type_width$}  {:<scope_width$}  {}",
             r.memory_id.short(),
-            r.score,
+            // What the results are ordered by.
+            r.rerank.map_or(r.score as f64, |relevance| relevance),
             r.memory_type.as_str(),
             r.scope,
             clip(&r.text, 80)

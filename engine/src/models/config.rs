@@ -14,6 +14,11 @@ pub const ENV_LLM_API_KEY: &str = "MEMLEDGER_LLM_API_KEY";
 pub const ENV_EMBED_URL: &str = "MEMLEDGER_EMBED_URL";
 pub const ENV_EMBED_MODEL: &str = "MEMLEDGER_EMBED_MODEL";
 pub const ENV_EMBED_API_KEY: &str = "MEMLEDGER_EMBED_API_KEY";
+/// A reranker (`POST {base}/rerank`): recall's first results reordered by a model that reads the
+/// question against each memory.
+pub const ENV_RERANK_URL: &str = "MEMLEDGER_RERANK_URL";
+pub const ENV_RERANK_MODEL: &str = "MEMLEDGER_RERANK_MODEL";
+pub const ENV_RERANK_API_KEY: &str = "MEMLEDGER_RERANK_API_KEY";
 /// What is put before a recall query's text for the embedder (default: the model family's,
 /// `models::prompts`); `none` for nothing.
 pub const ENV_EMBED_QUERY_PROMPT: &str = "MEMLEDGER_EMBED_QUERY_PROMPT";
@@ -111,6 +116,8 @@ pub struct ModelConfig {
     pub llm: Option<Endpoint>,
     /// `/embeddings`: an extra candidate source, recall's cosine ranking, the identical gate.
     pub embed: Option<Endpoint>,
+    /// `/rerank`: recall's first results reordered (`recall::RERANK_DEPTH`).
+    pub rerank: Option<Endpoint>,
     /// With an embedder, a lexical `identical` verdict stands only at this cosine or above
     /// (`models::embed::gate_identical`).
     pub identical_cosine_min: f64,
@@ -145,6 +152,7 @@ impl Default for ModelConfig {
         ModelConfig {
             llm: None,
             embed: None,
+            rerank: None,
             identical_cosine_min: DEFAULT_IDENTICAL_COSINE_MIN,
             embed_prompts: PromptSettings::default(),
             notes: Vec::new(),
@@ -226,7 +234,9 @@ impl ModelConfig {
         let llm_key = get(ENV_LLM_API_KEY).or_else(fallback_key);
         let llm = endpoint(ENV_LLM_URL, ENV_LLM_MODEL, llm_key.clone());
         let embed_key = get(ENV_EMBED_API_KEY).or(llm_key);
-        let embed = endpoint(ENV_EMBED_URL, ENV_EMBED_MODEL, embed_key);
+        let embed = endpoint(ENV_EMBED_URL, ENV_EMBED_MODEL, embed_key.clone());
+        let rerank_key = get(ENV_RERANK_API_KEY).or(embed_key);
+        let rerank = endpoint(ENV_RERANK_URL, ENV_RERANK_MODEL, rerank_key);
         let input_type = match get(ENV_EMBED_INPUT_TYPE).map(|v| v.to_ascii_lowercase()) {
             None => false,
             Some(v) if matches!(v.as_str(), "1" | "true" | "yes" | "on") => true,
@@ -237,12 +247,12 @@ impl ModelConfig {
             }
         };
         let embed_prompts = PromptSettings { input_type, ..embed_prompts };
-        ModelConfig { llm, embed, identical_cosine_min, embed_prompts, notes }
+        ModelConfig { llm, embed, rerank, identical_cosine_min, embed_prompts, notes }
     }
 
     /// Whether any model is configured.
     pub fn any(&self) -> bool {
-        self.llm.is_some() || self.embed.is_some()
+        self.llm.is_some() || self.embed.is_some() || self.rerank.is_some()
     }
 }
 
@@ -313,6 +323,19 @@ mod tests {
         assert!(cfg(&[(ENV_EMBED_INPUT_TYPE, "yes")]).embed_prompts.input_type);
         let c = cfg(&[(ENV_EMBED_INPUT_TYPE, "maybe")]);
         assert!(!c.embed_prompts.input_type && c.notes.len() == 1);
+    }
+
+    #[test]
+    fn the_reranker_needs_url_and_model_and_falls_back_on_the_embedders_key() {
+        let c = cfg(&[(ENV_RERANK_URL, "http://127.0.0.1:1/v1"), (ENV_RERANK_MODEL, "r"), (ENV_EMBED_API_KEY, "ke")]);
+        let rerank = c.rerank.unwrap();
+        assert_eq!((rerank.model.as_str(), rerank.api_key.as_deref()), ("r", Some("ke")));
+        assert_eq!(rerank.join("rerank"), "http://127.0.0.1:1/v1/rerank");
+        let c =
+            cfg(&[(ENV_RERANK_URL, "u"), (ENV_RERANK_MODEL, "r"), (ENV_RERANK_API_KEY, "kr"), ("OPENAI_API_KEY", "k")]);
+        assert_eq!(c.rerank.unwrap().api_key.as_deref(), Some("kr"));
+        let c = cfg(&[(ENV_RERANK_MODEL, "r")]);
+        assert!(c.rerank.is_none() && c.notes.len() == 1 && !c.any());
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! OpenAI-compatible HTTP calls: `POST {base}/chat/completions` and `POST {base}/embeddings`,
-//! with a per-attempt timeout and a bounded retry of quick failures.
+//! OpenAI-compatible HTTP calls: `POST {base}/chat/completions`, `POST {base}/embeddings` and
+//! `POST {base}/rerank` (the shape vLLM, llama.cpp, Infinity, Jina and Cohere serve), with a
+//! per-attempt timeout and a bounded retry of quick failures.
 //!
 //! Every failure is a value ([`CallError`]) that the caller records and falls back from; nothing
 //! here panics or blocks past its timeout.
@@ -138,6 +139,23 @@ struct EmbeddingItem {
     embedding: Vec<f32>,
 }
 
+/// The body of a rerank answer: `{"results": [...]}`, or a bare list of them (Hugging Face's
+/// text-embeddings-inference).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum RerankReply {
+    Results { results: Vec<RerankItem> },
+    Bare(Vec<RerankItem>),
+}
+
+/// One document's relevance; `index` is its position among the documents sent.
+#[derive(Deserialize)]
+struct RerankItem {
+    index: usize,
+    #[serde(alias = "score")]
+    relevance_score: f64,
+}
+
 /// One POST with retries; the body of a 2xx answer, read as `T`. `shape` says what a body of
 /// another shape lacks.
 async fn post<T: DeserializeOwned>(
@@ -235,6 +253,41 @@ pub async fn embed(
     out.into_iter()
         .collect::<Option<Vec<_>>>()
         .ok_or_else(|| CallError::Malformed(format!("{count} embeddings for {} texts", texts.len())))
+}
+
+/// The relevance of each of `documents` to `query`, in the documents' order: every document
+/// must be scored once, with a finite number.
+pub async fn rerank(
+    client: &reqwest::Client,
+    endpoint: &Endpoint,
+    query: &str,
+    documents: &[String],
+) -> Result<Vec<f64>, CallError> {
+    let body = json!({
+        "model": endpoint.model,
+        "query": query,
+        "documents": documents,
+        // Text-embeddings-inference reads `texts`; the others `documents`.
+        "texts": documents,
+        "top_n": documents.len(),
+        "return_documents": false,
+    });
+    let reply: RerankReply = post(client, endpoint, "rerank", &body, "results with index and relevance_score").await?;
+    let items = match reply {
+        RerankReply::Results { results } => results,
+        RerankReply::Bare(items) => items,
+    };
+    let mut out: Vec<Option<f64>> = vec![None; documents.len()];
+    for item in items {
+        match out.get_mut(item.index) {
+            Some(slot @ None) if item.relevance_score.is_finite() => *slot = Some(item.relevance_score),
+            _ => return Err(CallError::Malformed(format!("bad relevance at index {}", item.index))),
+        }
+    }
+    let scored = out.iter().flatten().count();
+    out.into_iter()
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| CallError::Malformed(format!("{scored} relevances for {} documents", documents.len())))
 }
 
 /// An error with its causes ("error sending request: … Connection refused").

@@ -1,5 +1,6 @@
 //! Models over HTTP (docs/design.md §8, docs/models.md): an OpenAI-compatible chat model for pair
-//! classification, the conflict judge and the contradiction scan; an embedder for candidates.
+//! classification, the conflict judge and the contradiction scan; an embedder for candidates and
+//! recall; a reranker for recall.
 //!
 //! Everything here is optional and never makes a write fail: a call that fails, times out or
 //! answers nonsense is recorded as such and the lexical path decides. Model calls are made while
@@ -130,6 +131,23 @@ impl Models {
     /// The embedder, when configured.
     pub fn embedder(&self) -> Option<&Endpoint> {
         self.config.embed.as_ref()
+    }
+
+    /// The reranker, when configured.
+    pub fn reranker(&self) -> Option<&Endpoint> {
+        self.config.rerank.as_ref()
+    }
+
+    /// The reranker's relevance of each of `documents` to `query`, in order, in one request.
+    /// Without a reranker: `None`.
+    pub fn rerank(&self, query: &str, documents: &[String]) -> Option<Result<Vec<f64>, CallError>> {
+        let endpoint = self.config.rerank.clone()?;
+        if documents.is_empty() {
+            return Some(Ok(Vec::new()));
+        }
+        let client = self.http.client();
+        let run = async move { http::rerank(&client, &endpoint, query, documents).await };
+        Some(self.http.block_on(run).unwrap_or_else(|e| Err(CallError::Runtime(e))))
     }
 
     /// Ask the chat model every `(system, user)` prompt, at most `concurrency` at once; answers

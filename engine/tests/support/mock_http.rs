@@ -43,6 +43,33 @@ pub fn embedder_of(vector_of: impl Fn(&str) -> Vec<f32> + Send + Sync + 'static)
     })
 }
 
+/// A reranker (`POST …/rerank`) whose relevance of each document to the query is
+/// `relevance_of(query, document)`, answered as vLLM, Jina and Cohere do
+/// (`{"results": [{"index", "relevance_score"}]}`, best first).
+pub fn reranker_of(relevance_of: impl Fn(&str, &str) -> f64 + Send + Sync + 'static) -> MockServer {
+    scored_reranker(false, relevance_of)
+}
+
+/// [`reranker_of`] answered as text-embeddings-inference does: a bare list of `{"index", "score"}`.
+pub fn bare_reranker_of(relevance_of: impl Fn(&str, &str) -> f64 + Send + Sync + 'static) -> MockServer {
+    scored_reranker(true, relevance_of)
+}
+
+fn scored_reranker(bare: bool, relevance_of: impl Fn(&str, &str) -> f64 + Send + Sync + 'static) -> MockServer {
+    start(move |seen| {
+        assert!(seen.path.ends_with("/rerank"), "a rerank request: {}", seen.path);
+        let query = seen.body["query"].as_str().expect("a rerank request has a query");
+        let documents = seen.body["documents"].as_array().expect("a rerank request lists its documents");
+        let mut scored: Vec<(usize, f64)> =
+            documents.iter().enumerate().map(|(i, d)| (i, relevance_of(query, d.as_str().unwrap()))).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let key = if bare { "score" } else { "relevance_score" };
+        let items: Vec<Value> = scored.iter().map(|(i, r)| json!({"index": i, key: r})).collect();
+        let body = if bare { Value::Array(items) } else { json!({"id": "rerank", "results": items}) };
+        Reply::Status(200, body.to_string())
+    })
+}
+
 /// One request as the server saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
