@@ -88,7 +88,7 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
             "{flag} {}  {:>6.digits$}  {:<type_width$}  {:<scope_width$}  {}",
             r.memory_id.short(),
             // What the results are ordered by.
-            r.rerank.map_or(r.score as f64, |relevance| relevance),
+            r.rerank.unwrap_or(r.score as f64),
             r.memory_type.as_str(),
             r.scope,
             clip(&r.text, 80)
