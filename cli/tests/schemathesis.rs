@@ -1,7 +1,7 @@
 //! schemathesis (PyPI) against the running server's `/openapi.json`: a bounded number of
 //! generated requests per operation, over TCP with the bearer token, on a store with a few
 //! memories and a conflict. No answer may be a 5xx, and every answer must match the schema.
-//! scripts/setup.sh installs schemathesis; under `CI=true` a missing one is a failure.
+//! scripts/setup_tests.sh installs schemathesis; under `CI=true` a missing one is a failure.
 
 use std::process::{Command, Stdio};
 
@@ -15,8 +15,10 @@ const MAX_EXAMPLES: &str = "100";
 fn schemathesis_finds_no_server_error_and_no_answer_off_the_schema() {
     let probe = Command::new("schemathesis").arg("--version").output();
     if !probe.as_ref().is_ok_and(|o| o.status.success()) {
-        assert!(std::env::var_os("CI").is_none(), "CI must run schemathesis (scripts/setup.sh installs it)");
-        println!("SKIPPED: schemathesis is not installed (python3 -m pip install schemathesis, see scripts/setup.sh)");
+        assert!(std::env::var_os("CI").is_none(), "CI must run schemathesis (scripts/setup_tests.sh installs it)");
+        println!(
+            "SKIPPED: schemathesis is not installed (python3 -m pip install schemathesis, see scripts/setup_tests.sh)"
+        );
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -1,8 +1,9 @@
 //! The review page (docs/review.md): its scenario end to end in headless Chromium, driven by
 //! Playwright (`playwright-core`, server/e2e/review.mjs) against a real `memledger serve` on a
 //! seeded store, with axe-core in the page; the API the page reads, paged and refusing bad
-//! input; and `memledger ui`, which starts a server and prints the page's URL. scripts/setup.sh
-//! installs Chromium, Node and the npm packages; under `CI=true` missing ones are a failure.
+//! input; and `memledger ui`, which starts a server and prints the page's URL.
+//! scripts/setup_tests.sh installs Chromium, Node and the npm packages; under `CI=true` missing
+//! ones are a failure.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +13,14 @@ use serde_json::Value;
 use crate::support::served::{Served, tcp_request};
 use crate::support::{json, manifest_dir, memledger, run};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
+/// Chromium: `$CHROMIUM`, else `chromium` on the PATH (Debian's package puts it in /usr/bin).
+fn chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("CHROMIUM") {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("chromium")).find(|candidate| candidate.is_file())
+}
 
 fn e2e_dir() -> PathBuf {
     manifest_dir().parent().unwrap().join("server/e2e")
@@ -20,8 +28,8 @@ fn e2e_dir() -> PathBuf {
 
 /// What the browser test needs and is missing, if anything.
 fn missing_browser_tools() -> Option<String> {
-    if !Path::new(CHROMIUM).exists() {
-        return Some(format!("{CHROMIUM} (Debian's chromium)"));
+    if chromium().is_none() {
+        return Some("chromium on the PATH (Debian's chromium)".into());
     }
     if !Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success()) {
         return Some("node".into());
@@ -58,9 +66,9 @@ fn the_review_page_decides_reverts_merges_and_audits_in_a_real_browser() {
     if let Some(missing) = missing_browser_tools() {
         assert!(
             std::env::var_os("CI").is_none(),
-            "CI must run the browser test: {missing} is missing (scripts/setup.sh)"
+            "CI must run the browser test: {missing} is missing (scripts/setup_tests.sh)"
         );
-        eprintln!("SKIPPED: the review page's browser test needs {missing} (scripts/setup.sh installs it)");
+        eprintln!("SKIPPED: the review page's browser test needs {missing} (scripts/setup_tests.sh installs it)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -84,7 +92,7 @@ fn the_review_page_decides_reverts_merges_and_audits_in_a_real_browser() {
         .env("MEMLEDGER_URL", format!("http://127.0.0.1:{}", served.port.unwrap()))
         .env("MEMLEDGER_TOKEN", served.token.as_deref().unwrap())
         .env("SCREENSHOT_DIR", &shots)
-        .env("CHROMIUM", CHROMIUM)
+        .env("CHROMIUM", chromium().unwrap())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

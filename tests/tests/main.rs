@@ -2,7 +2,7 @@
 //! quality figure (`recall_quality`), a ledger replicated by export and import
 //! (`replication`), many machines saving at once on a shared ledger (`contention`), machines following each
 //! other's appends on one (`following`), and one process's saves sent to it together
-//! (`group_commit`).
+//! (`group_commit`), and what the setup scripts install on machines made up for the test (`setup`).
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,7 @@ mod fuzz_corpus;
 mod group_commit;
 mod recall_quality;
 mod replication;
+mod setup;
 
 /// This package's directory, tests/ (`memledger_tests::manifest_dir`).
 fn manifest_dir() -> PathBuf {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The tools only the tests use, each installed when it is missing: the MCP Python SDK and
+# schemathesis (PyPI), Chromium (Debian) with Node.js, npm and the review page's npm packages.
+# Sourced by test.sh after setup.sh; the demo needs none of them. A tool that cannot be installed
+# skips the test that needs it, saying so — except under CI=true, which runs every test.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib/install.sh"
+setup_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if setup_have python3; then
+  # The real-client MCP tests (cli/tests/mcp.rs, server.rs) drive memledger with the official
+  # MCP Python SDK. Pinned, so CI runs the client the tests were written against.
+  if ! python3 -c "import mcp" >/dev/null 2>&1; then
+    setup_pip mcp==2.3.0 "the MCP client tests" || setup_missing "the MCP client tests (the MCP Python SDK)"
+  fi
+  # The API check (cli/tests/schemathesis.rs) runs schemathesis against /openapi.json.
+  if ! setup_have schemathesis; then
+    setup_pip schemathesis==4.32.5 "the API check" || setup_missing "the API check (schemathesis)"
+  fi
+else
+  setup_missing "the MCP client tests and the API check (python3)"
+fi
+
+# The review page's browser test (cli/tests/ui.rs) drives Debian's Chromium with playwright-core
+# (no browser is downloaded). Node.js and npm are installed only when neither is on the PATH,
+# whoever installed them: Debian's npm conflicts with NodeSource's nodejs, which carries its own.
+browser_test="the review page's browser test (cli/tests/ui.rs)"
+if ! setup_have chromium; then
+  setup_apt chromium "$browser_test" || setup_missing "$browser_test (Chromium)"
+fi
+if ! setup_have node; then
+  setup_apt nodejs "$browser_test" || setup_missing "$browser_test (Node.js)"
+fi
+if ! setup_have npm; then
+  setup_apt npm "$browser_test" || setup_missing "$browser_test (npm)"
+fi
+ui_e2e="$setup_root/server/e2e"
+if setup_have npm &&
+  { [ ! -f "$ui_e2e/node_modules/.package-lock.json" ] || [ "$ui_e2e/package-lock.json" -nt "$ui_e2e/node_modules/.package-lock.json" ]; }; then
+  echo "setup: installing the review page's test packages (npm ci in server/e2e)…" >&2
+  (cd "$ui_e2e" && npm ci --no-audit --no-fund --silent) || setup_missing "$browser_test (its npm packages)"
+fi
