@@ -31,9 +31,14 @@ pub struct Cli {
     /// Machine-readable output: one JSON object (JSON Lines for log, export, classify --pairs, save --from).
     #[arg(long, global = true)]
     pub json: bool,
-    /// Who is acting, recorded on every event (default cli:$USER).
+    /// Whom the command acts for, recorded on every event beside the principal (default
+    /// cli:$USER).
     #[arg(long, global = true, value_name = "NAME")]
     pub actor: Option<String>,
+    /// Act as the principal this token belongs to (`memledger principals add` printed it); without
+    /// one, direct access to the store is its owner. Best passed as MEMLEDGER_TOKEN.
+    #[arg(long, global = true, env = "MEMLEDGER_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
     /// Seconds to wait for another memledger process that holds the store.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10.0)]
     pub wait: f64,
@@ -74,6 +79,9 @@ pub enum Command {
     Mcp(commands::mcp::Args),
     Serve(commands::serve::Args),
     Status(commands::status::Args),
+    #[command(subcommand)]
+    Principals(commands::principals::Command),
+    Whoami(commands::principals::WhoamiArgs),
     Ui(commands::ui::Args),
     Completions(commands::completions::CompletionsArgs),
     Man(commands::completions::ManArgs),
@@ -91,6 +99,8 @@ pub struct Context {
     pub autostart: Option<Duration>,
     /// The shared ledger's URL (`--ledger`, `MEMLEDGER_LEDGER_URL`, `ledger` in the config file).
     pub ledger: Option<String>,
+    /// The principal's token to act with (`--token`, `MEMLEDGER_TOKEN`); none: the owner.
+    pub token: Option<String>,
 }
 
 impl Context {
@@ -102,7 +112,21 @@ impl Context {
             return crate::backend::print_reply(&reply, out, false);
         }
         let ml = self.open_for(&call, out)?;
-        commands::execute(&ml, &self.actor, &call, out).map(|_| ())
+        let caller = self.caller(&ml)?;
+        commands::execute(&ml, &caller, &call, out).map(|_| ())
+    }
+
+    /// Who acts on a store this process opened: the principal `--token` authenticates, else the
+    /// store's owner (direct access), acting as `--actor`.
+    pub fn caller(&self, ml: &Memledger) -> Result<memledger_engine::Caller, CliError> {
+        let Some(token) = &self.token else { return Ok(memledger_engine::Caller::owner(self.actor.clone())) };
+        if memledger_server::existing_token(&self.dir).is_some_and(|t| t == *token) {
+            return Ok(memledger_engine::Caller::owner(self.actor.clone()));
+        }
+        let principal = ml.authenticate(token).map_err(|e| {
+            CliError::new(e.exit(), e.to_string(), Some(memledger_server::api::UNAUTHENTICATED_HINT.into()))
+        })?;
+        Ok(memledger_engine::Caller { principal: std::sync::Arc::new(principal), actor: self.actor.clone() })
     }
 
     /// The store's server, if one answers (or `--autostart` starts one: only for a store that
@@ -111,12 +135,12 @@ impl Context {
         if self.no_server {
             return Ok(None);
         }
-        if let Some(server) = crate::backend::Server::connect(&self.dir) {
+        if let Some(server) = crate::backend::Server::connect(&self.dir, self.token.as_deref()) {
             return Ok(Some(server));
         }
         match self.autostart {
             Some(idle) if crate::backend::store_exists(&self.dir) => {
-                Ok(crate::backend::autostart(&self.dir, idle, self.wait, &[]))
+                Ok(crate::backend::autostart(&self.dir, idle, self.wait, &[], self.token.as_deref()))
             }
             _ => Ok(None),
         }
@@ -260,6 +284,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         no_server,
         autostart: autostart.then_some(idle),
         ledger: cli.ledger.clone().or_else(|| crate::config::get().ledger.clone()),
+        token: cli.token.clone().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
     };
     let mut out = Output::stdout(ctx.json);
     let result = match cli.command {
@@ -286,6 +311,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Mcp(a) => commands::mcp::run(&ctx, a, &mut out),
         Command::Serve(a) => commands::serve::run(&ctx, a, &mut out),
         Command::Status(a) => commands::status::run(&ctx, a, &mut out),
+        Command::Principals(c) => commands::principals::run(&ctx, c, &mut out),
+        Command::Whoami(a) => commands::principals::whoami(&ctx, a, &mut out),
         Command::Ui(a) => commands::ui::run(&ctx, a, &mut out),
         Command::Completions(a) => commands::completions::completions(&ctx, a, &mut out),
         Command::Man(a) => commands::completions::man(&ctx, a, &mut out),

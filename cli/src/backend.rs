@@ -22,14 +22,15 @@ pub struct Server {
 }
 
 impl Server {
-    /// Connect to the server of `dir`, if one answers.
-    pub fn connect(dir: &Path) -> Option<Server> {
+    /// Connect to the server of `dir`, if one answers; every call made as the principal `token`
+    /// authenticates (none: the store's owner).
+    pub fn connect(dir: &Path, token: Option<&str>) -> Option<Server> {
         let socket = memledger_server::files::socket(dir);
         if !socket.exists() {
             return None;
         }
         let runtime = memledger_server::client::runtime().ok()?;
-        let client = runtime.block_on(Client::connect(&socket)).ok()?;
+        let client = runtime.block_on(Client::connect(&socket)).ok()?.with_token(token.map(str::to_string));
         Some(Server { runtime, client })
     }
 
@@ -87,7 +88,13 @@ pub fn store_exists(dir: &Path) -> bool {
 /// Start a server for `dir` in the background (it exits after `idle`) and wait until it
 /// answers, at most a few seconds. Its messages go to `<dir>/serve.log`. `serve_args` go to
 /// `memledger serve` (`--http ADDR` for the review page).
-pub fn autostart(dir: &Path, idle: Duration, wait: Duration, serve_args: &[String]) -> Option<Server> {
+pub fn autostart(
+    dir: &Path,
+    idle: Duration,
+    wait: Duration,
+    serve_args: &[String],
+    token: Option<&str>,
+) -> Option<Server> {
     let exe = std::env::current_exe().ok()?;
     let log = std::fs::OpenOptions::new().create(true).append(true).open(dir.join("serve.log")).ok()?;
     let idle = format!("{}ms", idle.as_millis());
@@ -104,7 +111,7 @@ pub fn autostart(dir: &Path, idle: Duration, wait: Duration, serve_args: &[Strin
     let started = Instant::now();
     let mut pause = Duration::from_millis(1);
     while started.elapsed() < wait.max(Duration::from_secs(5)) {
-        if let Some(server) = Server::connect(dir) {
+        if let Some(server) = Server::connect(dir, token) {
             // The child runs on by itself; reap it if it already exited (another server won).
             let _ = child.try_wait();
             return Some(server);

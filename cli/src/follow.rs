@@ -26,8 +26,8 @@ pub fn follow(
     let mut next = since.max(1);
     let shared = ctx.shared_ledger()?;
     loop {
-        let events = read(ctx, shared.as_deref(), next)?;
-        let Some(last) = events.last() else {
+        let (events, after) = read(ctx, shared.as_deref(), next)?;
+        if after == next {
             if until_head {
                 return Ok(());
             }
@@ -36,40 +36,56 @@ pub fn follow(
                 None => std::thread::sleep(POLL),
             }
             continue;
-        };
-        next = last.seq + 1;
-        batch(&events)?;
+        }
+        next = after;
+        if !events.is_empty() {
+            batch(&events)?;
+        }
     }
 }
 
-/// A chunk of the events from `next` on, from the shared ledger when there is one.
-pub fn read(ctx: &Context, shared: Option<&dyn EventLog>, next: u64) -> Result<Vec<Event>, CliError> {
-    match shared {
-        Some(log) => Ok(log.read(next, memledger_engine::READ_CHUNK).map_err(EngineError::from)?),
-        None => read_local(ctx, next),
-    }
+/// A chunk of the events from `next` on, from the shared ledger when there is one, and the seq
+/// to read from next (past the events read, and past those the caller may not read).
+pub fn read(ctx: &Context, shared: Option<&dyn EventLog>, next: u64) -> Result<(Vec<Event>, u64), CliError> {
+    let events = match shared {
+        Some(log) => log.read(next, memledger_engine::READ_CHUNK).map_err(EngineError::from)?,
+        None => return read_local(ctx, next),
+    };
+    let after = events.last().map_or(next, |e| e.seq + 1);
+    Ok((events, after))
 }
 
 /// The events of a store of its own from `next` on (a chunk of them), through its server or
-/// opened here; none while the store does not exist.
-fn read_local(ctx: &Context, next: u64) -> Result<Vec<Event>, CliError> {
+/// opened here (as many as the caller may read of a chunk); none while the store does not exist.
+fn read_local(ctx: &Context, next: u64) -> Result<(Vec<Event>, u64), CliError> {
     let mut lines = Vec::new();
     match ctx.server(false)? {
         Some(mut server) => server.export(next, &mut lines)?,
         None if crate::backend::store_exists(&ctx.dir) => {
             let ml = ctx.open_direct(false)?;
-            let events: Result<Vec<Event>, _> =
-                ml.ledger().scan(next).map_err(EngineError::from)?.take(memledger_engine::READ_CHUNK).collect();
-            return Ok(events.map_err(EngineError::from)?);
+            let caller = ctx.caller(&ml)?;
+            let mut events = Vec::new();
+            let mut after = next;
+            for event in ml.ledger().scan(next).map_err(EngineError::from)?.take(memledger_engine::READ_CHUNK) {
+                let event = event.map_err(EngineError::from)?;
+                after = event.seq + 1;
+                if crate::commands::log::visible(&ml, &caller, &event)? {
+                    events.push(event);
+                }
+            }
+            return Ok((events, after));
         }
-        None => return Ok(Vec::new()),
+        None => return Ok((Vec::new(), next)),
     }
-    String::from_utf8_lossy(&lines)
+    // The server sends what the caller may read: the last of it is as far as this call knows.
+    let events: Vec<Event> = String::from_utf8_lossy(&lines)
         .lines()
         .map(|line| {
             serde_json::from_str(line).map_err(|e| {
                 CliError::new(memledger_engine::Exit::Failure, format!("the server sent a bad event line: {e}"), None)
             })
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    let after = events.last().map_or(next, |e| e.seq + 1);
+    Ok((events, after))
 }

@@ -46,6 +46,12 @@ impl From<EngineError> for CliError {
     }
 }
 
+impl From<memledger_engine::NotPermitted> for CliError {
+    fn from(e: memledger_engine::NotPermitted) -> Self {
+        CliError::from(EngineError::from(e))
+    }
+}
+
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         let broken_pipe = e.kind() == io::ErrorKind::BrokenPipe;

@@ -20,7 +20,7 @@ fn workspace_root() -> PathBuf {
 #[test]
 fn the_official_python_sdk_drives_the_server() {
     let probe = Command::new("python3").args(["-c", "import mcp"]).output();
-    // CI installs the SDK (scripts/setup.sh): there, a missing SDK is a failure, not a skip.
+    // CI installs the SDK (scripts/setup_tests.sh): there, a missing SDK is a failure, not a skip.
     let in_ci = std::env::var_os("CI").is_some();
     if in_ci {
         assert!(
@@ -132,12 +132,12 @@ impl Server {
         }
     }
 
-    /// Call a tool; its JSON answer.
+    /// Call a tool; its JSON answer, taken out of the answer's fence.
     fn tool(&mut self, name: &str, arguments: Value) -> Value {
         let result = self.request("tools/call", json!({"name": name, "arguments": arguments}));
         let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("{result}"));
         assert_ne!(result["isError"], json!(true), "{name}: {text}");
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{name}: {e}: {text}"))
+        crate::support::unfence(text)
     }
 
     /// Call a tool that must answer with a tool error; its text.

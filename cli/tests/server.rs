@@ -176,7 +176,7 @@ fn the_official_python_sdk_drives_mcp_over_streamable_http() {
         assert!(probe.as_ref().is_ok_and(|o| o.status.success()), "CI must run the real-client test");
     }
     if !probe.is_ok_and(|o| o.status.success()) {
-        println!("SKIPPED: the MCP Python SDK is not installed (scripts/setup.sh installs it)");
+        println!("SKIPPED: the MCP Python SDK is not installed (scripts/setup_tests.sh installs it)");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

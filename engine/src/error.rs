@@ -21,6 +21,8 @@ pub enum Exit {
     Conflict = 3,
     /// No such memory or conflict.
     NotFound = 4,
+    /// The caller may not do this (its grants do not reach): nothing was written.
+    NotPermitted = 5,
 }
 
 impl Exit {
@@ -37,6 +39,7 @@ impl Exit {
             2 => Exit::BadInput,
             3 => Exit::Conflict,
             4 => Exit::NotFound,
+            5 => Exit::NotPermitted,
             _ => Exit::Failure,
         }
     }
@@ -65,6 +68,13 @@ pub enum EngineError {
     /// No such memory or conflict ([`Exit::NotFound`]).
     #[error(transparent)]
     NotFound(#[from] NotFound),
+    /// The caller's grants do not reach: nothing was written ([`Exit::NotPermitted`]).
+    #[error(transparent)]
+    NotPermitted(#[from] crate::access::NotPermitted),
+    /// The token given authenticates no principal (wrong, rotated or revoked); it is never
+    /// repeated ([`Exit::NotPermitted`]).
+    #[error("the token does not authenticate: it is not one this store issued, or it was rotated or revoked")]
+    Unauthenticated,
     /// A model was needed and could not be used ([`Exit::Failure`]).
     #[error(transparent)]
     Model(#[from] ModelError),
@@ -102,6 +112,22 @@ pub enum BadInput {
     UnknownName(String),
     #[error("--effective-at: {0}")]
     EffectiveAt(#[source] TimeParseError),
+    #[error("evidence.observed_at: {0}")]
+    ObservedAt(#[source] TimeParseError),
+    #[error("evidence lines {first} to {last}: lines count from 1 and the last is not before the first")]
+    EvidenceLines { first: u32, last: u32 },
+    /// A principal's name that is not one (the message says what one is).
+    #[error("{0}")]
+    Principal(String),
+    #[error("a principal named {0:?} exists already (a name is never reused, even once revoked)")]
+    PrincipalExists(String),
+    #[error("principal {0:?} is revoked: its grants and token cannot change any more")]
+    PrincipalRevoked(String),
+    /// A grant that is not one (the message says how to write one).
+    #[error("{0}")]
+    Grant(String),
+    #[error("principal {principal:?} holds no grant on {pattern:?}")]
+    NoSuchGrant { principal: String, pattern: String },
     #[error("not an id: {0:?} (ids are hex digits)")]
     NotAnId(String),
     #[error("id prefix {prefix:?} is too short: give at least {min} digits")]
@@ -215,6 +241,8 @@ pub enum NotFound {
     MemoryPrefix(String),
     #[error("no conflict id starts with {0}")]
     ConflictPrefix(String),
+    #[error("no principal named {0:?} (`memledger principals list`)")]
+    Principal(String),
 }
 
 /// A model that was needed could not be used.
@@ -242,6 +270,7 @@ impl EngineError {
             EngineError::BadInput(_) => Exit::BadInput,
             EngineError::Conflict(_) => Exit::Conflict,
             EngineError::NotFound(_) => Exit::NotFound,
+            EngineError::NotPermitted(_) | EngineError::Unauthenticated => Exit::NotPermitted,
             EngineError::Import(
                 ImportError::Parse { .. } | ImportError::Chain { .. } | ImportError::Diverged { .. },
             ) => Exit::BadInput,

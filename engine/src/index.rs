@@ -170,7 +170,10 @@ fn touched_memories(bodies: &[&EventBody]) -> Vec<MemoryId> {
     let effects = |effects: &[Effect], out: &mut Vec<MemoryId>| {
         for effect in effects {
             match *effect {
-                Effect::MadeStale { memory_id } | Effect::Introduced { memory_id, .. } => out.push(memory_id),
+                Effect::MadeStale { memory_id }
+                | Effect::Introduced { memory_id, .. }
+                | Effect::Accepted { memory_id }
+                | Effect::Rejected { memory_id } => out.push(memory_id),
                 Effect::Reparented { .. } | Effect::EdgeAdded { .. } => {}
             }
         }
@@ -189,7 +192,14 @@ fn touched_memories(bodies: &[&EventBody]) -> Vec<MemoryId> {
             | EventBody::PairClassified(_)
             | EventBody::MergeProposed(_)
             | EventBody::BeliefMerged(_)
-            | EventBody::ConflictOpened(_) => {}
+            | EventBody::ConflictOpened(_)
+            | EventBody::BeliefProposed(_)
+            | EventBody::PrincipalAdded(_)
+            | EventBody::PrincipalGranted(_)
+            | EventBody::GrantRevoked(_)
+            | EventBody::PrincipalRevoked(_)
+            | EventBody::PrincipalRotated(_)
+            | EventBody::TranscriptProgressed(_) => {}
         }
     }
     out.sort();

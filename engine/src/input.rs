@@ -1,6 +1,6 @@
 //! Input validation: bad input is refused here, before anything is read or written.
 
-use memledger_schemas::{MemoryType, Timestamp};
+use memledger_schemas::{Authority, Evidence, MemoryType, Timestamp};
 use serde::Deserialize;
 
 use crate::error::{BadInput, EngineError};
@@ -17,7 +17,12 @@ pub struct SaveRequest {
     #[serde(rename = "type")]
     pub memory_type: Option<String>,
     pub scope: Option<String>,
+    /// The authority claimed: `stated`, `policy`, `inferred` or `imported` (docs/design.md §13).
     pub source: Option<String>,
+    /// Where it came from, in the caller's words: the same origin again is one source.
+    pub origin: Option<String>,
+    /// Where in a transcript it was said (`import sessions`).
+    pub evidence: Option<EvidenceRequest>,
     pub effective_at: Option<String>,
     pub fact_key: Option<String>,
     pub idempotency_key: Option<String>,
@@ -28,13 +33,87 @@ pub struct SaveRequest {
     pub allow_secret: bool,
 }
 
+/// Where in a transcript a memory was said, as a caller gives it.
+#[derive(Clone, Debug, Default, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceRequest {
+    /// `claude-code`, `codex` or `plain`.
+    pub agent: String,
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The transcript's path.
+    pub file: String,
+    /// The supporting lines, from 1, inclusive.
+    pub first_line: u32,
+    pub last_line: u32,
+    #[serde(default)]
+    pub message_ids: Vec<String>,
+    /// The supporting lines' words (secrets and `<private>` spans are refused and removed as in
+    /// the text).
+    #[serde(default)]
+    pub excerpt: String,
+    /// When it was said (RFC 3339).
+    #[serde(default)]
+    pub observed_at: Option<String>,
+}
+
+/// Most message ids a memory's evidence names.
+const MAX_MESSAGE_IDS: usize = 1000;
+
+impl EvidenceRequest {
+    fn validate(self, allow_secret: bool) -> Result<Evidence, EngineError> {
+        let agent = field("evidence.agent", Some(self.agent))?.unwrap_or_default();
+        let file = field("evidence.file", Some(self.file))?.unwrap_or_default();
+        let session = field("evidence.session", self.session)?;
+        if self.first_line == 0 || self.last_line < self.first_line {
+            return Err(BadInput::EvidenceLines { first: self.first_line, last: self.last_line }.into());
+        }
+        if self.message_ids.len() > MAX_MESSAGE_IDS {
+            return Err(BadInput::FieldTooLong { field: "evidence.message_ids", max: MAX_MESSAGE_IDS }.into());
+        }
+        let message_ids = self
+            .message_ids
+            .into_iter()
+            .map(|id| field("evidence.message_ids", Some(id)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (excerpt, _) = remove_private_spans(&self.excerpt);
+        let excerpt = normalize_text(&excerpt);
+        if excerpt.len() > MAX_TEXT_BYTES {
+            return Err(BadInput::TextTooLong { len: excerpt.len(), max: MAX_TEXT_BYTES }.into());
+        }
+        if !allow_secret {
+            refuse_secrets("evidence's excerpt", &excerpt)?;
+        }
+        let observed_at = match self.observed_at {
+            Some(s) => Some(Timestamp::parse_rfc3339(&s).map_err(BadInput::ObservedAt)?),
+            None => None,
+        };
+        Ok(Evidence {
+            agent,
+            session,
+            file,
+            first_line: self.first_line,
+            last_line: self.last_line,
+            message_ids: message_ids.into_iter().flatten().collect(),
+            excerpt,
+            observed_at,
+        })
+    }
+}
+
 /// A save that passed validation.
 #[derive(Clone, Debug)]
 pub struct ValidSave {
     pub text: String,
     pub memory_type: MemoryType,
+    /// The scope named; none: the caller's own (the owner's: `personal`).
     pub scope: String,
-    pub source: Option<String>,
+    /// Whether the request named the scope.
+    pub scope_named: bool,
+    /// The authority the request claimed, if it named one.
+    pub authority: Option<Authority>,
+    pub origin: Option<String>,
+    pub evidence: Option<Evidence>,
     pub effective_at: Option<Timestamp>,
     pub fact_key: Option<String>,
     pub idempotency_key: Option<String>,
@@ -118,14 +197,21 @@ impl SaveRequest {
             Some(t) => parse_type(t)?,
             None => MemoryType::Fact,
         };
-        let source = field("source", self.source)?;
+        let authority = match field("source", self.source)? {
+            Some(s) => Some(s.parse::<Authority>().map_err(|e| BadInput::UnknownName(format!("--source: {e}")))?),
+            None => None,
+        };
+        let origin = field("origin", self.origin)?;
         let fact_key = field("fact-key", self.fact_key)?;
         if !self.allow_secret {
             refuse_secrets("memory text", &text)?;
-            refuse_secrets("--source", source.as_deref().unwrap_or_default())?;
+            refuse_secrets("--origin", origin.as_deref().unwrap_or_default())?;
             refuse_secrets("--fact-key", fact_key.as_deref().unwrap_or_default())?;
         }
-        let scope = field("scope", self.scope)?.unwrap_or_else(|| "personal".to_string());
+        let evidence = self.evidence.map(|e| e.validate(self.allow_secret)).transpose()?;
+        let scope = field("scope", self.scope)?;
+        let scope_named = scope.is_some();
+        let scope = scope.unwrap_or_else(|| "personal".to_string());
         let effective_at = match self.effective_at {
             Some(s) => Some(Timestamp::parse_rfc3339(&s).map_err(BadInput::EffectiveAt)?),
             None => None,
@@ -134,7 +220,10 @@ impl SaveRequest {
             text,
             memory_type,
             scope,
-            source,
+            scope_named,
+            authority,
+            origin,
+            evidence,
             effective_at,
             fact_key,
             idempotency_key: field("idempotency-key", self.idempotency_key)?,
@@ -192,7 +281,8 @@ pub fn refuse_secrets_in_stream(stream: &memledger_ledger::Stream) -> Result<(),
     let mut lines = Vec::new();
     for (line, event) in stream.numbered() {
         let memledger_schemas::EventBody::MemoryObserved(b) = &event.body else { continue };
-        let texts = [Some(b.text.as_str()), b.source.as_deref(), b.fact_key.as_deref()];
+        let excerpt = b.evidence.as_ref().map(|e| e.excerpt.as_str());
+        let texts = [Some(b.text.as_str()), b.source.as_deref(), b.origin.as_deref(), b.fact_key.as_deref(), excerpt];
         let mut found: Vec<crate::secrets::Finding> = Vec::new();
         for f in texts.into_iter().flatten().flat_map(crate::secrets::scan) {
             if !found.contains(&f) {

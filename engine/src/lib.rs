@@ -14,6 +14,7 @@
 //! (`secrets`), as-of points (`asof`), the review page's reads (`review`) and the
 //! models over HTTP (`models`).
 
+pub mod access;
 mod analysis_cache;
 pub mod asof;
 mod candidates;
@@ -29,6 +30,7 @@ pub mod input;
 pub mod memledger;
 pub mod models;
 pub mod pipeline;
+pub mod principals;
 pub mod reads;
 pub mod recall;
 pub mod resolve;
@@ -38,11 +40,12 @@ pub mod secrets;
 mod term_cache;
 pub mod validity;
 
+pub use access::{Caller, NotPermitted, Principal};
 pub use asof::AsOf;
 pub use classify::Classification;
 pub use config::EngineConfig;
 pub use error::{EngineError, Exit};
-pub use input::{SaveRequest, ValidSave};
+pub use input::{EvidenceRequest, SaveRequest, ValidSave};
 pub use memledger::{Durability, Memledger, Snapshot};
 pub use memledger_ledger::OpenOptions;
 pub use memledger_ledger::shared::{READ_CHUNK, connect as connect_shared_ledger};

@@ -23,16 +23,18 @@ use memledger_projector::audit::AuditProjector;
 use memledger_projector::beliefs::{BeliefsProjector, MemoryRecord};
 use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ConflictsProjector};
 use memledger_projector::edges::EdgesProjector;
-use memledger_projector::text_index::{TEXT_VIEW, TextIndex, TextRebuild};
+use memledger_projector::principals::{PrincipalReader, PrincipalsProjector};
+use memledger_projector::text_index::{Scopes, TEXT_VIEW, TextIndex, TextRebuild};
 use memledger_schemas::*;
 
+use crate::access::{Caller, Principal, Readable};
 use crate::analysis_cache::AnalysisCache;
 use crate::asof::{AsOf, seq_as_of};
 use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
 use crate::erase::EraseResult;
-use crate::error::{BadInput, Conflict, EngineError};
+use crate::error::{BadInput, Conflict, EngineError, NotFound};
 use crate::group_commit::{GROUP_MAX_COMMANDS, Group, GroupFailure, TicketState};
 use crate::index::{Index, activeness_of};
 use crate::input::{SaveRequest, validate_actor, validate_text};
@@ -40,6 +42,7 @@ use crate::models::Models;
 use crate::models::embed::{self, EmbedReport};
 use crate::models::judge::{self, JudgeReport};
 use crate::pipeline::{Planner, PreparedSave, SaveResult, summarize};
+use crate::principals::{self, PrincipalChange, PrincipalView};
 use crate::reads::{self, Decision, HistoryView, MemoryView, Reader, Stats, VerifyView};
 use crate::recall::{self, RecallResult};
 use crate::resolve::{self, ForgetResult, ResolveResult, UpdateResult};
@@ -105,6 +108,7 @@ fn all_views() -> Views {
         Box::new(EdgesProjector),
         Box::new(ConflictsProjector),
         Box::new(AuditProjector),
+        Box::new(PrincipalsProjector),
     ])
 }
 
@@ -278,9 +282,16 @@ impl Memledger {
         Ok(())
     }
 
-    /// Append one command's events against `expected_head` and apply them, synced.
-    fn commit(&self, expected_head: u64, actor: String, events: Vec<NewEvent>) -> Result<CommitResult, EngineError> {
-        self.commit_with(expected_head, &CommandMeta::new(actor), events, Durability::Synced)
+    /// Append one command of `caller` (acting as `actor`, checked) against `expected_head` and
+    /// apply it, synced.
+    fn commit(
+        &self,
+        expected_head: u64,
+        caller: &Caller,
+        actor: String,
+        events: Vec<NewEvent>,
+    ) -> Result<CommitResult, EngineError> {
+        self.commit_with(expected_head, &CommandMeta::by(caller.name(), actor), events, Durability::Synced)
     }
 
     /// Append one command's events against `expected_head` and apply them to the views, the term
@@ -430,9 +441,36 @@ impl Memledger {
 
 /// Saves.
 impl Memledger {
-    /// Save one memory through the belief pipeline; durable when it returns.
+    /// Save one memory through the belief pipeline as the store's owner; durable when it returns.
     pub fn save(&self, request: SaveRequest, actor: &str) -> Result<SaveResult, EngineError> {
         self.save_with(request, actor, Durability::Synced)
+    }
+
+    /// Save one memory as `caller`: in its own scope unless the request names one it may write
+    /// (or propose) in, with the authority it claims (at most its grant's) or its default.
+    pub fn save_by(&self, request: SaveRequest, caller: &Caller) -> Result<SaveResult, EngineError> {
+        self.save_by_with(request, caller, Durability::Synced)
+    }
+
+    /// [`Memledger::save_by`] with a choice of durability.
+    pub fn save_by_with(
+        &self,
+        request: SaveRequest,
+        caller: &Caller,
+        durability: Durability,
+    ) -> Result<SaveResult, EngineError> {
+        let actor = validate_actor(&caller.actor)?;
+        self.save_checked(PreparedSave::validated(request)?, caller, actor, durability)
+    }
+
+    /// [`Memledger::save_prepared`] by `caller`.
+    pub fn save_prepared_by(
+        &self,
+        prepared: PreparedSave,
+        caller: &Caller,
+        durability: Durability,
+    ) -> Result<SaveResult, EngineError> {
+        self.save_checked(prepared, caller, validate_actor(&caller.actor)?, durability)
     }
 
     /// Make every `Deferred` write so far durable (one fsync for the whole group).
@@ -455,7 +493,7 @@ impl Memledger {
     ) -> Result<SaveResult, EngineError> {
         // The actor is checked before the request, as its error comes first.
         let actor = validate_actor(actor)?;
-        self.save_checked(PreparedSave::validated(request)?, actor, durability)
+        self.save_checked(PreparedSave::validated(request)?, &Caller::owner(actor.clone()), actor, durability)
     }
 
     /// Save a [`PreparedSave`] (validated and analysed ahead, off the write lock), as
@@ -466,16 +504,23 @@ impl Memledger {
         actor: &str,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
-        self.save_checked(prepared, validate_actor(actor)?, durability)
+        let actor = validate_actor(actor)?;
+        self.save_checked(prepared, &Caller::owner(actor.clone()), actor, durability)
     }
 
-    /// The save itself, once the actor and the request have been checked.
+    /// The save itself, once the actor and the request have been checked: in the caller's own
+    /// scope when the request named none, as far as its grants allow.
     fn save_checked(
         &self,
-        prepared: PreparedSave,
+        mut prepared: PreparedSave,
+        caller: &Caller,
         actor: String,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
+        if !prepared.save.scope_named {
+            prepared.save.scope = caller.principal.own_scope();
+        }
+        let stance = crate::access::stance_of(caller.access(), &prepared.save)?;
         let save = &prepared.save;
         let private_spans = save.private_spans;
         // With a shared ledger another machine may move the head while this one decides: the
@@ -522,8 +567,8 @@ impl Memledger {
                 models: &self.models,
                 config: &self.config,
             };
-            let plan = planner.plan_save(&prepared, head)?;
-            let mut meta = CommandMeta::new(actor.clone());
+            let plan = planner.plan_save(&prepared, head, stance)?;
+            let mut meta = CommandMeta::by(caller.name(), actor.clone());
             meta.idempotency_key = save.idempotency_key.clone();
             if grouped {
                 let events = match self.stage(head, &meta, plan)? {
@@ -588,25 +633,52 @@ impl Memledger {
         expect_version: Option<u32>,
         actor: &str,
     ) -> Result<UpdateResult, EngineError> {
-        let actor = validate_actor(actor)?;
+        self.update_by(id, text, expect_version, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::update`] by `caller`: it needs `write` in the belief's scope and at least the
+    /// belief's authority; the new version carries the higher of that and its own default.
+    pub fn update_by(
+        &self,
+        id: MemoryId,
+        text: &str,
+        expect_version: Option<u32>,
+        caller: &Caller,
+    ) -> Result<UpdateResult, EngineError> {
+        let actor = validate_actor(&caller.actor)?;
         let text = validate_text(text)?;
         crate::input::refuse_secrets_in_revision("updated text", &text)?;
         let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
-        let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version)?;
-        result.seqs = self.commit(head, actor, events)?.seqs();
+        let current = self.reader().current_of(id)?;
+        let authority = crate::access::supersede(caller.access(), Verb::Write, &current)?;
+        let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version, authority)?;
+        result.seqs = self.commit(head, caller, actor, events)?.seqs();
         Ok(result)
     }
 
     /// Retire a belief: out of recall and dedup, kept in history.
     pub fn forget(&self, id: MemoryId, reason: Option<String>, actor: &str) -> Result<ForgetResult, EngineError> {
-        let actor = validate_actor(actor)?;
+        self.forget_by(id, reason, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::forget`] by `caller`: it needs `write` in the belief's scope and at least its
+    /// authority.
+    pub fn forget_by(
+        &self,
+        id: MemoryId,
+        reason: Option<String>,
+        caller: &Caller,
+    ) -> Result<ForgetResult, EngineError> {
+        let actor = validate_actor(&caller.actor)?;
         let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let (events, mut result) = resolve::plan_forget(self.reader(), id, reason)?;
-        result.seqs = self.commit(head, actor, events)?.seqs();
+        let target = self.reader().record(result.memory_id)?;
+        crate::access::supersede(caller.access(), Verb::Write, &target)?;
+        result.seqs = self.commit(head, caller, actor, events)?.seqs();
         Ok(result)
     }
 
@@ -621,7 +693,20 @@ impl Memledger {
         dry_run: bool,
         actor: &str,
     ) -> Result<EraseResult, EngineError> {
-        self.erase_planned(|ledger| crate::erase::plan_erase(ledger, id, lineage), reason, dry_run, actor)
+        self.erase_by(id, lineage, reason, dry_run, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::erase`] by `caller`: it needs `erase` in the scope of every memory erased (a
+    /// dry run, `read`).
+    pub fn erase_by(
+        &self,
+        id: MemoryId,
+        lineage: bool,
+        reason: Option<String>,
+        dry_run: bool,
+        caller: &Caller,
+    ) -> Result<EraseResult, EngineError> {
+        self.erase_planned(|ledger| crate::erase::plan_erase(ledger, id, lineage), reason, dry_run, caller)
     }
 
     /// Erase, as [`Memledger::erase`] does, every version that went stale or was retired before
@@ -633,7 +718,25 @@ impl Memledger {
         dry_run: bool,
         actor: &str,
     ) -> Result<EraseResult, EngineError> {
-        self.erase_planned(|ledger| crate::erase::plan_retired_before(ledger, before), reason, dry_run, actor)
+        self.erase_retired_before_by(before, reason, dry_run, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::erase_retired_before`] by `caller`: a retention policy over the whole store,
+    /// which needs `admin` on `*` (and `erase` everywhere).
+    pub fn erase_retired_before_by(
+        &self,
+        before: Timestamp,
+        reason: Option<String>,
+        dry_run: bool,
+        caller: &Caller,
+    ) -> Result<EraseResult, EngineError> {
+        if !caller.access().administers_store() {
+            return Err(caller
+                .access()
+                .refusal(Verb::Admin, "*", " (a retention policy erases across scopes)".into())
+                .into());
+        }
+        self.erase_planned(|ledger| crate::erase::plan_retired_before(ledger, before), reason, dry_run, caller)
     }
 
     /// An erasure of what `plan` finds, planned and carried out under the write lock.
@@ -642,9 +745,9 @@ impl Memledger {
         plan: impl FnOnce(&Ledger) -> Result<EraseResult, EngineError>,
         reason: Option<String>,
         dry_run: bool,
-        actor: &str,
+        caller: &Caller,
     ) -> Result<EraseResult, EngineError> {
-        let actor = validate_actor(actor)?;
+        let actor = validate_actor(&caller.actor)?;
         let _guard = self.lock()?;
         // On a shared ledger an erasure is planned and appended holding the exclusive turn: no
         // other machine's append can overtake it (erasures are rare; the others wait for one).
@@ -652,6 +755,15 @@ impl Memledger {
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let mut plan = plan(&self.ledger)?;
+        let verb = if dry_run { Verb::Read } else { Verb::Erase };
+        for memory in &plan.memories {
+            let beliefs = self.reader().beliefs();
+            let scope = match beliefs.get(*memory)? {
+                Some(r) => r.scope,
+                None => beliefs.observation(*memory)?.map(|o| o.observed.scope).unwrap_or_default(),
+            };
+            caller.access().require(verb, &scope)?;
+        }
         if dry_run {
             return Ok(plan);
         }
@@ -660,7 +772,7 @@ impl Memledger {
             return Ok(plan);
         }
         let store = self.ledger.store();
-        let event = self.ledger.append_erasure(head, &CommandMeta::new(actor), plan.body(reason))?;
+        let event = self.ledger.append_erasure(head, &CommandMeta::by(caller.name(), actor), plan.body(reason))?;
         plan.dry_run = false;
         plan.erasure_seq = Some(event.seq);
         let events = [event];
@@ -692,20 +804,22 @@ impl Memledger {
         note: Option<String>,
         actor: &str,
     ) -> Result<ResolveResult, EngineError> {
-        self.resolve_as(id, action, merge_text, note, actor, None)
+        self.resolve_by(id, action, merge_text, note, &Caller::owner(actor), None)
     }
 
-    /// Resolve on behalf of `by` (`judge:<model>`); a person when `None`.
-    pub fn resolve_as(
+    /// Resolve as `caller`, on behalf of `by` (`judge:<model>`); a person when `None`. It needs
+    /// `resolve` in the scope of every side (`write`, to accept or reject a proposal) and at least
+    /// the authority the conflict needs.
+    pub fn resolve_by(
         &self,
         id: ConflictId,
         action: ResolutionAction,
         merge_text: Option<&str>,
         note: Option<String>,
-        actor: &str,
+        caller: &Caller,
         by: Option<String>,
     ) -> Result<ResolveResult, EngineError> {
-        let actor = validate_actor(actor)?;
+        let actor = validate_actor(&caller.actor)?;
         let merge_text = match (action, merge_text) {
             (ResolutionAction::Merge, Some(t)) => {
                 let t = validate_text(t)?;
@@ -721,28 +835,52 @@ impl Memledger {
         let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
-        let (events, mut result) = resolve::plan_resolve(self.reader(), id, action, merge_text, note, by)?;
-        result.seqs = self.commit(head, actor, events)?.seqs();
+        let conflict = self.reader().conflict(id)?;
+        let authority = crate::access::settle(caller.access(), self.reader(), &conflict)?;
+        let (events, mut result) = resolve::plan_resolve(self.reader(), id, action, merge_text, note, by, authority)?;
+        result.seqs = self.commit(head, caller, actor, events)?.seqs();
         Ok(result)
     }
 
     /// Revert a conflict's resolution: a compensating event that undoes its exact effects and
     /// puts the conflict back in the queue.
     pub fn revert(&self, id: ConflictId, actor: &str) -> Result<ResolveResult, EngineError> {
-        let actor = validate_actor(actor)?;
+        self.revert_by(id, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::revert`] by `caller`, who needs what resolving it needs.
+    pub fn revert_by(&self, id: ConflictId, caller: &Caller) -> Result<ResolveResult, EngineError> {
+        let actor = validate_actor(&caller.actor)?;
         let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
+        let conflict = self.reader().conflict(id)?;
+        crate::access::settle(caller.access(), self.reader(), &conflict)?;
         let (events, mut result) = resolve::plan_revert(self.reader(), id)?;
-        result.seqs = self.commit(head, actor, events)?.seqs();
+        result.seqs = self.commit(head, caller, actor, events)?.seqs();
         Ok(result)
     }
 
     /// Look for contradictions among stored active memories and open conflicts for new ones
     /// (engine/src/scan.rs).
     pub fn scan_conflicts(&self, options: &ScanOptions, actor: &str) -> Result<ScanReport, EngineError> {
-        let actor = validate_actor(actor)?;
+        self.scan_conflicts_by(options, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::scan_conflicts`] by `caller`: over the scopes it may write in (one named in
+    /// `options` must be one), opening conflicts as a save would.
+    pub fn scan_conflicts_by(&self, options: &ScanOptions, caller: &Caller) -> Result<ScanReport, EngineError> {
+        let actor = validate_actor(&caller.actor)?;
+        let access = caller.access();
+        if let Some(scope) = &options.scope {
+            access.require(Verb::Write, scope)?;
+        } else if !access.administers_store() && !access.reads_everything() {
+            return Err(access.refusal(Verb::Write, "*", " (name a scope it may write in with --scope)".into()).into());
+        }
         let mut open = |incoming: &MemoryRecord, candidate: &MemoryRecord, class: &Classification, model| {
+            if !access.can(Verb::Write, &incoming.scope) {
+                return Ok(None);
+            }
             let _guard = self.lock()?;
             self.follow_shared()?;
             let head = self.ledger.head().seq;
@@ -751,7 +889,7 @@ impl Memledger {
             else {
                 return Ok(None);
             };
-            Ok(Some((conflict_id, self.commit(head, actor.clone(), events)?.seqs())))
+            Ok(Some((conflict_id, self.commit(head, caller, actor.clone(), events)?.seqs())))
         };
         scan::scan_conflicts(&self.candidate_search(), &self.models, &self.config, options, &mut open)
     }
@@ -760,11 +898,19 @@ impl Memledger {
     /// resolve (unless `dry_run`); `unsure`, a failed call or an unusable answer leave the
     /// conflict pending.
     pub fn judge_pending(&self, dry_run: bool, actor: &str) -> Result<JudgeReport, EngineError> {
-        validate_actor(actor)?;
+        self.judge_pending_by(dry_run, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::judge_pending`] by `caller`: over the pending conflicts it may settle, each
+    /// resolved with its authority on the judge's verdict.
+    pub fn judge_pending_by(&self, dry_run: bool, caller: &Caller) -> Result<JudgeReport, EngineError> {
+        validate_actor(&caller.actor)?;
         let mut resolve = |id: ConflictId, action: ResolutionAction, rationale: String, by: String| {
-            Ok(self.resolve_as(id, action, None, Some(rationale), actor, Some(by))?.seqs)
+            Ok(self.resolve_by(id, action, None, Some(rationale), caller, Some(by))?.seqs)
         };
-        judge::judge_pending(&self.models, self.reader(), dry_run, &mut resolve)
+        let settles =
+            |conflict: &ConflictRecord| crate::access::settle(caller.access(), self.reader(), conflict).is_ok();
+        judge::judge_pending(&self.models, self.reader(), dry_run, &settles, &mut resolve)
     }
 
     /// Embed every active memory that has no vector of the configured model yet (after the model
@@ -780,6 +926,106 @@ impl Memledger {
     }
 }
 
+/// Principals, their grants and tokens (engine/src/principals.rs, engine/src/access.rs).
+impl Memledger {
+    fn principal_reader(&self) -> PrincipalReader<'_> {
+        PrincipalReader::new(self.ledger.store())
+    }
+
+    /// The store's verifier secret, made on first use.
+    fn verifier_secret(&self) -> Result<[u8; 32], EngineError> {
+        let fresh: [u8; 32] = rand::random();
+        let secret = self.ledger.secret(principals::VERIFIER_SECRET, Some(&fresh))?;
+        Ok(secret.unwrap_or(fresh))
+    }
+
+    /// Commit one principal command of `caller` and answer with the principal as it now stands.
+    fn commit_principal(
+        &self,
+        caller: &Caller,
+        name: &str,
+        plan: impl FnOnce(&PrincipalReader<'_>) -> Result<(Vec<NewEvent>, Option<String>), EngineError>,
+    ) -> Result<PrincipalChange, EngineError> {
+        let actor = validate_actor(&caller.actor)?;
+        let _guard = self.lock()?;
+        self.follow_shared()?;
+        let head = self.ledger.head().seq;
+        let (events, token) = plan(&self.principal_reader())?;
+        let seqs = self.commit(head, caller, actor, events)?.seqs();
+        let record = self.principal_reader().get(name)?.ok_or_else(|| NotFound::Principal(name.to_string()))?;
+        Ok(PrincipalChange { principal: PrincipalView::of(&record), token, seqs })
+    }
+
+    /// Add principal `name` of `kind` with its first `grants`; the change carries its token,
+    /// shown this once. Needs `admin` on `*`.
+    pub fn principals_add(
+        &self,
+        caller: &Caller,
+        name: &str,
+        kind: PrincipalKind,
+        grants: Vec<Grant>,
+    ) -> Result<PrincipalChange, EngineError> {
+        let secret = self.verifier_secret()?;
+        self.commit_principal(caller, name, |reader| {
+            let (events, token) = principals::plan_add(caller.access(), reader, &secret, name, kind, grants)?;
+            Ok((events, Some(token)))
+        })
+    }
+
+    /// Grant `grants` to `name`, each replacing its grant of the same pattern.
+    pub fn principals_grant(
+        &self,
+        caller: &Caller,
+        name: &str,
+        grants: Vec<Grant>,
+    ) -> Result<PrincipalChange, EngineError> {
+        self.commit_principal(caller, name, |reader| {
+            Ok((principals::plan_grant(caller.access(), reader, name, grants)?, None))
+        })
+    }
+
+    /// Take back `name`'s grants of `patterns`, or (none given) revoke `name` itself: its token
+    /// stops authenticating at once, on every machine as it follows the ledger.
+    pub fn principals_revoke(
+        &self,
+        caller: &Caller,
+        name: &str,
+        patterns: Vec<String>,
+        reason: Option<String>,
+    ) -> Result<PrincipalChange, EngineError> {
+        self.commit_principal(caller, name, |reader| {
+            Ok((principals::plan_revoke(caller.access(), reader, name, patterns, reason)?, None))
+        })
+    }
+
+    /// Replace `name`'s token; the change carries the new one, shown this once.
+    pub fn principals_rotate(&self, caller: &Caller, name: &str) -> Result<PrincipalChange, EngineError> {
+        let secret = self.verifier_secret()?;
+        self.commit_principal(caller, name, |reader| {
+            let (events, token) = principals::plan_rotate(caller.access(), reader, &secret, name)?;
+            Ok((events, Some(token)))
+        })
+    }
+
+    /// The principals `caller` may see: all of them for who administers the store, else itself.
+    pub fn principals(&self, caller: &Caller) -> Result<Vec<PrincipalView>, EngineError> {
+        let all = self.principal_reader().all()?;
+        let access = caller.access();
+        Ok(all
+            .iter()
+            .filter(|r| access.administers_store() || r.name == caller.name())
+            .map(PrincipalView::of)
+            .collect())
+    }
+
+    /// The principal `token` authenticates (never the owner: the store's own token is the
+    /// server's to check). A wrong, rotated or revoked token is [`EngineError::Unauthenticated`].
+    pub fn authenticate(&self, token: &str) -> Result<Principal, EngineError> {
+        let secret = self.ledger.secret(principals::VERIFIER_SECRET, None)?;
+        principals::authenticate(&self.principal_reader(), secret.as_ref(), token)
+    }
+}
+
 /// The review page's reads and its one write of its own (engine/src/review.rs).
 impl Memledger {
     /// A page of the conflict queue with both sides whole (`status` `None`: every conflict).
@@ -788,8 +1034,9 @@ impl Memledger {
         status: Option<ConflictStatus>,
         offset: usize,
         limit: usize,
+        scopes: &Readable,
     ) -> Result<review::ConflictPage, EngineError> {
-        review::conflict_page(self.reader(), &self.ledger, status, offset, limit)
+        review::conflict_page(self.reader(), &self.ledger, status, offset, limit, scopes)
     }
 
     /// Events newest first below `before` (none: from the head), filtered.
@@ -798,8 +1045,9 @@ impl Memledger {
         before: Option<u64>,
         limit: usize,
         filter: &review::EventFilter,
+        visible: &dyn Fn(&Event) -> Result<bool, EngineError>,
     ) -> Result<review::Page<Event>, EngineError> {
-        review::event_page(&self.ledger, before, limit, filter)
+        review::event_page(&self.ledger, before, limit, filter, visible)
     }
 
     /// Dropped pairs newest first below `before`.
@@ -809,13 +1057,19 @@ impl Memledger {
         limit: usize,
         kind: review::NearMissKind,
         scope: Option<&str>,
+        scopes: &Readable,
     ) -> Result<review::Page<review::NearMiss>, EngineError> {
-        review::near_miss_page(self.reader(), &self.ledger, before, limit, kind, scope)
+        review::near_miss_page(self.reader(), &self.ledger, before, limit, kind, scope, scopes)
     }
 
-    /// Counts over time for the charts.
-    pub fn timeline(&self) -> Result<review::Timeline, EngineError> {
-        review::timeline(self.reader(), &self.ledger)
+    /// Counts over time for the charts, of the events `visible` keeps and the conflicts in
+    /// `scopes`.
+    pub fn timeline(
+        &self,
+        scopes: &Readable,
+        visible: &dyn Fn(&Event) -> Result<bool, EngineError>,
+    ) -> Result<review::Timeline, EngineError> {
+        review::timeline(self.reader(), &self.ledger, scopes, visible)
     }
 
     /// Open a conflict between two memories by a person's word; the conflict and the seqs.
@@ -826,14 +1080,29 @@ impl Memledger {
         note: Option<&str>,
         actor: &str,
     ) -> Result<(ConflictId, Vec<u64>), EngineError> {
-        let actor = validate_actor(actor)?;
+        self.open_conflict_by(a, b, note, &Caller::owner(actor))
+    }
+
+    /// [`Memledger::open_conflict`] by `caller`, who needs `write` in both memories' scopes.
+    pub fn open_conflict_by(
+        &self,
+        a: MemoryId,
+        b: MemoryId,
+        note: Option<&str>,
+        caller: &Caller,
+    ) -> Result<(ConflictId, Vec<u64>), EngineError> {
+        let actor = validate_actor(&caller.actor)?;
         let _guard = self.lock()?;
         let head = self.ledger.head().seq;
+        for id in [a, b] {
+            let scope = self.reader().record(id)?.scope;
+            caller.access().require(Verb::Write, &scope)?;
+        }
         let lexical = |i: &MemoryRecord, c: &MemoryRecord| {
             classify_lexical(&i.text, &c.text, Some(i.memory_type), Some(c.memory_type), &self.config)
         };
         let (conflict_id, events) = review::plan_open_by_hand(self.reader(), a, b, note, lexical)?;
-        Ok((conflict_id, self.commit(head, actor, events)?.seqs()))
+        Ok((conflict_id, self.commit(head, caller, actor, events)?.seqs()))
     }
 }
 
@@ -880,7 +1149,29 @@ impl Memledger {
         limit: usize,
         valid_at: Timestamp,
     ) -> Result<Vec<MemoryView>, EngineError> {
-        self.reader().list(memory_type, scope, status, limit, valid_at)
+        let scopes = scope.map_or_else(Readable::everything, Readable::only);
+        self.reader().list(memory_type, &scopes, status, limit, valid_at)
+    }
+
+    /// [`Memledger::list_at`] over the scopes `scopes` covers (those a principal may read).
+    pub fn list_in(
+        &self,
+        memory_type: Option<MemoryType>,
+        scopes: &Readable,
+        status: Option<ReadStatus>,
+        limit: usize,
+        valid_at: Timestamp,
+    ) -> Result<Vec<MemoryView>, EngineError> {
+        self.reader().list(memory_type, scopes, status, limit, valid_at)
+    }
+
+    /// The scope of memory `id` (a belief, or an observation merged into one), if it was observed.
+    pub fn scope_of(&self, id: MemoryId) -> Result<Option<String>, EngineError> {
+        let beliefs = self.reader().beliefs();
+        if let Some(r) = beliefs.get(id)? {
+            return Ok(Some(r.scope));
+        }
+        Ok(beliefs.observation(id)?.map(|o| o.observed.scope))
     }
 
     /// Every version of a belief, as the belief view holds them.
@@ -908,11 +1199,28 @@ impl Memledger {
 
     /// Events from `since`, at most `limit`, optionally only those naming `memory`.
     pub fn log(&self, since: u64, limit: usize, memory: Option<MemoryId>) -> Result<Vec<Event>, EngineError> {
-        self.reader().log(since, limit, memory)
+        self.reader().log(since, limit, memory, &|_| Ok(true))
+    }
+
+    /// [`Memledger::log`] of the events `keep` keeps (those a principal may read, those one
+    /// appended).
+    pub fn log_kept(
+        &self,
+        since: u64,
+        limit: usize,
+        memory: Option<MemoryId>,
+        keep: &dyn Fn(&Event) -> Result<bool, EngineError>,
+    ) -> Result<Vec<Event>, EngineError> {
+        self.reader().log(since, limit, memory, keep)
     }
 
     pub fn stats(&self) -> Result<Stats, EngineError> {
-        self.reader().stats()
+        self.reader().stats(&Readable::everything())
+    }
+
+    /// Counts of the memories and conflicts in `scopes`.
+    pub fn stats_in(&self, scopes: &Readable) -> Result<Stats, EngineError> {
+        self.reader().stats(scopes)
     }
 
     /// The classifier on two texts, writing nothing.
@@ -951,7 +1259,20 @@ impl Memledger {
         limit: usize,
         valid_at: Timestamp,
     ) -> Result<RecallResult, EngineError> {
-        let query = recall::Query { text: query, memory_type, scope, valid_at };
+        self.recall_in(query, memory_type, Scopes::from(scope), limit, valid_at)
+    }
+
+    /// [`Memledger::recall_at`] within `scopes`: one, all, or those a principal may read
+    /// ([`crate::access::Readable`]).
+    pub fn recall_in(
+        &self,
+        query: &str,
+        memory_type: Option<MemoryType>,
+        scopes: Scopes<'_>,
+        limit: usize,
+        valid_at: Timestamp,
+    ) -> Result<RecallResult, EngineError> {
+        let query = recall::Query { text: query, memory_type, scopes, valid_at };
         recall::check(&query, limit)?;
         self.text_index_current()?;
         recall::recall(self.index.text(), self.reader(), &self.models, &query, limit)
@@ -1016,8 +1337,35 @@ impl Memledger {
 
     /// Export the events from `since` on, and remember the export (`erase --dry-run` lists it).
     pub fn export(&self, since: u64, out: &mut dyn Write) -> Result<u64, EngineError> {
+        self.export_kept(since, out, None)
+    }
+
+    /// [`Memledger::export`] of the events `keep` keeps (those a principal may read: a stream with
+    /// gaps, which no store imports); every event without one.
+    pub fn export_kept(
+        &self,
+        since: u64,
+        out: &mut dyn Write,
+        keep: Option<&dyn Fn(&Event) -> Result<bool, EngineError>>,
+    ) -> Result<u64, EngineError> {
         let head = self.ledger.head().seq;
-        let written = self.ledger.export(since, out)?;
+        let written = match keep {
+            None => self.ledger.export(since, out)?,
+            Some(keep) => {
+                let mut n = 0;
+                for event in self.ledger.scan(since)? {
+                    let event = event?;
+                    if keep(&event)? {
+                        serde_json::to_writer(&mut *out, &event)
+                            .map_err(|e| memledger_ledger::LedgerError::Io(e.into()))?;
+                        out.write_all(b"\n").map_err(memledger_ledger::LedgerError::Io)?;
+                        n += 1;
+                    }
+                }
+                out.flush().map_err(memledger_ledger::LedgerError::Io)?;
+                n
+            }
+        };
         if written > 0 {
             let record = crate::exports::ExportRecord { at: Timestamp::now(), since, through: head.max(since) };
             crate::exports::record(self.ledger.store(), &record)?;

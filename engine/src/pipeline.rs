@@ -31,6 +31,8 @@ pub enum Outcome {
     Versioned,
     Conflict,
     Historical,
+    /// Recorded as a proposal: not current until someone who may write accepts it.
+    Proposed,
 }
 
 impl Outcome {
@@ -41,6 +43,7 @@ impl Outcome {
             Outcome::Versioned => "versioned",
             Outcome::Conflict => "conflict",
             Outcome::Historical => "historical",
+            Outcome::Proposed => "proposed",
         }
     }
 }
@@ -64,6 +67,23 @@ pub struct SaveResult {
     pub co_enriches: Vec<MemoryId>,
     /// The conflict-queue entry proposing one text for them, when a chat model proposed it.
     pub merge_proposal: Option<ConflictId>,
+    /// The authority the memory was saved with (its `source`).
+    pub source: Authority,
+    /// The authority that can settle the conflict the save opened, if it opened one.
+    pub needs_authority: Option<Authority>,
+    /// The principal that saved it.
+    pub principal: String,
+    /// Lower-authority memories it restates, superseded at once (each by a conflict settled
+    /// `by: authority`).
+    pub supersedes: Vec<MemoryId>,
+}
+
+/// How a save's decision may act, given who saves: the authority its memory carries, and
+/// whether it may only propose (its principal may propose but not write in the scope).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stance {
+    pub(crate) authority: Authority,
+    pub(crate) propose: bool,
 }
 
 /// A save validated, hashed and analysed: all of its work that reads nothing from the store.
@@ -126,8 +146,13 @@ impl Planner<'_> {
         }
     }
 
-    /// Plan the events of one save, made against ledger head `head`.
-    pub(crate) fn plan_save(&self, prepared: &PreparedSave, head: u64) -> Result<Vec<NewEvent>, EngineError> {
+    /// Plan the events of one save, made against ledger head `head`, as `stance` allows.
+    pub(crate) fn plan_save(
+        &self,
+        prepared: &PreparedSave,
+        head: u64,
+        stance: Stance,
+    ) -> Result<Vec<NewEvent>, EngineError> {
         let save = &prepared.save;
         let memory_id = MemoryId::random();
         let hash = prepared.hash;
@@ -137,21 +162,35 @@ impl Planner<'_> {
                 text: save.text.clone(),
                 memory_type: save.memory_type,
                 scope: save.scope.clone(),
-                source: save.source.clone(),
+                source: Some(stance.authority.as_str().to_string()),
                 fact_key: save.fact_key.clone(),
                 effective_at: save.effective_at,
                 content_hash: hash,
                 dedup: save.dedup,
+                evidence: save.evidence.clone(),
+                origin: save.origin.clone(),
             })
             .into(),
         ];
         if !save.dedup {
-            events.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
+            if stance.propose {
+                events.extend(self.propose(memory_id, stance, &mut [], &[]));
+            } else {
+                events.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
+            }
             return Ok(events);
         }
 
-        // 3. An exact duplicate among the scope's active memories: provenance only.
-        if let Some(&dup) = self.reader.beliefs().active_by_hash(&save.scope, &hash)?.first() {
+        // 3. An exact duplicate among the scope's active memories of at least its authority:
+        // provenance only. (A higher-authority restatement is the belief's next version.)
+        let mut dup = None;
+        for id in self.reader.beliefs().active_by_hash(&save.scope, &hash)? {
+            if self.reader.beliefs().get(id)?.is_some_and(|r| r.authority >= stance.authority) {
+                dup = Some(id);
+                break;
+            }
+        }
+        if let Some(dup) = dup {
             events.push(
                 EventBody::PairClassified(PairClassified {
                     incoming: memory_id,
@@ -234,20 +273,29 @@ impl Planner<'_> {
         }
         let linked = |i: usize| links.iter().any(|l| l.candidate == i);
 
-        // 7. Decide.
-        let best = |rel: Relation, pred: &dyn Fn(&Classification) -> bool| -> Option<usize> {
+        // 7. Decide, as far as the authority of the incoming memory allows: it never supersedes a
+        // belief of higher authority (docs/design.md §13).
+        let best = |rel: Relation, pred: &dyn Fn(&Examined) -> bool| -> Option<usize> {
             examined
                 .iter()
                 .enumerate()
-                .filter(|(i, e)| !linked(*i) && e.class.relation == rel && pred(&e.class))
+                .filter(|(i, e)| !linked(*i) && e.class.relation == rel && pred(e))
                 .max_by(|a, b| a.1.class.score.total_cmp(&b.1.class.score))
                 .map(|(i, _)| i)
         };
         // A restatement adds nothing to a belief that says at least as much (or says it in the
-        // same words): provenance only, so no qualifier is ever lost.
-        let restatement =
-            best(Relation::Identical, &|c| !c.incoming_adds && (c.candidate_adds || c.gate == "exact_text"))
-                .or_else(|| best(Relation::Complementary, &|c| c.gate == "restatement" && !c.near_miss));
+        // same words) with at least its authority: provenance only, so no qualifier is ever lost.
+        let restatement = best(Relation::Identical, &|e| {
+            let c = &e.class;
+            e.candidate.authority >= stance.authority
+                && !c.incoming_adds
+                && (c.candidate_adds || c.gate == "exact_text")
+        })
+        .or_else(|| {
+            best(Relation::Complementary, &|e| {
+                e.candidate.authority >= stance.authority && e.class.gate == "restatement" && !e.class.near_miss
+            })
+        });
         let contradicting: Vec<usize> =
             (0..examined.len()).filter(|&i| examined[i].class.relation == Relation::Contradictory).collect();
         let identical = best(Relation::Identical, &|_| true);
@@ -259,7 +307,19 @@ impl Planner<'_> {
             decision
                 .push(EventBody::BeliefMerged(BeliefMerged { memory_id, into, kind: MergeKind::Restatement }).into());
         } else if !contradicting.is_empty() {
-            decision.extend(self.plan_conflict(save, memory_id, &mut examined, &contradicting, head, events.len())?);
+            if stance.propose {
+                decision.extend(self.propose(memory_id, stance, &mut examined, &contradicting));
+            } else {
+                decision.extend(self.plan_conflict(
+                    save,
+                    memory_id,
+                    stance,
+                    &mut examined,
+                    &contradicting,
+                    head,
+                    events.len(),
+                )?);
+            }
         } else if let Some(i) = identical {
             let (current, root, current_effective) =
                 (examined[i].candidate.memory_id, examined[i].candidate.root_id, examined[i].candidate.effective_at);
@@ -274,6 +334,12 @@ impl Planner<'_> {
                 decision.push(
                     EventBody::BeliefHistorical(BeliefHistorical { memory_id, root_id: root, version, current }).into(),
                 );
+            } else if stance.propose {
+                decision.extend(self.propose(memory_id, stance, &mut examined, &[i]));
+            } else if stance.authority < examined[i].candidate.authority {
+                // It would supersede a belief of higher authority: both kept, the higher stays
+                // current, and a conflict that only that authority can settle opens instead.
+                decision.extend(self.plan_authority_conflict(memory_id, stance, &mut examined, i));
             } else {
                 examined[i].outcome = PairOutcome::Versioned;
                 decision.push(
@@ -293,12 +359,42 @@ impl Planner<'_> {
                     decision.push(proposal);
                 }
             }
+        } else if stance.propose {
+            decision.extend(self.propose(memory_id, stance, &mut examined, &[]));
         } else {
             decision.push(EventBody::BeliefAdded(BeliefAdded { memory_id }).into());
             // A belief of its own beside the memories it co-enriches: with a chat model, one text
             // for them is proposed through the conflict queue, and nothing more is written.
             if let Some(proposal) = self.propose_merge(save, memory_id, Placed::Belief, &mut examined, &links)? {
                 decision.push(proposal);
+            }
+        }
+
+        // A memory of higher authority that restates others of lower authority (saying at
+        // least as much) supersedes them too, beside whatever else it did: each is settled at once
+        // `by: authority`, an ordinary, revertible resolution.
+        let withdrawn = decision
+            .iter()
+            .any(|e| matches!(&e.body, EventBody::ConflictResolved(b) if b.action != ResolutionAction::KeepNew));
+        let current =
+            decision.iter().any(|e| matches!(&e.body, EventBody::BeliefAdded(_) | EventBody::BeliefVersioned(_)));
+        if current && !withdrawn && !stance.propose {
+            let touched: Vec<MemoryId> = decision.iter().flat_map(|e| e.body.memory_ids()).collect();
+            let absorbed: Vec<usize> = (0..examined.len())
+                .filter(|&i| {
+                    let e = &examined[i];
+                    e.class.relation == Relation::Identical
+                        && !e.class.candidate_adds
+                        && e.candidate.authority < stance.authority
+                        && !linked(i)
+                        && e.outcome == PairOutcome::NoEffect
+                        && !touched.contains(&e.candidate.memory_id)
+                })
+                .collect();
+            for i in absorbed {
+                // The events so far: the observation, one classification per candidate, the decision.
+                let opened_seq = head + 1 + examined.len() as u64 + decision.len() as u64 + 1;
+                decision.extend(self.plan_absorb(memory_id, stance, &mut examined, i, opened_seq));
             }
         }
 
@@ -401,10 +497,12 @@ impl Planner<'_> {
     /// against every contradicting candidate. When both sides carry explicit, different effective
     /// times, the later-effective side is current and the conflict is settled at once
     /// `by: effective_time` — an ordinary, revertible resolution.
+    #[allow(clippy::too_many_arguments)]
     fn plan_conflict(
         &self,
         save: &ValidSave,
         memory_id: MemoryId,
+        stance: Stance,
         examined: &mut [Examined],
         contradicting: &[usize],
         head: u64,
@@ -413,27 +511,35 @@ impl Planner<'_> {
         let conflict_id = ConflictId::random();
         let mut ordered = contradicting.to_vec();
         ordered.sort_by(|&a, &b| examined[b].class.score.total_cmp(&examined[a].class.score));
-        let sides: Vec<ConflictSide> = ordered
-            .iter()
-            .map(|&i| ConflictSide {
-                memory_id: examined[i].candidate.memory_id,
-                root_id: examined[i].candidate.root_id,
-                version: examined[i].candidate.version,
-                reason: examined[i].class.reason.clone(),
-            })
-            .collect();
+        let sides = sides_of(examined, &ordered);
+        let needs_authority = ordered.iter().map(|&i| examined[i].candidate.authority).fold(stance.authority, Ord::max);
         let mut out: Vec<NewEvent> = vec![
             EventBody::BeliefAdded(BeliefAdded { memory_id }).into(),
-            EventBody::ConflictOpened(ConflictOpened { conflict_id, incoming: memory_id, candidates: sides }).into(),
+            EventBody::ConflictOpened(ConflictOpened {
+                conflict_id,
+                incoming: memory_id,
+                candidates: sides,
+                kind: ConflictKind::Contradiction,
+                needs_authority,
+            })
+            .into(),
         ];
         // The seq the conflict_opened event will get: the plan is made against `head`, and the
         // pair_classified events come before the decision.
         let opened_seq = head + events_before as u64 + examined.len() as u64 + 2;
 
         let times: Option<Vec<Timestamp>> = ordered.iter().map(|&i| examined[i].candidate.effective_at).collect();
+        // Effective time settles it only for a winner of at least the losers' authority: a later
+        // claim of lower authority is for a principal of the higher one to settle.
+        let theirs_outrank = ordered.iter().all(|&i| examined[i].candidate.authority >= stance.authority);
+        let mine_outranks = ordered.iter().all(|&i| stance.authority >= examined[i].candidate.authority);
         let settled = match (save.effective_at, times) {
-            (Some(mine), Some(theirs)) if theirs.iter().all(|t| *t < mine) => Some(ResolutionAction::KeepNew),
-            (Some(mine), Some(theirs)) if theirs.iter().all(|t| *t > mine) => Some(ResolutionAction::KeepExisting),
+            (Some(mine), Some(theirs)) if mine_outranks && theirs.iter().all(|t| *t < mine) => {
+                Some(ResolutionAction::KeepNew)
+            }
+            (Some(mine), Some(theirs)) if theirs_outrank && theirs.iter().all(|t| *t > mine) => {
+                Some(ResolutionAction::KeepExisting)
+            }
             _ => None,
         };
         for &i in &ordered {
@@ -484,14 +590,134 @@ impl Planner<'_> {
     }
 }
 
+/// The sides of a conflict-queue entry: the candidates at `at`, as they stand, with the
+/// classifier's reasons.
+fn sides_of(examined: &[Examined], at: &[usize]) -> Vec<ConflictSide> {
+    at.iter()
+        .map(|&i| ConflictSide {
+            memory_id: examined[i].candidate.memory_id,
+            root_id: examined[i].candidate.root_id,
+            version: examined[i].candidate.version,
+            reason: examined[i].class.reason.clone(),
+        })
+        .collect()
+}
+
+impl Planner<'_> {
+    /// A save that would supersede candidate `i`, a belief of higher authority: the incoming
+    /// memory becomes a belief of its own, the candidate stays current, and a conflict opens
+    /// that needs the candidate's authority to settle.
+    fn plan_authority_conflict(
+        &self,
+        memory_id: MemoryId,
+        stance: Stance,
+        examined: &mut [Examined],
+        i: usize,
+    ) -> Vec<NewEvent> {
+        let needs = examined[i].candidate.authority;
+        examined[i].outcome = PairOutcome::ConflictOpened;
+        examined[i].class.reason = format!(
+            "{}; this {} memory would supersede a {needs} belief, which only {needs} authority can do: both kept, \
+             the {needs} one stays current",
+            examined[i].class.reason, stance.authority
+        );
+        vec![
+            EventBody::BeliefAdded(BeliefAdded { memory_id }).into(),
+            EventBody::ConflictOpened(ConflictOpened {
+                conflict_id: ConflictId::random(),
+                incoming: memory_id,
+                candidates: sides_of(examined, &[i]),
+                kind: ConflictKind::Authority,
+                needs_authority: needs,
+            })
+            .into(),
+        ]
+    }
+
+    /// Candidate `i`, a lower-authority belief the incoming memory restates, superseded at once:
+    /// a conflict opened and settled `by: authority` (the candidate stale, replaced by the
+    /// incoming memory), whose `conflict_opened` event gets `opened_seq`.
+    fn plan_absorb(
+        &self,
+        memory_id: MemoryId,
+        stance: Stance,
+        examined: &mut [Examined],
+        i: usize,
+        opened_seq: u64,
+    ) -> Vec<NewEvent> {
+        let old = examined[i].candidate.memory_id;
+        examined[i].outcome = PairOutcome::ConflictSettled;
+        examined[i].class.reason = format!(
+            "{}; this {} memory restates a {} one: it supersedes it",
+            examined[i].class.reason, stance.authority, examined[i].candidate.authority
+        );
+        let conflict_id = ConflictId::random();
+        vec![
+            EventBody::ConflictOpened(ConflictOpened {
+                conflict_id,
+                incoming: memory_id,
+                candidates: sides_of(examined, &[i]),
+                kind: ConflictKind::Authority,
+                needs_authority: stance.authority,
+            })
+            .into(),
+            NewEvent {
+                body: EventBody::ConflictResolved(ConflictResolved {
+                    conflict_id,
+                    action: ResolutionAction::KeepNew,
+                    by: "authority".into(),
+                    rationale: Some(format!(
+                        "a {} memory restates a {} one: the higher authority is current",
+                        stance.authority, examined[i].candidate.authority
+                    )),
+                    effects: vec![
+                        Effect::MadeStale { memory_id: old },
+                        Effect::EdgeAdded { edge: Edge { kind: EdgeKind::Replaces, from: memory_id, to: old } },
+                    ],
+                }),
+                causation: Some(opened_seq),
+            },
+        ]
+    }
+
+    /// A save by a principal that may propose but not write: the memory becomes a proposal, and
+    /// an entry of the conflict queue holds it against the candidates at `targets` (what
+    /// accepting it would version or contradict), for someone who may write to accept or reject.
+    fn propose(
+        &self,
+        memory_id: MemoryId,
+        stance: Stance,
+        examined: &mut [Examined],
+        targets: &[usize],
+    ) -> Vec<NewEvent> {
+        let needs_authority = targets.iter().map(|&i| examined[i].candidate.authority).fold(stance.authority, Ord::max);
+        for &i in targets {
+            examined[i].outcome = PairOutcome::Proposed;
+        }
+        vec![
+            EventBody::BeliefProposed(BeliefProposed { memory_id }).into(),
+            EventBody::ConflictOpened(ConflictOpened {
+                conflict_id: ConflictId::random(),
+                incoming: memory_id,
+                candidates: sides_of(examined, targets),
+                kind: ConflictKind::Proposal,
+                needs_authority,
+            })
+            .into(),
+        ]
+    }
+}
+
 /// The save result a save's events amount to (`replayed`: they were appended before, under the
 /// same idempotency key).
 pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) -> Result<SaveResult, EngineError> {
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-    let observed = events
+    let (observed, source, principal) = events
         .iter()
         .find_map(|e| match &e.body {
-            EventBody::MemoryObserved(b) => Some(b.memory_id),
+            EventBody::MemoryObserved(b) => {
+                Some((b.memory_id, b.authority(e.format), e.principal.clone().unwrap_or_else(|| OWNER.to_string())))
+            }
             _ => None,
         })
         .ok_or(Conflict::KeyOfAnotherCommand)?;
@@ -507,9 +733,25 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         private_spans_removed: 0,
         co_enriches: Vec::new(),
         merge_proposal: None,
+        source,
+        needs_authority: None,
+        principal,
+        supersedes: Vec::new(),
     };
+    // Restatements of lower authority superseded beside the save's own decision.
+    let absorbed: Vec<ConflictId> = events
+        .iter()
+        .filter_map(|e| match &e.body {
+            EventBody::ConflictResolved(b) if b.by == "authority" => Some(b.conflict_id),
+            _ => None,
+        })
+        .collect();
     for e in events {
         match &e.body {
+            EventBody::ConflictOpened(b) if absorbed.contains(&b.conflict_id) => {
+                result.supersedes.extend(b.candidates.iter().map(|c| c.memory_id));
+            }
+            EventBody::ConflictResolved(b) if absorbed.contains(&b.conflict_id) => {}
             EventBody::BeliefMerged(b) => {
                 result.outcome = Outcome::Merged;
                 result.memory_id = b.into;
@@ -528,9 +770,13 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
                 result.root_id = b.root_id;
                 result.version = b.version;
             }
+            EventBody::BeliefProposed(_) => result.outcome = Outcome::Proposed,
             EventBody::ConflictOpened(b) => {
-                result.outcome = Outcome::Conflict;
+                if b.kind != ConflictKind::Proposal {
+                    result.outcome = Outcome::Conflict;
+                }
                 result.conflict_id = Some(b.conflict_id);
+                result.needs_authority = Some(b.needs_authority);
             }
             EventBody::PairClassified(b) if b.outcome == PairOutcome::CoEnrichment => {
                 result.co_enriches.push(b.candidate);

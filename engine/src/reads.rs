@@ -15,6 +15,7 @@ use memledger_schemas::ids::is_hex_prefix;
 use memledger_schemas::*;
 use serde::Serialize;
 
+use crate::access::Readable;
 use crate::error::{BadInput, Conflict, EngineError, NotFound};
 use crate::validity::{self, ReadStatus};
 
@@ -58,6 +59,12 @@ pub struct MemoryView {
     /// Active memories that each add, like this one, a detail of their own to one earlier version
     /// (linked `co_enriches`, engine/src/co_enrich.rs).
     pub co_enriches: Vec<MemoryId>,
+    /// How much its word counts (docs/design.md §13).
+    pub authority: Authority,
+    /// The principal that saved it.
+    pub principal: String,
+    /// Where in a transcript it was said, when it was imported from one.
+    pub evidence: Option<Evidence>,
 }
 
 /// One version in `history`.
@@ -76,6 +83,9 @@ pub struct VersionView {
     pub valid_to: Option<Timestamp>,
     /// When and by whom the text was erased (`text` is empty then); `null` otherwise.
     pub erased: Option<ErasedMark>,
+    /// The principal that saved this version, and its authority.
+    pub principal: String,
+    pub authority: Authority,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -103,6 +113,9 @@ pub struct Decision {
     pub model: Option<ModelVerdict>,
     /// When and by whom the reason (and the model's answer) was erased; `null` otherwise.
     pub erased: Option<ErasedMark>,
+    /// The principal whose save made the decision, and whom it acted for.
+    pub principal: String,
+    pub actor: String,
 }
 
 /// Counts for `stats`.
@@ -244,6 +257,7 @@ impl<'a> Reader<'a> {
         }
         let status = validity::status_at(&r, value, t);
         let independent_sources = r.independent_sources();
+        let evidence = self.beliefs().observation(r.memory_id)?.and_then(|o| o.observed.evidence);
 
         Ok(MemoryView {
             memory_id: r.memory_id,
@@ -271,6 +285,9 @@ impl<'a> Reader<'a> {
             // Filled in by the reads that give it (`show_linked`, `list`), not by recall's
             // candidates.
             co_enriches: Vec::new(),
+            authority: r.authority,
+            principal: r.principal,
+            evidence,
         })
     }
 
@@ -297,7 +314,7 @@ impl<'a> Reader<'a> {
     pub(crate) fn list(
         &self,
         memory_type: Option<MemoryType>,
-        scope: Option<&str>,
+        scopes: &Readable,
         status: Option<ReadStatus>,
         limit: usize,
         t: Timestamp,
@@ -316,7 +333,7 @@ impl<'a> Reader<'a> {
             .into_iter()
             .filter(|r| {
                 memory_type.is_none_or(|ty| r.memory_type == ty)
-                    && scope.is_none_or(|s| r.scope == s)
+                    && scopes.covers(&r.scope)
                     && status.is_none_or(|s| validity::status_at(r, values.get(&r.root_id).copied(), t) == s)
             })
             .collect();
@@ -354,6 +371,8 @@ impl<'a> Reader<'a> {
                 cause: v.cause,
                 valid_from: v.valid_from,
                 erased: v.erased,
+                principal: v.principal,
+                authority: v.authority,
             })
             .collect();
         versions.reverse();
@@ -375,6 +394,8 @@ impl<'a> Reader<'a> {
         for seq in audit.seqs(id, other)? {
             let Some(event) = self.ledger.get(seq)? else { continue };
             let erased = event.erased.as_ref().map(ErasedMark::of);
+            let principal = event.principal.clone().unwrap_or_else(|| OWNER.to_string());
+            let actor = event.actor.clone();
             if let EventBody::PairClassified(b) = event.body {
                 out.push(Decision {
                     seq,
@@ -390,6 +411,8 @@ impl<'a> Reader<'a> {
                     outcome: b.outcome,
                     model: b.model,
                     erased,
+                    principal,
+                    actor,
                 });
             }
         }
@@ -401,11 +424,17 @@ impl<'a> Reader<'a> {
     }
 
     /// Events from `since`, at most `limit`, optionally only those naming `memory`.
-    pub(crate) fn log(&self, since: u64, limit: usize, memory: Option<MemoryId>) -> Result<Vec<Event>, EngineError> {
+    pub(crate) fn log(
+        &self,
+        since: u64,
+        limit: usize,
+        memory: Option<MemoryId>,
+        keep: &dyn Fn(&Event) -> Result<bool, EngineError>,
+    ) -> Result<Vec<Event>, EngineError> {
         let mut out = Vec::new();
         for event in self.ledger.scan(since)? {
             let event = event?;
-            if memory.is_none_or(|m| event.body.memory_ids().contains(&m)) {
+            if memory.is_none_or(|m| event.body.memory_ids().contains(&m)) && keep(&event)? {
                 out.push(event);
                 if out.len() >= limit {
                     break;
@@ -415,9 +444,12 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    pub(crate) fn stats(&self) -> Result<Stats, EngineError> {
+    /// Counts of the memories and conflicts in `scopes` (the ledger's events, all of them).
+    pub(crate) fn stats(&self, scopes: &Readable) -> Result<Stats, EngineError> {
         let mut stats = Stats { events: self.ledger.head().seq, ..Stats::default() };
-        for r in self.beliefs().scan(|_| true, usize::MAX)? {
+        let mut visible = std::collections::HashSet::new();
+        for r in self.beliefs().scan(|r| scopes.covers(&r.scope), usize::MAX)? {
+            visible.insert(r.memory_id);
             *stats.memories.entry(r.status.to_string()).or_default() += 1;
             if r.status == Status::Active {
                 *stats.by_type.entry(r.memory_type.to_string()).or_default() += 1;
@@ -425,7 +457,9 @@ impl<'a> Reader<'a> {
             stats.merged_observations += r.merged_count as u64;
         }
         for c in self.conflict_queue().list(None)? {
-            *stats.conflicts.entry(c.status.as_str().to_string()).or_default() += 1;
+            if visible.contains(&c.incoming) || c.candidates.iter().any(|s| visible.contains(&s.memory_id)) {
+                *stats.conflicts.entry(c.status.as_str().to_string()).or_default() += 1;
+            }
         }
         Ok(stats)
     }

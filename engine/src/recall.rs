@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use memledger_projector::TextIndex;
-use memledger_projector::text_index::{analyze, analyze_in_order};
+use memledger_projector::text_index::{Scopes, analyze, analyze_in_order};
 use memledger_schemas::*;
 use serde::Serialize;
 
@@ -154,12 +154,13 @@ struct CosineRanking {
     error: Option<String>,
 }
 
-/// What `recall` is asked: some words, and optionally a memory type and a scope.
+/// What `recall` is asked: some words, and optionally a memory type and the scopes to look in
+/// (one the caller named, or those it may read).
 #[derive(Clone, Copy)]
 pub(crate) struct Query<'a> {
     pub(crate) text: &'a str,
     pub(crate) memory_type: Option<MemoryType>,
-    pub(crate) scope: Option<&'a str>,
+    pub(crate) scopes: Scopes<'a>,
     /// The valid time the answer is about (engine/src/validity.rs).
     pub(crate) valid_at: Timestamp,
 }
@@ -167,7 +168,7 @@ pub(crate) struct Query<'a> {
 impl Query<'_> {
     /// Whether a memory of this type and scope is one the query asks about.
     fn admits(&self, memory_type: MemoryType, scope: &str) -> bool {
-        self.memory_type.is_none_or(|t| memory_type == t) && self.scope.is_none_or(|s| scope == s)
+        self.memory_type.is_none_or(|t| memory_type == t) && self.scopes.covers(scope)
     }
 }
 
@@ -309,7 +310,7 @@ pub(crate) fn recall(
     let mut bm25 = Vec::new();
     // The records read for the close pairs, kept for the results.
     let mut records = HashMap::new();
-    for hit in text.search_weighted(&question.terms, query.memory_type, query.scope, depth)? {
+    for hit in text.search_weighted(&question.terms, query.memory_type, query.scopes, depth)? {
         let record = reader.record(hit.memory_id)?;
         let proximity = question.proximity(&record.text);
         bm25.push(LexicalHit { memory_id: hit.memory_id, bm25: hit.score, score: (hit.score * proximity) as f64 });
@@ -463,7 +464,7 @@ fn cosine_ranking(
         return Ok(CosineRanking::default());
     };
     let model = endpoint.model.clone();
-    let admitted = text.admitted(query.memory_type, query.scope)?;
+    let admitted = text.admitted(query.memory_type, query.scopes)?;
     let ids: Vec<MemoryId> = admitted.iter().map(|h| h.memory_id).collect();
     // Only vectors of the configured model and document prompt: both are in the cache key.
     let hash_of = |id| Ok(reader.record(id)?.content_hash);

@@ -52,6 +52,7 @@ pub(crate) fn plan_update(
     id: MemoryId,
     text: String,
     expect_version: Option<u32>,
+    authority: Authority,
 ) -> Result<(Vec<NewEvent>, UpdateResult), EngineError> {
     let current = reader.current_of(id)?;
     if let Some(expected) = expect_version
@@ -68,10 +69,12 @@ pub(crate) fn plan_update(
             text,
             memory_type: current.memory_type,
             scope: current.scope.clone(),
-            source: current.source.clone(),
+            source: Some(authority.as_str().to_string()),
             fact_key: current.fact_key.clone(),
             effective_at: None,
             dedup: false,
+            evidence: None,
+            origin: None,
         })
         .into(),
         EventBody::BeliefEdited(BeliefEdited {
@@ -101,7 +104,12 @@ pub(crate) fn plan_forget(
 }
 
 /// Resolve a pending conflict, on behalf of `by` (`person:<actor>`, `judge:<model>`).
-/// `merge_text` (validated) is the reconciled text of a `merge`.
+/// `merge_text` (validated) is the reconciled text of a `merge`, saved with `authority`.
+///
+/// A principal's proposal is an entry like any other, its incoming memory not yet current:
+/// `keep_new` accepts it (as the next version of the belief it would replace, if any),
+/// `keep_both` accepts it beside the others, `keep_existing` rejects it, `merge` rejects it for
+/// the merged text.
 pub(crate) fn plan_resolve(
     reader: Reader<'_>,
     id: ConflictId,
@@ -109,15 +117,18 @@ pub(crate) fn plan_resolve(
     merge_text: Option<String>,
     note: Option<String>,
     by: String,
+    authority: Authority,
 ) -> Result<(Vec<NewEvent>, ResolveResult), EngineError> {
     let conflict = reader.conflict(id)?;
     if conflict.status != ConflictStatus::Pending {
         let resolution = conflict.resolution.map(|r| (r.action, r.by));
         return Err(Conflict::AlreadyResolved { conflict: id, resolution }.into());
     }
+    let proposal = conflict.opened_as == ConflictKind::Proposal;
     // Compare-and-set: the sides must be as they were when the conflict opened.
     let incoming = reader.record(conflict.incoming)?;
-    if incoming.status != Status::Active || incoming.root_id != incoming.memory_id || incoming.version != 1 {
+    let expected = if proposal { Status::Proposed } else { Status::Active };
+    if incoming.status != expected || incoming.root_id != incoming.memory_id || incoming.version != 1 {
         let (memory, status, version) = (incoming.memory_id, incoming.status, incoming.version);
         return Err(Conflict::IncomingChanged { memory, status, version }.into());
     }
@@ -129,21 +140,33 @@ pub(crate) fn plan_resolve(
         }
         sides.push(r);
     }
-    let Some(first) = sides.first() else {
+    if sides.is_empty() && !proposal {
         return Err(Conflict::NoCandidates.into());
-    };
+    }
+    let first = sides.first();
     let mut events: Vec<NewEvent> = Vec::new();
     let mut effects = Vec::new();
+    if proposal && matches!(action, ResolutionAction::KeepNew | ResolutionAction::KeepBoth) {
+        effects.push(Effect::Accepted { memory_id: incoming.memory_id });
+    }
+    // The incoming memory withdrawn: a proposal rejected, else a belief gone stale.
+    let withdrawn = if proposal {
+        Effect::Rejected { memory_id: incoming.memory_id }
+    } else {
+        Effect::MadeStale { memory_id: incoming.memory_id }
+    };
     let mut merged_memory_id = None;
     match action {
         ResolutionAction::KeepNew => {
-            effects.push(Effect::Reparented {
-                memory_id: incoming.memory_id,
-                from_root: incoming.memory_id,
-                from_version: 1,
-                to_root: first.root_id,
-                to_version: reader.next_version(first.root_id)?,
-            });
+            if let Some(first) = first {
+                effects.push(Effect::Reparented {
+                    memory_id: incoming.memory_id,
+                    from_root: incoming.memory_id,
+                    from_version: 1,
+                    to_root: first.root_id,
+                    to_version: reader.next_version(first.root_id)?,
+                });
+            }
             for side in &sides {
                 effects.push(Effect::MadeStale { memory_id: side.memory_id });
                 effects.push(Effect::EdgeAdded {
@@ -151,7 +174,7 @@ pub(crate) fn plan_resolve(
                 });
             }
         }
-        ResolutionAction::KeepExisting => effects.push(Effect::MadeStale { memory_id: incoming.memory_id }),
+        ResolutionAction::KeepExisting => effects.push(withdrawn),
         ResolutionAction::KeepBoth => {
             for side in &sides {
                 effects.push(Effect::EdgeAdded {
@@ -163,26 +186,31 @@ pub(crate) fn plan_resolve(
             let text = merge_text.unwrap_or_default();
             let merged = MemoryId::random();
             merged_memory_id = Some(merged);
+            // The merged text continues the first side's lineage, or (a proposal with no other
+            // side) starts one of its own.
+            let base = first.unwrap_or(&incoming);
+            let (root_id, version) = match first {
+                Some(f) => (f.root_id, reader.next_version(f.root_id)?),
+                None => (merged, 1),
+            };
             events.push(
                 EventBody::MemoryObserved(MemoryObserved {
                     memory_id: merged,
                     content_hash: content_hash(&text),
                     text,
-                    memory_type: first.memory_type,
-                    scope: first.scope.clone(),
-                    source: None,
-                    fact_key: first.fact_key.clone(),
+                    memory_type: base.memory_type,
+                    scope: base.scope.clone(),
+                    source: Some(authority.as_str().to_string()),
+                    fact_key: base.fact_key.clone(),
                     effective_at: None,
                     dedup: false,
+                    evidence: None,
+                    origin: None,
                 })
                 .into(),
             );
-            effects.push(Effect::Introduced {
-                memory_id: merged,
-                root_id: first.root_id,
-                version: reader.next_version(first.root_id)?,
-            });
-            effects.push(Effect::MadeStale { memory_id: incoming.memory_id });
+            effects.push(Effect::Introduced { memory_id: merged, root_id, version });
+            effects.push(withdrawn);
             effects.push(Effect::EdgeAdded {
                 edge: Edge { kind: EdgeKind::DerivedFrom, from: merged, to: incoming.memory_id },
             });
@@ -231,7 +259,10 @@ pub(crate) fn plan_revert(reader: Reader<'_>, id: ConflictId) -> Result<(Vec<New
                 r.root_id == to_root && r.version == to_version
             }
             Effect::EdgeAdded { edge } => reader.edges().joined(edge.from, edge.to, edge.kind)?,
-            Effect::Introduced { memory_id, .. } => reader.record(memory_id)?.status == Status::Active,
+            Effect::Introduced { memory_id, .. } | Effect::Accepted { memory_id } => {
+                reader.record(memory_id)?.status == Status::Active
+            }
+            Effect::Rejected { memory_id } => reader.record(memory_id)?.status == Status::Stale,
         };
         if !holds {
             return Err(Conflict::EffectNoLongerHolds(effect.clone()).into());

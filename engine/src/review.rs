@@ -12,6 +12,7 @@ use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ResolutionR
 use memledger_schemas::*;
 use serde::Serialize;
 
+use crate::access::Readable;
 use crate::classify::Classification;
 use crate::error::{BadInput, Conflict, EngineError};
 use crate::reads::Reader;
@@ -47,6 +48,9 @@ pub struct Side {
     /// The actor of the save that observed it.
     pub saved_by: Option<String>,
     pub saved_seq: u64,
+    /// The principal that saved it, and the authority it carries.
+    pub principal: String,
+    pub authority: Authority,
 }
 
 /// A conflict with both sides whole and the classification that opened it.
@@ -68,15 +72,26 @@ pub struct ReviewConflict {
     pub resolution: Option<ResolutionRecord>,
     pub resolutions: usize,
     pub reverts: Vec<RevertRecord>,
+    /// contradiction, authority, proposal or merge_proposal.
+    pub kind: &'static str,
+    /// The authority a resolution needs.
+    pub needs_authority: Authority,
+    /// Who proposed the incoming memory, when the entry is a proposal.
+    pub proposed_by: Option<String>,
+    /// The incoming side is in a scope the caller may not read: shown by its id alone.
+    pub incoming_withheld: bool,
+    pub incoming_id: MemoryId,
 }
 
 /// An existing side of a conflict.
 #[derive(Clone, Debug, Serialize)]
 pub struct Candidate {
-    /// None when the memory is no longer a belief.
+    /// None when the memory is no longer a belief, or is withheld.
     pub memory: Option<Side>,
     pub memory_id: MemoryId,
     pub reason: String,
+    /// In a scope the caller may not read: its id alone, no text or reason.
+    pub withheld: bool,
 }
 
 /// A page of the queue: pending first, grouped by scope and fact key, the newest group first.
@@ -103,6 +118,9 @@ pub struct NearMiss {
     pub outcome: PairOutcome,
     pub scores: BTreeMap<String, f64>,
     pub thresholds: BTreeMap<String, f64>,
+    /// The candidate is in a scope the caller may not read: its id alone, the reason withheld.
+    pub candidate_withheld: bool,
+    pub candidate_id: MemoryId,
 }
 
 /// A backward page: the items, and the seq to continue below (none: the start was reached).
@@ -200,6 +218,8 @@ pub const MAX_BUCKETS: i64 = 200;
 fn side(ledger: &Ledger, r: MemoryRecord) -> Result<Side, EngineError> {
     let saved_by = ledger.get(r.observed_seq)?.map(|e| e.actor);
     Ok(Side {
+        principal: r.principal.clone(),
+        authority: r.authority,
         memory_id: r.memory_id,
         root_id: r.root_id,
         version: r.version,
@@ -218,6 +238,18 @@ fn side_of(reader: Reader<'_>, ledger: &Ledger, id: MemoryId) -> Result<Option<S
     reader.beliefs().get(id)?.map(|r| side(ledger, r)).transpose()
 }
 
+/// Whether memory `id` is in a scope of `scopes` (a memory no longer a belief: its observation's).
+fn readable(reader: Reader<'_>, scopes: &Readable, id: MemoryId) -> Result<bool, EngineError> {
+    let scope = match reader.beliefs().get(id)? {
+        Some(r) => r.scope,
+        None => reader.beliefs().observation(id)?.map(|o| o.observed.scope).unwrap_or_default(),
+    };
+    Ok(scopes.covers(&scope))
+}
+
+/// What a reason reads where the caller may not read the memory it is about.
+pub const WITHHELD: &str = "[withheld: a memory in a scope this principal may not read]";
+
 /// A page of the conflict queue (`status` `None`: every conflict).
 pub(crate) fn conflict_page(
     reader: Reader<'_>,
@@ -225,9 +257,20 @@ pub(crate) fn conflict_page(
     status: Option<ConflictStatus>,
     offset: usize,
     limit: usize,
+    scopes: &Readable,
 ) -> Result<ConflictPage, EngineError> {
     check_limit(limit)?;
-    let all = reader.conflict_queue().list(status)?;
+    // A conflict with a side the caller may read, its other sides withheld.
+    let mut all = Vec::new();
+    for c in reader.conflict_queue().list(status)? {
+        let mut seen = readable(reader, scopes, c.incoming)?;
+        for s in &c.candidates {
+            seen = seen || readable(reader, scopes, s.memory_id)?;
+        }
+        if seen {
+            all.push(c);
+        }
+    }
     let pending = all.iter().filter(|c| c.status == ConflictStatus::Pending).count();
     let mut keyed: Vec<(ConflictRecord, String, Option<String>)> = Vec::with_capacity(all.len());
     for c in all {
@@ -256,20 +299,28 @@ pub(crate) fn conflict_page(
         let opened = opening.iter().rev().find(|d| d.seq < c.opened_seq);
         let mut candidates = Vec::new();
         for s in &c.candidates {
+            let withheld = !readable(reader, scopes, s.memory_id)?;
             candidates.push(Candidate {
-                memory: side_of(reader, ledger, s.memory_id)?,
+                memory: if withheld { None } else { side_of(reader, ledger, s.memory_id)? },
                 memory_id: s.memory_id,
-                reason: s.reason.clone(),
+                reason: if withheld { WITHHELD.to_string() } else { s.reason.clone() },
+                withheld,
             });
         }
+        let incoming_withheld = !readable(reader, scopes, c.incoming)?;
         conflicts.push(ReviewConflict {
+            kind: c.kind(),
+            needs_authority: c.needs_authority,
+            proposed_by: c.proposed_by().map(str::to_string),
+            incoming_withheld,
+            incoming_id: c.incoming,
             conflict_id: c.conflict_id,
             status: c.status,
             scope,
             fact_key,
             opened_at: c.opened_at,
             opened_seq: c.opened_seq,
-            incoming: side_of(reader, ledger, c.incoming)?,
+            incoming: if incoming_withheld { None } else { side_of(reader, ledger, c.incoming)? },
             candidates,
             gate: opened.map(|d| d.gate.clone()),
             method: opened.map(|d| d.method),
@@ -318,9 +369,10 @@ pub(crate) fn event_page(
     before: Option<u64>,
     limit: usize,
     filter: &EventFilter,
+    visible: &dyn Fn(&Event) -> Result<bool, EngineError>,
 ) -> Result<Page<Event>, EngineError> {
     filter.check()?;
-    backwards(ledger, before, limit, |e| Ok(filter.keeps(&e).then_some(e)))
+    backwards(ledger, before, limit, |e| Ok((filter.keeps(&e) && visible(&e)?).then_some(e)))
 }
 
 /// Dropped pairs newest first, optionally of one scope.
@@ -331,6 +383,7 @@ pub(crate) fn near_miss_page(
     limit: usize,
     kind: NearMissKind,
     scope: Option<&str>,
+    scopes: &Readable,
 ) -> Result<Page<NearMiss>, EngineError> {
     backwards(ledger, before, limit, |e| {
         let EventBody::PairClassified(b) = e.body else { return Ok(None) };
@@ -342,19 +395,25 @@ pub(crate) fn near_miss_page(
         if !wanted {
             return Ok(None);
         }
+        if !readable(reader, scopes, b.incoming)? {
+            return Ok(None);
+        }
         let incoming = side_of(reader, ledger, b.incoming)?;
         if scope.is_some_and(|s| incoming.as_ref().is_none_or(|i| i.scope != s)) {
             return Ok(None);
         }
+        let candidate_withheld = !readable(reader, scopes, b.candidate)?;
         Ok(Some(NearMiss {
             seq: e.seq,
             recorded_at: e.recorded_at,
             incoming,
-            candidate: side_of(reader, ledger, b.candidate)?,
+            candidate: if candidate_withheld { None } else { side_of(reader, ledger, b.candidate)? },
+            candidate_withheld,
+            candidate_id: b.candidate,
             method: b.method,
             relation: b.relation,
             gate: b.gate.to_string(),
-            reason: b.reason,
+            reason: if candidate_withheld { WITHHELD.to_string() } else { b.reason },
             outcome: b.outcome,
             scores: b.scores.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
             thresholds: b.thresholds.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
@@ -377,14 +436,21 @@ fn bucket_width(span: i64) -> (&'static str, i64) {
 
 /// Counts over time: one pass over the ledger (the text of saves and classifications is not
 /// decoded), and the conflict view for conflicts by scope.
-pub(crate) fn timeline(reader: Reader<'_>, ledger: &Ledger) -> Result<Timeline, EngineError> {
+pub(crate) fn timeline(
+    reader: Reader<'_>,
+    ledger: &Ledger,
+    scopes: &Readable,
+    visible: &dyn Fn(&Event) -> Result<bool, EngineError>,
+) -> Result<Timeline, EngineError> {
     // Seq and time of every event that moves a chart; the rest are counted by type only.
     let mut marks: Vec<(i64, &'static str)> = Vec::new();
     let mut events = 0u64;
     for item in ledger.scan_skipping(1, &["memory_observed", "pair_classified"])? {
         let (_, event) = item?;
         events += 1;
-        if let Some(e) = event {
+        if let Some(e) = event
+            && visible(&e)?
+        {
             marks.push((e.recorded_at.micros(), e.body.type_name()));
         }
     }
@@ -431,7 +497,9 @@ pub(crate) fn timeline(reader: Reader<'_>, ledger: &Ledger) -> Result<Timeline, 
     let mut conflicts_by_scope: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     for c in reader.conflict_queue().list(None)? {
         let scope = reader.beliefs().get(c.incoming)?.map_or_else(String::new, |r| r.scope);
-        *conflicts_by_scope.entry(scope).or_default().entry(c.status.as_str().into()).or_default() += 1;
+        if scopes.covers(&scope) {
+            *conflicts_by_scope.entry(scope).or_default().entry(c.status.as_str().into()).or_default() += 1;
+        }
     }
     Ok(Timeline { bucket, buckets, save_outcomes, conflicts_by_scope, events })
 }

@@ -124,7 +124,10 @@ fn neighbours(search: &CandidateSearch<'_>, m: &MemoryRecord) -> Result<Vec<Memo
         text: m.text.clone(),
         memory_type: m.memory_type,
         scope: m.scope.clone(),
-        source: m.source.clone(),
+        scope_named: true,
+        authority: Some(m.authority),
+        origin: None,
+        evidence: None,
         effective_at: m.effective_at,
         fact_key: m.fact_key.clone(),
         idempotency_key: None,
@@ -324,6 +327,8 @@ pub(crate) fn plan_open_scanned(
                 version: candidate.version,
                 reason: class.reason.clone(),
             }],
+            kind: ConflictKind::Contradiction,
+            needs_authority: incoming.authority.max(candidate.authority),
         })
         .into(),
     ];

@@ -37,11 +37,13 @@ pub enum ReadStatus {
     Stale,
     /// Forgotten.
     Retired,
+    /// Proposed, not accepted yet: never current (docs/design.md §13).
+    Proposed,
 }
 
 impl ReadStatus {
     pub const ALL: &'static [ReadStatus] =
-        &[ReadStatus::Active, ReadStatus::Scheduled, ReadStatus::Stale, ReadStatus::Retired];
+        &[ReadStatus::Active, ReadStatus::Scheduled, ReadStatus::Stale, ReadStatus::Retired, ReadStatus::Proposed];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -49,6 +51,7 @@ impl ReadStatus {
             ReadStatus::Scheduled => "scheduled",
             ReadStatus::Stale => "stale",
             ReadStatus::Retired => "retired",
+            ReadStatus::Proposed => "proposed",
         }
     }
 }
@@ -89,6 +92,7 @@ impl From<Status> for ReadStatus {
             Status::Active => ReadStatus::Active,
             Status::Stale => ReadStatus::Stale,
             Status::Retired => ReadStatus::Retired,
+            Status::Proposed => ReadStatus::Proposed,
         }
     }
 }
@@ -107,20 +111,26 @@ pub fn parse_valid_at(text: &str) -> Result<Timestamp, EngineError> {
     Timestamp::parse_rfc3339(text).map_err(|_| BadInput::ValidAt(text.trim().to_string()).into())
 }
 
+/// Whether `r` can be true at some time: not retired, not a proposal.
+fn counts(r: &MemoryRecord) -> bool {
+    !matches!(r.status, Status::Retired | Status::Proposed)
+}
+
 /// Whether `r`'s interval holds `t`.
 pub fn holds(r: &MemoryRecord, t: Timestamp) -> bool {
-    r.status != Status::Retired && r.valid_from <= t && r.valid_to.is_none_or(|end| t < end)
+    counts(r) && r.valid_from <= t && r.valid_to.is_none_or(|end| t < end)
 }
 
 /// Whether `r` has a non-empty interval that starts after `t`.
 fn starts_after(r: &MemoryRecord, t: Timestamp) -> bool {
-    r.status != Status::Retired && r.valid_from > t && r.valid_to.is_none_or(|end| end > r.valid_from)
+    counts(r) && r.valid_from > t && r.valid_to.is_none_or(|end| end > r.valid_from)
 }
 
-/// A lineage's value at `t`: of the versions whose interval holds `t`, the one that started
-/// last (then the highest version), if any.
+/// A lineage's value at `t`: of the versions whose interval holds `t`, the one of the highest
+/// authority (a claim of lower authority never takes over a higher one's time, docs/design.md
+/// §13), then the one that started last, then the highest version; if any.
 pub fn value_at(lineage: &[MemoryRecord], t: Timestamp) -> Option<&MemoryRecord> {
-    lineage.iter().filter(|r| holds(r, t)).max_by_key(|r| (r.valid_from, r.version))
+    lineage.iter().filter(|r| holds(r, t)).max_by_key(|r| (r.authority, r.valid_from, r.version))
 }
 
 /// Where `r`'s interval ends in its lineage's timeline: its own end, or the start of the next
@@ -131,7 +141,7 @@ pub fn timeline_end(r: &MemoryRecord, lineage: &[MemoryRecord]) -> Option<Timest
     }
     let next = lineage
         .iter()
-        .filter(|m| m.memory_id != r.memory_id && m.status != Status::Retired && m.valid_from > r.valid_from)
+        .filter(|m| m.memory_id != r.memory_id && counts(m) && m.valid_from > r.valid_from)
         .filter(|m| m.valid_to.is_none_or(|end| end > m.valid_from))
         .map(|m| m.valid_from)
         .min();
@@ -145,6 +155,8 @@ pub fn timeline_end(r: &MemoryRecord, lineage: &[MemoryRecord]) -> Option<Timest
 pub fn status_at(r: &MemoryRecord, value: Option<MemoryId>, t: Timestamp) -> ReadStatus {
     if r.status == Status::Retired {
         ReadStatus::Retired
+    } else if r.status == Status::Proposed {
+        ReadStatus::Proposed
     } else if value == Some(r.memory_id) {
         ReadStatus::Active
     } else if starts_after(r, t) {
@@ -236,6 +248,8 @@ mod tests {
             sources: Vec::new(),
             unsourced: true,
             erased: None,
+            authority: memledger_schemas::Authority::Stated,
+            principal: "owner".into(),
         }
     }
 

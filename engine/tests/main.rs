@@ -6,6 +6,7 @@ mod support;
 mod asof;
 mod co_enrich;
 mod models;
+mod principals;
 mod properties;
 mod recall;
 mod scenarios;

@@ -235,6 +235,8 @@ fn observed(text: &str) -> (MemoryId, Vec<NewEvent>) {
             effective_at: None,
             content_hash: content_hash(text),
             dedup: false,
+            evidence: None,
+            origin: None,
         })
         .into(),
         EventBody::BeliefAdded(BeliefAdded { memory_id }).into(),

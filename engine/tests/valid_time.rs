@@ -175,9 +175,9 @@ fn older_claims_arriving_late_end_where_the_next_one_starts() {
 fn the_same_source_again_is_one_independent_source() {
     let dir = tempfile::tempdir().unwrap();
     let ml = open(dir.path());
-    let from = |source: Option<&str>| SaveRequest {
+    let from = |origin: Option<&str>| SaveRequest {
         text: "The billing service runs on Postgres 16".into(),
-        source: source.map(str::to_string),
+        origin: origin.map(str::to_string),
         ..SaveRequest::default()
     };
     let first = ml.save(from(Some("transcript:2026-11-03")), "agent:a").unwrap();

@@ -53,6 +53,8 @@ fn views_behind_the_ledger_catch_up_on_open() {
                 effective_at: None,
                 content_hash: chain::content_hash(text),
                 dedup: true,
+                evidence: None,
+                origin: None,
             })
             .into(),
             EventBody::BeliefAdded(BeliefAdded { memory_id: id }).into(),

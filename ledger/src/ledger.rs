@@ -44,14 +44,28 @@ impl std::fmt::Debug for OpenOptions {
 /// Who and what a command is: shared by all its events.
 #[derive(Clone, Debug)]
 pub struct CommandMeta {
+    /// Whom the command acts for, as the client said (`--actor`).
     pub actor: String,
+    /// The authenticated principal appending it (format 5's envelope).
+    pub principal: String,
     pub correlation_id: CorrelationId,
     pub idempotency_key: Option<String>,
 }
 
 impl CommandMeta {
+    /// A command of the store's owner, acting as `actor`.
     pub fn new(actor: impl Into<String>) -> Self {
-        CommandMeta { actor: actor.into(), correlation_id: CorrelationId::random(), idempotency_key: None }
+        CommandMeta::by(memledger_schemas::OWNER, actor)
+    }
+
+    /// A command of `principal`, acting as `actor`.
+    pub fn by(principal: impl Into<String>, actor: impl Into<String>) -> Self {
+        CommandMeta {
+            actor: actor.into(),
+            principal: principal.into(),
+            correlation_id: CorrelationId::random(),
+            idempotency_key: None,
+        }
     }
 }
 
@@ -203,6 +217,37 @@ impl Ledger {
     /// The shared log, if the store copies one.
     pub fn shared(&self) -> Option<&Arc<dyn EventLog>> {
         self.shared.as_ref()
+    }
+
+    /// The ledger's secret `name` (`EventLog::secret`): on a shared log the log's, copied into
+    /// this store once read; else this store's own, made from `fresh` on first use (synced).
+    /// Without `fresh`, none is made: `None` when there is none yet.
+    pub fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError> {
+        if let Some(kept) = MetaTable::secret(&self.store, name)? {
+            return Ok(Some(kept));
+        }
+        let secret = match &self.shared {
+            Some(log) => log.secret(name, fresh)?,
+            None => fresh.copied(),
+        };
+        if let Some(secret) = &secret {
+            let mut batch = Batch::default();
+            MetaTable::put_secret(&mut batch, name, secret);
+            self.store.write(batch, true)?;
+        }
+        Ok(secret)
+    }
+
+    /// This store's own secret `name`, made from `fresh` when it has none (and one is given).
+    pub(crate) fn local_secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError> {
+        if let Some(kept) = MetaTable::secret(&self.store, name)? {
+            return Ok(Some(kept));
+        }
+        let Some(fresh) = fresh else { return Ok(None) };
+        let mut batch = Batch::default();
+        MetaTable::put_secret(&mut batch, name, fresh);
+        self.store.write(batch, true)?;
+        Ok(Some(*fresh))
     }
 
     /// Copy the events other machines appended to the shared log since this store's head, each
@@ -599,6 +644,7 @@ pub(crate) fn unsealed(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, i
         causation: new.causation,
         idempotency_key: if i == 0 { meta.idempotency_key.clone() } else { None },
         prev_hash: prev.hash,
+        principal: Some(meta.principal.clone()),
         hash: Hash::GENESIS,
         erased: None,
         body: new.body,

@@ -718,6 +718,35 @@ impl EventLog for PgLedger {
         });
         Ok(())
     }
+
+    fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError> {
+        let key = format!("secret:{name}");
+        let fresh: Option<String> = fresh.map(|f| f.iter().map(|b| format!("{b:02x}")).collect());
+        let kept: Option<String> = self
+            .run(|| async {
+                let client = self.pool.get().await?;
+                // The first machine to ask makes it; every other reads that one.
+                if let Some(fresh) = &fresh {
+                    client
+                        .execute(
+                            "INSERT INTO memledger_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING",
+                            &[&key, fresh],
+                        )
+                        .await?;
+                }
+                let row = client.query_opt("SELECT value FROM memledger_meta WHERE key = $1", &[&key]).await?;
+                Ok(row.map(|row| row.get::<_, String>(0)))
+            })
+            .map_err(|f| self.fail(f))?;
+        let Some(kept) = kept else { return Ok(None) };
+        let bytes: Vec<u8> = (0..kept.len())
+            .step_by(2)
+            .filter_map(|i| kept.get(i..i + 2).and_then(|h| u8::from_str_radix(h, 16).ok()))
+            .collect();
+        bytes.try_into().map(Some).map_err(|_| {
+            LedgerError::Inconsistent(format!("the shared ledger's secret {name:?} is not 32 bytes of hex"))
+        })
+    }
 }
 
 /// Why a transaction did not commit.

@@ -73,6 +73,10 @@ pub trait EventLog: Send + Sync {
     /// Return once the head may have passed `seq` (a notification), or after `timeout` (the
     /// polling fallback); the caller reads the head again either way.
     fn wait_past(&self, seq: u64, timeout: Duration) -> Result<(), LedgerError>;
+    /// The log's secret `name`, kept beside its events and never among them (never exported,
+    /// streamed or logged): the one it holds, else `fresh` (if given), held from now on. Every
+    /// machine of a shared log gets the same one.
+    fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError>;
 
     /// The right to append alone: while the turn lives no other process appends, so a command
     /// decided under it cannot find the head moved by another machine. For a save that lost the
@@ -201,6 +205,9 @@ impl EventLog for Ledger {
             std::thread::sleep(timeout);
         }
         Ok(())
+    }
+    fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError> {
+        Ledger::local_secret(self, name, fresh)
     }
     fn verify(&self) -> Result<VerifyReport, LedgerError> {
         Ledger::verify(self)

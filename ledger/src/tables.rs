@@ -189,6 +189,21 @@ impl MetaTable {
         Ok(store.get(CF_META, STORE_FORMAT_KEY)?.and_then(|v| v.try_into().ok().map(u16::from_be_bytes)))
     }
 
+    /// The store's secret `name`, if it has one (see `EventLog::secret`).
+    pub fn secret(store: &Store, name: &str) -> Result<Option<[u8; 32]>, LedgerError> {
+        match store.get(CF_META, &secret_key(name))? {
+            None => Ok(None),
+            Some(v) => v
+                .try_into()
+                .map(Some)
+                .map_err(|v: Vec<u8>| LedgerError::Inconsistent(format!("secret {name:?} has {} bytes", v.len()))),
+        }
+    }
+
+    pub fn put_secret(batch: &mut Batch, name: &str, secret: &[u8; 32]) {
+        batch.put(CF_META, &secret_key(name), secret.to_vec());
+    }
+
     pub fn put_shared_log(batch: &mut Batch, id: &str) {
         batch.put(CF_META, SHARED_LOG_KEY, id.as_bytes());
     }
@@ -201,4 +216,9 @@ impl MetaTable {
                 .map_err(|_| LedgerError::Inconsistent("the shared log's id is not UTF-8".into())),
         }
     }
+}
+
+/// The meta key of the store's secret `name`.
+fn secret_key(name: &str) -> Vec<u8> {
+    [b"secret:".as_slice(), name.as_bytes()].concat()
 }

@@ -35,8 +35,9 @@ pub const TABLE: &str = "beliefs";
 /// 5: the term postings (`t`, `n`) left for the text index; a store of version 4 is rebuilt,
 /// which drops them. 6: the content-hash and fact-key indexes hold one list of ids per key
 /// instead of a key per memory. 7: records hold their validity interval and their sources.
-/// 8: records and observations say when their text was erased.
-const VERSION: u32 = 8;
+/// 8: records and observations say when their text was erased. 9: records and observations
+/// hold their authority and the principal that saved them; proposals.
+const VERSION: u32 = 9;
 
 /// When and by whom a memory's text was erased (the `memory_erased` event).
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
@@ -100,6 +101,10 @@ pub struct MemoryRecord {
     pub unsourced: bool,
     /// Set once the text was erased (it is blank then), at every point in time.
     pub erased: Option<ErasedMark>,
+    /// How much its word counts (docs/design.md §13): the authority of its observation.
+    pub authority: Authority,
+    /// The principal that saved it (before format 5: the store's owner).
+    pub principal: String,
 }
 
 impl MemoryRecord {
@@ -109,7 +114,8 @@ impl MemoryRecord {
         self.sources.len() as u32 + u32::from(self.unsourced)
     }
 
-    /// Count `source` among this belief's sources (once however often it says the same thing).
+    /// Count `source` (an observation's [`MemoryObserved::source_identity`]) among this belief's
+    /// sources, once however often it says the same thing.
     fn add_source(&mut self, source: &Option<String>) {
         match source {
             Some(s) if !self.sources.contains(s) => self.sources.push(s.clone()),
@@ -128,6 +134,12 @@ pub struct Observation {
     pub merged_into: Option<MemoryId>,
     /// Set once the text was erased.
     pub erased: Option<ErasedMark>,
+    /// Its authority, read with its event's format ([`MemoryObserved::authority`]).
+    pub authority: Authority,
+    /// What makes it one source ([`MemoryObserved::source_identity`]).
+    pub identity: Option<String>,
+    /// The principal that saved it (before format 5: the store's owner).
+    pub principal: String,
 }
 
 /// The belief projector.
@@ -225,7 +237,7 @@ impl BeliefsProjector {
     ) -> Result<MemoryRecord, ProjectError> {
         let obs = self.observation(txn, id, event.seq)?;
         let o = obs.observed;
-        let source = o.source.clone();
+        let source = obs.identity;
         let valid_from =
             o.effective_at.unwrap_or_else(|| floor.map_or(event.recorded_at, |f| f.max(event.recorded_at)));
         let mut record = MemoryRecord {
@@ -240,7 +252,11 @@ impl BeliefsProjector {
             fact_key: o.fact_key,
             content_hash: o.content_hash,
             asserted_at: event.recorded_at,
-            stale_since: if status == Status::Active { None } else { Some(event.recorded_at) },
+            stale_since: if matches!(status, Status::Active | Status::Proposed) {
+                None
+            } else {
+                Some(event.recorded_at)
+            },
             effective_at: o.effective_at,
             cause: cause.to_string(),
             conflicts: Vec::new(),
@@ -252,6 +268,8 @@ impl BeliefsProjector {
             sources: Vec::new(),
             unsourced: false,
             erased: obs.erased,
+            authority: obs.authority,
+            principal: obs.principal,
         };
         record.add_source(&source);
         if status == Status::Active {
@@ -323,8 +341,9 @@ impl BeliefsProjector {
             self.set_indexed(txn, &r, true)?;
         }
         r.status = status;
-        r.stale_since = if status == Status::Active { None } else { Some(event.recorded_at) };
-        if status == Status::Active {
+        r.stale_since =
+            if matches!(status, Status::Active | Status::Proposed) { None } else { Some(event.recorded_at) };
+        if matches!(status, Status::Active | Status::Proposed) {
             r.valid_to = None;
         }
         txn.put_record(mkey(id), &r);
@@ -373,6 +392,17 @@ impl BeliefsProjector {
                 txn.put_record(mkey(memory_id), &r);
             }
             Effect::EdgeAdded { .. } => {}
+            Effect::Accepted { memory_id } | Effect::Rejected { memory_id } if undo => {
+                self.set_status(txn, event, memory_id, Status::Proposed)?;
+            }
+            Effect::Accepted { memory_id } => {
+                self.set_status(txn, event, memory_id, Status::Active)?;
+            }
+            Effect::Rejected { memory_id } => {
+                // Never current: an empty interval.
+                self.set_status(txn, event, memory_id, Status::Stale)?;
+                self.end_validity(txn, event, memory_id, None)?;
+            }
             Effect::Introduced { memory_id, root_id, version } => {
                 if undo {
                     self.set_status(txn, event, memory_id, Status::Stale)?;
@@ -418,7 +448,16 @@ impl Projector for BeliefsProjector {
     }
 
     fn ignores(&self, event_type: &str) -> bool {
-        event_type == "pair_classified"
+        matches!(
+            event_type,
+            "pair_classified"
+                | "principal_added"
+                | "principal_granted"
+                | "grant_revoked"
+                | "principal_revoked"
+                | "principal_rotated"
+                | "transcript_progressed"
+        )
     }
 
     fn apply(&self, event: &Event, txn: &mut ViewTxn<'_>) -> Result<(), ProjectError> {
@@ -430,9 +469,22 @@ impl Projector for BeliefsProjector {
                     recorded_at: event.recorded_at,
                     merged_into: None,
                     erased: event.erased.as_ref().map(ErasedMark::of),
+                    authority: b.authority(event.format),
+                    identity: b.source_identity(event.format),
+                    principal: event.principal.clone().unwrap_or_else(|| OWNER.to_string()),
                 };
                 txn.put_record(okey(b.memory_id), &obs);
             }
+            EventBody::BeliefProposed(b) => {
+                self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Proposed, "proposed", None)?;
+            }
+            // Principals and a transcript's progress are not beliefs.
+            EventBody::PrincipalAdded(_)
+            | EventBody::PrincipalGranted(_)
+            | EventBody::GrantRevoked(_)
+            | EventBody::PrincipalRevoked(_)
+            | EventBody::PrincipalRotated(_)
+            | EventBody::TranscriptProgressed(_) => {}
             // A proposed merge changes no belief until a person accepts it (a resolution).
             EventBody::PairClassified(_) | EventBody::MergeProposed(_) => {}
             EventBody::BeliefAdded(b) => {
@@ -453,7 +505,7 @@ impl Projector for BeliefsProjector {
             EventBody::BeliefMerged(b) => {
                 let mut obs = self.observation(txn, b.memory_id, event.seq)?;
                 obs.merged_into = Some(b.into);
-                let source = obs.observed.source.clone();
+                let source = obs.identity.clone();
                 txn.put_record(okey(b.memory_id), &obs);
                 let mut target = self.load(txn, b.into, event.seq)?;
                 target.merged_count += 1;
@@ -495,6 +547,9 @@ impl Projector for BeliefsProjector {
                 for &id in &b.memory_ids {
                     if let Some(mut obs) = txn.get_record::<Observation>(&okey(id))? {
                         obs.observed.text.clear();
+                        if let Some(evidence) = &mut obs.observed.evidence {
+                            evidence.excerpt.clear();
+                        }
                         obs.erased = Some(mark.clone());
                         txn.put_record(okey(id), &obs);
                     }

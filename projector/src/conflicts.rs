@@ -13,8 +13,9 @@ use crate::keys::key;
 
 pub const TABLE: &str = "conflicts";
 /// 2: an erasure blanks the reasons and rationales of the conflicts it names. 3: merge
-/// proposals, with their text.
-const VERSION: u32 = 3;
+/// proposals, with their text. 4: the kind of conflict, the authority it needs, and the
+/// principals who opened, resolved and reverted it.
+const VERSION: u32 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -39,6 +40,8 @@ pub struct ResolutionRecord {
     pub action: ResolutionAction,
     pub by: String,
     pub actor: String,
+    /// The principal that resolved it (before format 5: the store's owner).
+    pub principal: String,
     pub rationale: Option<String>,
     pub resolved_at: Timestamp,
     pub effects: Vec<Effect>,
@@ -50,6 +53,7 @@ pub struct RevertRecord {
     pub seq: u64,
     pub resolution_seq: u64,
     pub actor: String,
+    pub principal: String,
     pub reverted_at: Timestamp,
 }
 
@@ -69,6 +73,13 @@ pub struct ConflictRecord {
     /// Set when the entry is a model's proposed merge of co-enrichments (`merge_proposed`), not
     /// a contradiction.
     pub proposal: Option<ProposalRecord>,
+    /// Why it opened: a contradiction, a save that would have superseded a belief of higher
+    /// authority, or a principal's proposal.
+    pub opened_as: ConflictKind,
+    /// The authority a resolution needs (docs/design.md §13).
+    pub needs_authority: Authority,
+    /// The principal whose command opened it (for a proposal: who proposed).
+    pub opened_by: String,
 }
 
 /// A merge a model proposed, as the queue remembers it.
@@ -83,10 +94,21 @@ pub struct ProposalRecord {
 }
 
 impl ConflictRecord {
-    /// `merge_proposal` for a model's proposed merge, else `contradiction`.
+    /// `merge_proposal` for a model's proposed merge, else what opened it: `contradiction`,
+    /// `authority` or `proposal`.
     pub fn kind(&self) -> &'static str {
-        if self.proposal.is_some() { "merge_proposal" } else { "contradiction" }
+        if self.proposal.is_some() { "merge_proposal" } else { self.opened_as.as_str() }
     }
+
+    /// The principal that proposed the incoming memory, when the entry is a proposal.
+    pub fn proposed_by(&self) -> Option<&str> {
+        (self.opened_as == ConflictKind::Proposal).then_some(self.opened_by.as_str())
+    }
+}
+
+/// The principal of an event (before format 5: the store's owner).
+fn principal_of(event: &Event) -> String {
+    event.principal.clone().unwrap_or_else(|| OWNER.to_string())
 }
 
 pub struct ConflictsProjector;
@@ -98,6 +120,7 @@ fn opened(
     incoming: MemoryId,
     candidates: &[ConflictSide],
     proposal: Option<ProposalRecord>,
+    (opened_as, needs_authority): (ConflictKind, Authority),
 ) -> ConflictRecord {
     ConflictRecord {
         conflict_id,
@@ -110,6 +133,9 @@ fn opened(
         resolutions: Vec::new(),
         reverts: Vec::new(),
         proposal,
+        opened_as,
+        needs_authority,
+        opened_by: principal_of(event),
     }
 }
 
@@ -134,7 +160,7 @@ impl Projector for ConflictsProjector {
         };
         match &event.body {
             EventBody::ConflictOpened(b) => {
-                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, None);
+                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, None, (b.kind, b.needs_authority));
                 txn.put_record(ckey(b.conflict_id), &record);
             }
             EventBody::MergeProposed(b) => {
@@ -144,7 +170,8 @@ impl Projector for ConflictsProjector {
                     model: b.model.model.clone(),
                     reason: b.model.reason.clone(),
                 };
-                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, Some(proposal));
+                let kind = (ConflictKind::Contradiction, Authority::Stated);
+                let record = opened(event, b.conflict_id, b.incoming, &b.candidates, Some(proposal), kind);
                 txn.put_record(ckey(b.conflict_id), &record);
             }
             EventBody::ConflictResolved(b) => {
@@ -155,6 +182,7 @@ impl Projector for ConflictsProjector {
                     action: b.action,
                     by: b.by.clone(),
                     actor: event.actor.clone(),
+                    principal: principal_of(event),
                     rationale: b.rationale.clone(),
                     resolved_at: event.recorded_at,
                     effects: b.effects.clone(),
@@ -173,6 +201,7 @@ impl Projector for ConflictsProjector {
                     seq: event.seq,
                     resolution_seq: b.resolution_seq,
                     actor: event.actor.clone(),
+                    principal: principal_of(event),
                     reverted_at: event.recorded_at,
                 });
                 txn.put_record(ckey(b.conflict_id), &r);

@@ -12,6 +12,7 @@ pub mod edges;
 pub mod error;
 pub mod framework;
 pub mod keys;
+pub mod principals;
 pub mod text_index;
 mod top_hits;
 

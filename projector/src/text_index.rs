@@ -28,7 +28,7 @@ use memledger_ledger::Ledger;
 use memledger_ledger::store::Store;
 use memledger_schemas::*;
 use tantivy::indexer::UserOperation;
-use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RegexQuery, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
@@ -416,6 +416,47 @@ pub struct TextIndex {
     keys: SegmentKeys,
 }
 
+/// The scopes a search is confined to: every scope, one, or those a principal may read (a
+/// scope, a prefix ending in `*`, or `*`: the patterns of its grants).
+#[derive(Clone, Copy, Debug)]
+pub enum Scopes<'a> {
+    All,
+    One(&'a str),
+    Patterns(&'a [String]),
+}
+
+impl<'a> From<Option<&'a str>> for Scopes<'a> {
+    fn from(scope: Option<&'a str>) -> Self {
+        scope.map_or(Scopes::All, Scopes::One)
+    }
+}
+
+impl Scopes<'_> {
+    /// Whether a memory of `scope` is among them.
+    pub fn covers(&self, scope: &str) -> bool {
+        match self {
+            Scopes::All => true,
+            Scopes::One(s) => *s == scope,
+            Scopes::Patterns(patterns) => patterns.iter().any(|p| match p.strip_suffix('*') {
+                Some(prefix) => scope.starts_with(prefix),
+                None => p == scope,
+            }),
+        }
+    }
+}
+
+/// `text` as a regular expression that matches only itself.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The belief view's checkpoint seq: what the index can reflect at most.
 fn belief_seq(store: &Store) -> Result<u64, ProjectError> {
     Ok(Checkpoint::read(store, beliefs::TABLE)?.map(|c| c.seq).unwrap_or(0))
@@ -449,6 +490,15 @@ fn touches_index(body: &EventBody) -> bool {
         | EventBody::MergeProposed(_)
         | EventBody::BeliefMerged(_)
         | EventBody::ConflictOpened(_) => false,
+        // A proposal is not active until accepted (a resolution); principals and a transcript's
+        // progress are not memories.
+        EventBody::BeliefProposed(_)
+        | EventBody::PrincipalAdded(_)
+        | EventBody::PrincipalGranted(_)
+        | EventBody::GrantRevoked(_)
+        | EventBody::PrincipalRevoked(_)
+        | EventBody::PrincipalRotated(_)
+        | EventBody::TranscriptProgressed(_) => false,
     }
 }
 
@@ -870,7 +920,7 @@ impl TextIndex {
         limit: usize,
     ) -> Result<Vec<TextHit>, ProjectError> {
         let terms: Vec<(String, Score)> = analyze(query).into_iter().map(|t| (t, 1.0)).collect();
-        self.search_weighted(&terms, memory_type, scope, limit)
+        self.search_weighted(&terms, memory_type, Scopes::from(scope), limit)
     }
 
     /// How rare `term` (an analysed term) is among the indexed memories: BM25's inverse
@@ -890,7 +940,7 @@ impl TextIndex {
         &self,
         terms: &[(String, Score)],
         memory_type: Option<MemoryType>,
-        scope: Option<&str>,
+        scope: Scopes<'_>,
         limit: usize,
     ) -> Result<Vec<TextHit>, ProjectError> {
         let f = self.fields;
@@ -917,24 +967,45 @@ impl TextIndex {
 
     /// Every active memory of the type and scope (each filter optional), newest first, with a
     /// score of 0: what an exhaustive ranking of the scope, such as the cosine's, ranks.
-    pub fn admitted(&self, memory_type: Option<MemoryType>, scope: Option<&str>) -> Result<Vec<TextHit>, ProjectError> {
+    pub fn admitted(&self, memory_type: Option<MemoryType>, scope: Scopes<'_>) -> Result<Vec<TextHit>, ProjectError> {
         let query = self.filtered(Box::new(ConstScoreQuery::new(Box::new(AllQuery), 0.0)), memory_type, scope);
         self.top(&query, None)
     }
 
     /// `query` with `memory_type` and `scope` as required filters that do not score.
-    fn filtered(&self, query: Box<dyn Query>, memory_type: Option<MemoryType>, scope: Option<&str>) -> BooleanQuery {
+    fn filtered(&self, query: Box<dyn Query>, memory_type: Option<MemoryType>, scope: Scopes<'_>) -> BooleanQuery {
         let f = self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, query)];
-        let filter = |field: Field, value: &str| -> (Occur, Box<dyn Query>) {
-            let term = TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic);
-            (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(term), 0.0)))
+        let term = |field: Field, value: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(Term::from_field_text(field, value), IndexRecordOption::Basic))
         };
+        let filter =
+            |q: Box<dyn Query>| -> (Occur, Box<dyn Query>) { (Occur::Must, Box::new(ConstScoreQuery::new(q, 0.0))) };
         if let Some(t) = memory_type {
-            clauses.push(filter(f.memory_type, t.as_str()));
+            clauses.push(filter(term(f.memory_type, t.as_str())));
         }
-        if let Some(s) = scope {
-            clauses.push(filter(f.scope, s));
+        match scope {
+            Scopes::All => {}
+            Scopes::One(s) => clauses.push(filter(term(f.scope, s))),
+            Scopes::Patterns(patterns) => {
+                // A scope any of the patterns covers: the scope itself, or a prefix's terms.
+                let any: Vec<(Occur, Box<dyn Query>)> = patterns
+                    .iter()
+                    .map(|p| -> (Occur, Box<dyn Query>) {
+                        match p.strip_suffix('*') {
+                            Some(prefix) => {
+                                match RegexQuery::from_pattern(&format!("{}.*", regex_escape(prefix)), f.scope) {
+                                    Ok(q) => (Occur::Should, Box::new(q)),
+                                    // A pattern the regex engine cannot take covers nothing.
+                                    Err(_) => (Occur::Should, Box::new(BooleanQuery::new(Vec::new()))),
+                                }
+                            }
+                            None => (Occur::Should, term(f.scope, p)),
+                        }
+                    })
+                    .collect();
+                clauses.push(filter(Box::new(BooleanQuery::new(any))));
+            }
         }
         BooleanQuery::new(clauses)
     }

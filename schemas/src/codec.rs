@@ -18,6 +18,12 @@
 //! - **Format 4**: stored and hashed as format 3; its vocabulary adds the `merge_proposed`
 //!   event, the `co_enrichment` pair outcome and the `co_enriches` edge
 //!   ([`EventBody::needs_format`]; docs/adr/0021-co-enrichments.md).
+//! - **Format 5**: as format 4, and the envelope holds the authenticated `principal` after the
+//!   fields before it (`prev_hash` last), hashed with them; `memory_observed` ends with its
+//!   `evidence` and `conflict_opened` with its `kind` and `needs_authority`; names are coded
+//!   from [`NAMES_V2`] followed by [`NAMES_ADDED_V5`]; its vocabulary adds the principal,
+//!   proposal and transcript events, the `proposed` pair outcome, the `announced_change` cause
+//!   and the `accepted`/`rejected` effects (docs/adr/0029-principals-and-authority.md).
 //!
 //! An erased event of any format is stored with an [`Erased`] record after its body; one of
 //! format 1 or 2 keeps its hash, which no longer can be recomputed (only its links are checked).
@@ -29,16 +35,18 @@ use bincode::error::{DecodeError, EncodeError};
 use bincode::{Decode, Encode};
 
 use crate::chain::{Hash, chain_hash, chain_hash_parts, text_commitment};
-use crate::event::{Erased, Event, EventBody, ModelVerdict, PairClassified};
-use crate::ids::{CorrelationId, EventId, MemoryId};
-use crate::kinds::{Method, PairOutcome, Relation};
+use crate::event::{
+    ConflictOpened, ConflictSide, Erased, Event, EventBody, MemoryObserved, ModelVerdict, PairClassified,
+};
+use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
+use crate::kinds::{Authority, ConflictKind, MemoryType, Method, PairOutcome, Relation};
 use crate::name::Name;
 use crate::time::Timestamp;
 
 /// The format new events are written in.
-pub const CURRENT_FORMAT: u16 = 4;
+pub const CURRENT_FORMAT: u16 = 5;
 /// Formats this build can read (and write, for an imported event that carries one).
-pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4];
+pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4, 5];
 /// No single record may claim more than this when decoding: bounds allocation on bad bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
@@ -85,7 +93,7 @@ pub fn decode<T: Decode<()>>(bytes: &[u8]) -> Result<T, CodecError> {
 pub fn encode_event(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(&event.format.to_be_bytes());
-    encode_into(&before_hash(event), &mut out);
+    encode_envelope_into(event, &mut out);
     out.extend_from_slice(&event.hash.0);
     encode_body_into(event.format, &event.body, &mut out);
     if let Some(erased) = &event.erased {
@@ -108,8 +116,12 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
     if !READABLE_FORMATS.contains(&format) {
         return Err(CodecError::UnknownFormat(format));
     }
-    let ((seq, event_id, stated, recorded_at, actor, correlation_id, causation, idempotency_key, prev_hash), hash, at) =
-        decode_envelope(&bytes[2..])?;
+    let (
+        (seq, event_id, stated, recorded_at, actor, correlation_id, causation, idempotency_key, prev_hash),
+        principal,
+        hash,
+        at,
+    ) = decode_envelope(format, &bytes[2..])?;
     if stated != format {
         return Err(CodecError::Decode(format!("format prefix {format} disagrees with the event's format {stated}")));
     }
@@ -133,6 +145,7 @@ pub fn decode_event(bytes: &[u8]) -> Result<Event, CodecError> {
         causation,
         idempotency_key,
         prev_hash,
+        principal,
         hash,
         erased,
         body,
@@ -168,24 +181,48 @@ type BeforeHash = (u64, EventId, u16, Timestamp, String, CorrelationId, Option<u
 /// A body in `format`, and how many bytes it took.
 fn decode_body(format: u16, bytes: &[u8]) -> Result<(EventBody, usize), CodecError> {
     let failed = |e: DecodeError| CodecError::Decode(e.to_string());
-    if format >= 2 && variant_index(bytes)? == PAIR_CLASSIFIED {
-        let (pair, used): (StoredPairV2, usize) = bincode::decode_from_slice(&bytes[4..], CONFIG).map_err(failed)?;
-        Ok((EventBody::PairClassified(pair.into()), used + 4))
-    } else {
-        bincode::decode_from_slice(bytes, CONFIG).map_err(failed)
+    let fields = bytes.get(4..).unwrap_or_default();
+    match variant_index(bytes)? {
+        PAIR_CLASSIFIED if format >= 5 => {
+            let (pair, used): (StoredPair<V5>, usize) = bincode::decode_from_slice(fields, CONFIG).map_err(failed)?;
+            Ok((EventBody::PairClassified(pair.into()), used + 4))
+        }
+        PAIR_CLASSIFIED if format >= 2 => {
+            let (pair, used): (StoredPair<V2>, usize) = bincode::decode_from_slice(fields, CONFIG).map_err(failed)?;
+            Ok((EventBody::PairClassified(pair.into()), used + 4))
+        }
+        MEMORY_OBSERVED if format < 5 => {
+            let (observed, used): (StoredObservedV1, usize) =
+                bincode::decode_from_slice(fields, CONFIG).map_err(failed)?;
+            Ok((EventBody::MemoryObserved(observed.into()), used + 4))
+        }
+        CONFLICT_OPENED if format < 5 => {
+            let (opened, used): (StoredOpenedV1, usize) = bincode::decode_from_slice(fields, CONFIG).map_err(failed)?;
+            Ok((EventBody::ConflictOpened(opened.into()), used + 4))
+        }
+        _ => bincode::decode_from_slice(bytes, CONFIG).map_err(failed),
     }
 }
 
-/// The fields before `hash`, the hash, and where the body starts.
-fn decode_envelope(bytes: &[u8]) -> Result<(BeforeHash, Hash, usize), CodecError> {
-    let (header, used): (BeforeHash, usize) =
-        bincode::decode_from_slice(bytes, CONFIG).map_err(|e| CodecError::Decode(e.to_string()))?;
+/// The fields before `hash` (with format 5's principal after them), the hash, and where the
+/// body starts.
+fn decode_envelope(format: u16, bytes: &[u8]) -> Result<(BeforeHash, Option<String>, Hash, usize), CodecError> {
+    let failed = |e: DecodeError| CodecError::Decode(e.to_string());
+    let (header, mut used): (BeforeHash, usize) = bincode::decode_from_slice(bytes, CONFIG).map_err(failed)?;
+    let principal = if format >= 5 {
+        let (principal, more): (Option<String>, usize) =
+            bincode::decode_from_slice(&bytes[used..], CONFIG).map_err(failed)?;
+        used += more;
+        principal
+    } else {
+        None
+    };
     let hash = bytes
         .get(used..used + 32)
         .and_then(|b| b.try_into().ok())
         .map(Hash)
         .ok_or(CodecError::Truncated { len: bytes.len() + 2 })?;
-    Ok((header, hash, used + 32))
+    Ok((header, principal, hash, used + 32))
 }
 
 /// The variant index bincode writes before a body's fields (a fixed-width big-endian `u32`).
@@ -203,8 +240,8 @@ pub fn peek_event(bytes: &[u8]) -> Result<(u64, &'static str), CodecError> {
     if !READABLE_FORMATS.contains(&format) {
         return Err(CodecError::UnknownFormat(format));
     }
-    // Every readable format lays out the envelope and the variant index alike.
-    let (header, _, at) = decode_envelope(&bytes[2..])?;
+    // Every readable format lays out the variant index alike after the envelope.
+    let (header, _, _, at) = decode_envelope(format, &bytes[2..])?;
     let index = variant_index(&bytes[2 + at..])?;
     let name = EventBody::TYPE_NAMES
         .get(index as usize)
@@ -228,7 +265,7 @@ pub fn seal_and_encode(event: &mut Event) -> Vec<u8> {
 pub fn seal_and_encode_into(event: &mut Event, out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(&event.format.to_be_bytes());
-    encode_into(&before_hash(event), out);
+    encode_envelope_into(event, out);
     let gap = out.len();
     out.extend_from_slice(&[0u8; 32]);
     encode_body_into(event.format, &event.body, out);
@@ -280,6 +317,15 @@ fn before_hash(
     )
 }
 
+/// Append the envelope's fields before `hash`: [`before_hash`], then in format 5 the principal.
+fn encode_envelope_into(event: &Event, out: &mut Vec<u8>) {
+    debug_assert!(event.format >= 5 || event.principal.is_none(), "a principal in an event of format {}", event.format);
+    encode_into(&before_hash(event), out);
+    if event.format >= 5 {
+        encode_into(&event.principal, out);
+    }
+}
+
 /// Append the encoding of `value` to `out`.
 fn encode_into<T: Encode>(value: &T, out: &mut Vec<u8>) {
     // Encoding into a Vec cannot fail for our types (no I/O, lengths fit u64).
@@ -302,7 +348,7 @@ impl bincode::enc::write::Writer for AppendTo<'_> {
 /// as its members' encodings one after another.)
 pub fn hashed_bytes(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(256 + event.actor.len());
-    encode_into(&before_hash(event), &mut out);
+    encode_envelope_into(event, &mut out);
     if event.format >= 3 {
         hashed_body_v3(&mut event.clone(), &mut out);
     } else {
@@ -319,16 +365,96 @@ pub fn compute_hash(event: &Event) -> Hash {
 /// Append a body's encoding in `format`.
 fn encode_body_into(format: u16, body: &EventBody, out: &mut Vec<u8>) {
     match body {
+        EventBody::PairClassified(pair) if format >= 5 => {
+            encode_into(&PAIR_CLASSIFIED, out);
+            encode_into(&PairCoded::<V5>(pair, std::marker::PhantomData), out);
+        }
         EventBody::PairClassified(pair) if format >= 2 => {
             encode_into(&PAIR_CLASSIFIED, out);
-            encode_into(&PairV2(pair), out);
+            encode_into(&PairCoded::<V2>(pair, std::marker::PhantomData), out);
+        }
+        EventBody::MemoryObserved(b) if format < 5 => {
+            encode_into(&MEMORY_OBSERVED, out);
+            encode_into(
+                &(
+                    &b.memory_id,
+                    &b.text,
+                    &b.memory_type,
+                    &b.scope,
+                    &b.source,
+                    &b.fact_key,
+                    &b.effective_at,
+                    &b.content_hash,
+                    &b.dedup,
+                ),
+                out,
+            );
+        }
+        EventBody::ConflictOpened(b) if format < 5 => {
+            encode_into(&CONFLICT_OPENED, out);
+            encode_into(&(&b.conflict_id, &b.incoming, &b.candidates), out);
         }
         _ => encode_into(body, out),
     }
 }
 
-/// `pair_classified`'s variant index ([`EventBody::TYPE_NAMES`]).
+/// The variant indexes ([`EventBody::TYPE_NAMES`]) of the bodies whose stored form depends on
+/// the format.
+const MEMORY_OBSERVED: u32 = 0;
 const PAIR_CLASSIFIED: u32 = 1;
+const CONFLICT_OPENED: u32 = 7;
+
+/// A `memory_observed` body as formats 1 to 4 store it: without `evidence`.
+#[derive(Decode)]
+struct StoredObservedV1 {
+    memory_id: MemoryId,
+    text: String,
+    memory_type: MemoryType,
+    scope: String,
+    source: Option<String>,
+    fact_key: Option<String>,
+    effective_at: Option<Timestamp>,
+    content_hash: Hash,
+    dedup: bool,
+}
+
+impl From<StoredObservedV1> for MemoryObserved {
+    fn from(b: StoredObservedV1) -> MemoryObserved {
+        MemoryObserved {
+            memory_id: b.memory_id,
+            text: b.text,
+            memory_type: b.memory_type,
+            scope: b.scope,
+            source: b.source,
+            fact_key: b.fact_key,
+            effective_at: b.effective_at,
+            content_hash: b.content_hash,
+            dedup: b.dedup,
+            evidence: None,
+            origin: None,
+        }
+    }
+}
+
+/// A `conflict_opened` body as formats 1 to 4 store it: a contradiction a person's word settles.
+#[derive(Decode)]
+struct StoredOpenedV1 {
+    conflict_id: ConflictId,
+    incoming: MemoryId,
+    candidates: Vec<ConflictSide>,
+}
+
+impl From<StoredOpenedV1> for ConflictOpened {
+    fn from(b: StoredOpenedV1) -> ConflictOpened {
+        ConflictOpened {
+            conflict_id: b.conflict_id,
+            incoming: b.incoming,
+            candidates: b.candidates,
+            kind: ConflictKind::Contradiction,
+            needs_authority: Authority::Stated,
+        }
+    }
+}
 
 /// Format 2's name codes: the name at index `i` is written as the byte `i + 1`. Frozen with
 /// format 2, like the fixtures: a name added here would change how an event that already holds it
@@ -391,22 +517,65 @@ pub const NAMES_V2: &[&str] = &[
     "order_differs",
 ];
 
-/// The code of a listed name.
+/// The names format 5 codes after [`NAMES_V2`]'s (its codes go on from `NAMES_V2.len() + 1`):
+/// the gates and scores recorded since format 2 was frozen.
+pub const NAMES_ADDED_V5: &[&str] = &[];
+
+/// A format's table of name codes: the name at index `i` is written as the byte `i + 1`. Each is
+/// frozen with its format, like the fixtures: a name added to one would change how an event that
+/// already holds it (as a string) encodes, and so its hash. A name not listed is written as
+/// `0 ‖ string`.
+trait NameTable: 'static {
+    /// The name of `code`, from 1.
+    fn name(code: u8) -> Option<&'static str>;
+    /// The code of a listed name.
+    fn code(name: &str) -> Option<u8>;
+}
+
+/// Formats 2 to 4: [`NAMES_V2`]. (`Decode` reads nothing: the derived decoders of the stored
+/// forms generic over a table ask for it.)
+#[derive(Decode)]
+struct V2;
+/// Format 5: [`NAMES_V2`], then [`NAMES_ADDED_V5`].
+#[derive(Decode)]
+struct V5;
+
+impl NameTable for V2 {
+    fn name(code: u8) -> Option<&'static str> {
+        NAMES_V2.get(usize::from(code).checked_sub(1)?).copied()
+    }
+
+    fn code(name: &str) -> Option<u8> {
+        name_code(name).filter(|&c| usize::from(c) <= NAMES_V2.len())
+    }
+}
+
+impl NameTable for V5 {
+    fn name(code: u8) -> Option<&'static str> {
+        let i = usize::from(code).checked_sub(1)?;
+        NAMES_V2.get(i).or_else(|| NAMES_ADDED_V5.get(i.checked_sub(NAMES_V2.len())?)).copied()
+    }
+
+    fn code(name: &str) -> Option<u8> {
+        name_code(name)
+    }
+}
+
+/// The code of `name` in format 5's table, which begins with format 2's.
 fn name_code(name: &str) -> Option<u8> {
     // A save encodes about 140 names, mostly in the same order every time (a classification's
     // scores, then its thresholds): the name listed after the last one found is tried first, one
     // comparison; otherwise one hash and one comparison, where a binary search makes half a
     // dozen.
     static CODES: std::sync::LazyLock<rustc_hash::FxHashMap<&'static str, u8>> =
-        std::sync::LazyLock::new(|| NAMES_V2.iter().copied().zip(1u8..).collect());
+        std::sync::LazyLock::new(|| NAMES_V2.iter().chain(NAMES_ADDED_V5).copied().zip(1u8..).collect());
     thread_local! {
         /// The code after the last one found on this thread.
         static NEXT: std::cell::Cell<u8> = const { std::cell::Cell::new(1) };
     }
     NEXT.with(|next| {
         let guess = next.get();
-        let code =
-            if NAMES_V2.get(usize::from(guess) - 1) == Some(&name) { Some(guess) } else { CODES.get(name).copied() };
+        let code = if V5::name(guess) == Some(name) { Some(guess) } else { CODES.get(name).copied() };
         if let Some(code) = code {
             next.set(code.saturating_add(1));
         }
@@ -430,12 +599,12 @@ impl<Context> Decode<Context> for Name {
 
 bincode::impl_borrow_decode!(Name);
 
-/// A name as format 2 writes it.
-struct NameRef<'a>(&'a str);
+/// A name as formats 2 to 5 write it, coded from table `T`.
+struct NameRef<'a, T>(&'a str, std::marker::PhantomData<T>);
 
-impl Encode for NameRef<'_> {
+impl<T: NameTable> Encode for NameRef<'_, T> {
     fn encode<E: Encoder>(&self, encoder: &mut E) -> Result<(), EncodeError> {
-        match name_code(self.0) {
+        match T::code(self.0) {
             Some(code) => code.encode(encoder),
             None => {
                 0u8.encode(encoder)?;
@@ -445,78 +614,85 @@ impl Encode for NameRef<'_> {
     }
 }
 
-/// A name as format 2 reads it. A listed name written as a string is refused: each event has
-/// exactly one stored form, so a decoded event encodes back to the bytes it came from.
-struct StoredName(Name);
+/// A name as formats 2 to 5 read it, coded from table `T`. A listed name written as a string is
+/// refused: each event has exactly one stored form, so a decoded event encodes back to the bytes
+/// it came from.
+struct StoredName<T>(Name, std::marker::PhantomData<T>);
 
-impl<Context> Decode<Context> for StoredName {
+impl<Context, T: NameTable> Decode<Context> for StoredName<T> {
     fn decode<D: Decoder<Context = Context>>(decoder: &mut D) -> Result<Self, DecodeError> {
-        match u8::decode(decoder)? {
+        let name = match u8::decode(decoder)? {
             0 => {
                 let name = String::decode(decoder)?;
-                if name_code(&name).is_some() {
+                if T::code(&name).is_some() {
                     return Err(DecodeError::OtherString(format!("name {name:?} written out instead of as its code")));
                 }
-                Ok(StoredName(Name::from(name)))
+                Name::from(name)
             }
-            code => NAMES_V2
-                .get(usize::from(code) - 1)
-                .map(|n| StoredName(Name::from(*n)))
-                .ok_or_else(|| DecodeError::OtherString(format!("unknown name code {code}"))),
-        }
+            code => T::name(code)
+                .map(Name::from)
+                .ok_or_else(|| DecodeError::OtherString(format!("unknown name code {code}")))?,
+        };
+        Ok(StoredName(name, std::marker::PhantomData))
     }
 }
 
-bincode::impl_borrow_decode!(StoredName);
+impl<'de, Context, T: NameTable> bincode::BorrowDecode<'de, Context> for StoredName<T> {
+    fn borrow_decode<D: bincode::de::BorrowDecoder<'de, Context = Context>>(
+        decoder: &mut D,
+    ) -> Result<Self, DecodeError> {
+        <Self as Decode<Context>>::decode(decoder)
+    }
+}
 
-/// Named values as format 2 writes them: the count (as a `Vec`'s), then each name and value.
-fn encode_named<E: Encoder>(values: &[(Name, f64)], encoder: &mut E) -> Result<(), EncodeError> {
+/// Named values as formats 2 to 5 write them: the count (as a `Vec`'s), then each name and value.
+fn encode_named<E: Encoder, T: NameTable>(values: &[(Name, f64)], encoder: &mut E) -> Result<(), EncodeError> {
     (values.len() as u64).encode(encoder)?;
     for (name, value) in values {
-        NameRef(name).encode(encoder)?;
+        NameRef::<T>(name, std::marker::PhantomData).encode(encoder)?;
         value.encode(encoder)?;
     }
     Ok(())
 }
 
-/// A `pair_classified` body as format 2 writes it: [`PairClassified`]'s fields in order, the
-/// gate and the names of scores and thresholds as [`NameRef`]s.
-struct PairV2<'a>(&'a PairClassified);
+/// A `pair_classified` body as formats 2 to 5 write it: [`PairClassified`]'s fields in order,
+/// the gate and the names of scores and thresholds as [`NameRef`]s of table `T`.
+struct PairCoded<'a, T>(&'a PairClassified, std::marker::PhantomData<T>);
 
-impl Encode for PairV2<'_> {
+impl<T: NameTable> Encode for PairCoded<'_, T> {
     fn encode<E: Encoder>(&self, encoder: &mut E) -> Result<(), EncodeError> {
         let p = self.0;
         p.incoming.encode(encoder)?;
         p.candidate.encode(encoder)?;
         p.method.encode(encoder)?;
         p.relation.encode(encoder)?;
-        NameRef(p.gate.as_str()).encode(encoder)?;
+        NameRef::<T>(p.gate.as_str(), std::marker::PhantomData).encode(encoder)?;
         p.reason.encode(encoder)?;
-        encode_named(&p.scores, encoder)?;
-        encode_named(&p.thresholds, encoder)?;
+        encode_named::<E, T>(&p.scores, encoder)?;
+        encode_named::<E, T>(&p.thresholds, encoder)?;
         p.model.encode(encoder)?;
         p.outcome.encode(encoder)
     }
 }
 
-/// A `pair_classified` body as format 2 reads it (the layout [`PairV2`] writes).
+/// A `pair_classified` body as formats 2 to 5 read it (the layout [`PairCoded`] writes).
 #[derive(Decode)]
-struct StoredPairV2 {
+struct StoredPair<T: NameTable> {
     incoming: MemoryId,
     candidate: MemoryId,
     method: Method,
     relation: Relation,
-    gate: StoredName,
+    gate: StoredName<T>,
     reason: String,
-    scores: Vec<(StoredName, f64)>,
-    thresholds: Vec<(StoredName, f64)>,
+    scores: Vec<(StoredName<T>, f64)>,
+    thresholds: Vec<(StoredName<T>, f64)>,
     model: Option<ModelVerdict>,
     outcome: PairOutcome,
 }
 
-impl From<StoredPairV2> for PairClassified {
-    fn from(p: StoredPairV2) -> PairClassified {
-        let named = |v: Vec<(StoredName, f64)>| v.into_iter().map(|(n, x)| (n.0, x)).collect();
+impl<T: NameTable> From<StoredPair<T>> for PairClassified {
+    fn from(p: StoredPair<T>) -> PairClassified {
+        let named = |v: Vec<(StoredName<T>, f64)>| v.into_iter().map(|(n, x)| (n.0, x)).collect();
         PairClassified {
             incoming: p.incoming,
             candidate: p.candidate,

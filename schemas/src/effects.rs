@@ -72,4 +72,17 @@ pub enum Effect {
     EdgeAdded { edge: Edge },
     /// A memory observed by this command became an active version. Undo: it goes stale.
     Introduced { memory_id: MemoryId, root_id: MemoryId, version: u32 },
+    /// A proposal was accepted: the proposed memory became active. Undo: proposed again
+    /// (format 5 on).
+    Accepted { memory_id: MemoryId },
+    /// A proposal was rejected: the proposed memory went stale, never having been current. Undo:
+    /// proposed again (format 5 on).
+    Rejected { memory_id: MemoryId },
+}
+
+impl Effect {
+    /// Whether format 5 introduced this effect.
+    pub fn needs_format_5(&self) -> bool {
+        matches!(self, Effect::Accepted { .. } | Effect::Rejected { .. })
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! Bodies are in the past tense and record results, not recipes: scores, verdicts, thresholds and
 //! effects are written down when they happen so that replay never calls a model or reads a clock.
-//! Formats 1 to 4 are frozen: fields and variants are only ever appended in a new format
+//! Formats 1 to 5 are frozen: fields and variants are only ever appended in a new format
 //! version. The in-memory form is the same for all; only the stored bytes and what the hash
 //! covers differ (`codec.rs`). An erased event keeps its place and hash with its texts blanked
 //! and an [`Erased`] record saying when, by whom and (format 3) what the hash committed to.
@@ -17,6 +17,10 @@ use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
 use crate::kinds::*;
 use crate::name::Name;
 use crate::time::Timestamp;
+
+/// The principal of the store's owner: direct access to the store directory, or the store's own
+/// token (docs/design.md §13).
+pub const OWNER: &str = "owner";
 
 /// One ledger entry: envelope and body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -39,6 +43,10 @@ pub struct Event {
     /// The caller's idempotency key, on the first event of the command that carried it.
     pub idempotency_key: Option<String>,
     pub prev_hash: Hash,
+    /// Format 5: the authenticated principal that appended it (`owner` for the store's owner);
+    /// `actor` is then whom it acted for, as the client said. None before format 5.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub principal: Option<String>,
     /// `blake3(prev_hash ‖ encoding of every field above and the body)`; in format 3 the body's
     /// texts are hashed as their commitments ([`crate::chain::text_commitment`]).
     pub hash: Hash,
@@ -96,12 +104,28 @@ pub enum EventBody {
     /// A model proposed one text for memories that enrich the same version: an entry of the
     /// conflict queue, nothing written as a belief until a person accepts it (format 4 on).
     MergeProposed(MergeProposed),
+    /// A principal was created with its first grants and its token's verifier (format 5 on).
+    PrincipalAdded(PrincipalAdded),
+    /// A principal was granted verbs in scopes, each replacing its grant of the same pattern.
+    PrincipalGranted(PrincipalGranted),
+    /// Grants of a principal were taken back.
+    GrantRevoked(GrantRevoked),
+    /// A principal was revoked: its token no longer authenticates, for good.
+    PrincipalRevoked(PrincipalRevoked),
+    /// A principal's token was replaced: the old one no longer authenticates.
+    PrincipalRotated(PrincipalRotated),
+    /// An observed memory became a proposal: not a current belief until someone who may write
+    /// accepts it through the conflict queue (format 5 on).
+    BeliefProposed(BeliefProposed),
+    /// An import committed one chunk of a transcript: how far the file was read, what its prefix
+    /// hashed to, and what the chunk's extraction saved (format 5 on).
+    TranscriptProgressed(TranscriptProgressed),
 }
 
 impl EventBody {
     /// Every body's [`EventBody::type_name`], in declaration order: the order of bincode's
     /// variant index (see [`crate::codec::peek_event`]).
-    pub const TYPE_NAMES: [&'static str; 13] = [
+    pub const TYPE_NAMES: [&'static str; 20] = [
         "memory_observed",
         "pair_classified",
         "belief_added",
@@ -115,6 +139,13 @@ impl EventBody {
         "belief_edited",
         "memory_erased",
         "merge_proposed",
+        "principal_added",
+        "principal_granted",
+        "grant_revoked",
+        "principal_revoked",
+        "principal_rotated",
+        "belief_proposed",
+        "transcript_progressed",
     ];
 
     /// The stable snake_case name of the body, as in the JSON `type` field.
@@ -133,6 +164,25 @@ impl EventBody {
             EventBody::BeliefEdited(_) => "belief_edited",
             EventBody::MemoryErased(_) => "memory_erased",
             EventBody::MergeProposed(_) => "merge_proposed",
+            EventBody::PrincipalAdded(_) => "principal_added",
+            EventBody::PrincipalGranted(_) => "principal_granted",
+            EventBody::GrantRevoked(_) => "grant_revoked",
+            EventBody::PrincipalRevoked(_) => "principal_revoked",
+            EventBody::PrincipalRotated(_) => "principal_rotated",
+            EventBody::BeliefProposed(_) => "belief_proposed",
+            EventBody::TranscriptProgressed(_) => "transcript_progressed",
+        }
+    }
+
+    /// The principal a principal event is about, if this is one.
+    pub fn principal_named(&self) -> Option<&str> {
+        match self {
+            EventBody::PrincipalAdded(b) => Some(&b.name),
+            EventBody::PrincipalGranted(b) => Some(&b.name),
+            EventBody::GrantRevoked(b) => Some(&b.name),
+            EventBody::PrincipalRevoked(b) => Some(&b.name),
+            EventBody::PrincipalRotated(b) => Some(&b.name),
+            _ => None,
         }
     }
 
@@ -157,17 +207,30 @@ impl EventBody {
                 .chain(b.candidates.iter().map(|c| c.memory_id))
                 .chain(std::iter::once(b.revision))
                 .collect(),
+            EventBody::BeliefProposed(b) => vec![b.memory_id],
+            EventBody::TranscriptProgressed(b) => b.memories.clone(),
+            EventBody::PrincipalAdded(_)
+            | EventBody::PrincipalGranted(_)
+            | EventBody::GrantRevoked(_)
+            | EventBody::PrincipalRevoked(_)
+            | EventBody::PrincipalRotated(_) => Vec::new(),
         }
     }
 
     /// The texts an erasure blanks, in a fixed order (the order of [`Erased::commitments`]):
-    /// a memory's text, a classification's reason and model answer, a retirement's reason, a
-    /// conflict's reasons, a resolution's rationale, a proposal's reasons, text and model answer.
-    /// Everything else is ids, kinds, numbers and
-    /// the caller's labels (scope, source, fact key), which stay.
+    /// a memory's text and its evidence's excerpt, a classification's reason and model answer, a
+    /// retirement's reason, a conflict's reasons, a resolution's rationale, a proposal's reasons,
+    /// text and model answer. Everything else is ids, kinds, numbers and the caller's labels
+    /// (scope, source, fact key, a transcript's path), which stay.
     pub fn texts_mut(&mut self) -> Vec<&mut String> {
         match self {
-            EventBody::MemoryObserved(b) => vec![&mut b.text],
+            EventBody::MemoryObserved(b) => {
+                let mut texts = vec![&mut b.text];
+                if let Some(evidence) = &mut b.evidence {
+                    texts.push(&mut evidence.excerpt);
+                }
+                texts
+            }
             EventBody::PairClassified(b) => {
                 let mut texts = vec![&mut b.reason];
                 if let Some(model) = &mut b.model {
@@ -192,20 +255,47 @@ impl EventBody {
             | EventBody::BeliefHistorical(_)
             | EventBody::ResolutionReverted(_)
             | EventBody::BeliefEdited(_)
-            | EventBody::MemoryErased(_) => Vec::new(),
+            | EventBody::MemoryErased(_)
+            | EventBody::PrincipalAdded(_)
+            | EventBody::PrincipalGranted(_)
+            | EventBody::GrantRevoked(_)
+            | EventBody::PrincipalRevoked(_)
+            | EventBody::PrincipalRotated(_)
+            | EventBody::BeliefProposed(_)
+            | EventBody::TranscriptProgressed(_) => Vec::new(),
         }
     }
 }
 
 impl EventBody {
-    /// The first format whose vocabulary holds this body: 4 for a merge proposal, a
-    /// co-enrichment and its edge, else 1. A stored event of an earlier format holding it is
-    /// refused on read (an older build stops at the format instead).
+    /// The first format whose vocabulary holds this body: 5 for principals, proposals,
+    /// evidence, conflicts of another kind or authority, announced changes and transcript
+    /// progress; 4 for a merge proposal, a co-enrichment and its edge; else 1. A stored event of
+    /// an earlier format holding it is refused on read (an older build stops at the format
+    /// instead).
     pub fn needs_format(&self) -> u16 {
         let co_enriches = |effects: &[Effect]| {
             effects.iter().any(|e| matches!(e, Effect::EdgeAdded { edge } if edge.kind == EdgeKind::CoEnriches))
         };
+        let format_5 = |effects: &[Effect]| effects.iter().any(Effect::needs_format_5);
         match self {
+            EventBody::PrincipalAdded(_)
+            | EventBody::PrincipalGranted(_)
+            | EventBody::GrantRevoked(_)
+            | EventBody::PrincipalRevoked(_)
+            | EventBody::PrincipalRotated(_)
+            | EventBody::BeliefProposed(_)
+            | EventBody::TranscriptProgressed(_) => 5,
+            EventBody::MemoryObserved(b) if b.evidence.is_some() || b.origin.is_some() => 5,
+            EventBody::ConflictOpened(b)
+                if b.kind != ConflictKind::Contradiction || b.needs_authority != Authority::Stated =>
+            {
+                5
+            }
+            EventBody::BeliefVersioned(b) if b.cause == VersionCause::AnnouncedChange => 5,
+            EventBody::PairClassified(b) if b.outcome == PairOutcome::Proposed => 5,
+            EventBody::ConflictResolved(b) if format_5(&b.effects) => 5,
+            EventBody::ResolutionReverted(b) if format_5(&b.undone) => 5,
             EventBody::MergeProposed(_) => 4,
             EventBody::PairClassified(b) if b.outcome == PairOutcome::CoEnrichment => 4,
             EventBody::ConflictResolved(b) if co_enriches(&b.effects) => 4,
@@ -235,7 +325,10 @@ fn effect_ids(effects: &[Effect]) -> Vec<MemoryId> {
     let mut ids = Vec::new();
     for effect in effects {
         match effect {
-            Effect::MadeStale { memory_id } | Effect::Introduced { memory_id, .. } => ids.push(*memory_id),
+            Effect::MadeStale { memory_id }
+            | Effect::Introduced { memory_id, .. }
+            | Effect::Accepted { memory_id }
+            | Effect::Rejected { memory_id } => ids.push(*memory_id),
             Effect::Reparented { memory_id, .. } => ids.push(*memory_id),
             Effect::EdgeAdded { edge } => ids.extend([edge.from, edge.to]),
         }
@@ -258,6 +351,60 @@ pub struct MemoryObserved {
     pub content_hash: Hash,
     /// Saved with `--no-dedup`: no candidates were examined.
     pub dedup: bool,
+    /// Format 5: where in a transcript the memory was said (`import sessions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
+    /// Format 5: where it came from, in the caller's words (`--origin slack:#billing`): the same
+    /// origin saying it again is one source. Before format 5, `source` held this label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+}
+
+impl MemoryObserved {
+    /// The authority of this observation: in format 5 its `source` names it; an earlier
+    /// format's source was a free label and every save was a person's word.
+    pub fn authority(&self, format: u16) -> Authority {
+        if format < 5 {
+            return Authority::Stated;
+        }
+        self.source.as_deref().and_then(|s| s.parse().ok()).unwrap_or(Authority::Stated)
+    }
+
+    /// What makes two observations one source rather than two: the caller's origin label (in
+    /// formats before 5 the `source`), else the transcript it was imported from (its session, or
+    /// its file). None: an unnamed source.
+    pub fn source_identity(&self, format: u16) -> Option<String> {
+        if format < 5 {
+            return self.source.clone();
+        }
+        if let Some(origin) = &self.origin {
+            return Some(origin.clone());
+        }
+        self.evidence.as_ref().map(|e| match &e.session {
+            Some(session) => format!("{}:{session}", e.agent),
+            None => format!("{}:{}", e.agent, e.file),
+        })
+    }
+}
+
+/// Where in a transcript an imported memory was said (format 5).
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct Evidence {
+    /// The agent that wrote the transcript: `claude-code`, `codex`, `plain`.
+    pub agent: String,
+    /// The session, when the transcript names one.
+    pub session: Option<String>,
+    /// The transcript's path as it was read.
+    pub file: String,
+    /// The lines that support the memory, from 1, inclusive.
+    pub first_line: u32,
+    pub last_line: u32,
+    /// The ids of the messages on those lines.
+    pub message_ids: Vec<String>,
+    /// Those lines' words, with secrets and `<private>` spans removed.
+    pub excerpt: String,
+    /// When it was said: the supporting turn's time, else the session's, else the file's.
+    pub observed_at: Option<Timestamp>,
 }
 
 /// A model's answer for one pair, recorded whatever it was (docs/models.md).
@@ -339,6 +486,13 @@ pub struct ConflictOpened {
     pub conflict_id: ConflictId,
     pub incoming: MemoryId,
     pub candidates: Vec<ConflictSide>,
+    /// Format 5: why it opened (before: a contradiction). Left out of JSON when a contradiction.
+    #[serde(default, skip_serializing_if = "ConflictKind::is_contradiction")]
+    pub kind: ConflictKind,
+    /// Format 5: the authority a resolution needs, the highest of its sides' (before: stated).
+    /// Left out of JSON when `stated`.
+    #[serde(default, skip_serializing_if = "Authority::is_stated")]
+    pub needs_authority: Authority,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
@@ -400,4 +554,76 @@ pub struct BeliefEdited {
     pub version: u32,
     pub replaces: MemoryId,
     pub expected_version: Option<u32>,
+}
+
+/// What a principal may do in the scopes a pattern names (format 5).
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct Grant {
+    /// A scope (`team:payments`), a prefix of scopes (`project:*`), or every scope (`*`).
+    pub pattern: String,
+    pub verbs: Vec<Verb>,
+    /// The highest authority it may claim there; none: its kind's default.
+    pub authority: Option<Authority>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct PrincipalAdded {
+    /// Lowercase letters, digits, `.`, `_` and `-`; unique in the store, never reused.
+    pub name: String,
+    pub kind: PrincipalKind,
+    /// The token's keyed hash (never the token): see `verifier` in the engine's access module.
+    pub verifier: Hash,
+    pub grants: Vec<Grant>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct PrincipalGranted {
+    pub name: String,
+    /// Each replaces the principal's grant of the same pattern.
+    pub grants: Vec<Grant>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct GrantRevoked {
+    pub name: String,
+    /// The patterns whose grants were taken back.
+    pub patterns: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct PrincipalRevoked {
+    pub name: String,
+    pub reason: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct PrincipalRotated {
+    pub name: String,
+    /// The new token's keyed hash.
+    pub verifier: Hash,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct BeliefProposed {
+    pub memory_id: MemoryId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct TranscriptProgressed {
+    /// `claude-code`, `codex` or `plain`.
+    pub agent: String,
+    /// The transcript's path as it was read.
+    pub file: String,
+    pub session: Option<String>,
+    /// How many bytes of the file are read and committed.
+    pub offset: u64,
+    /// blake3 of the file's first `offset` bytes: a file rewritten under its name is read again.
+    pub prefix_hash: Hash,
+    /// The chunk this event commits.
+    pub chunk_hash: Hash,
+    /// The chunk's lines, from 1, inclusive.
+    pub first_line: u32,
+    pub last_line: u32,
+    /// What the chunk's extraction saved, whatever each save's outcome.
+    pub memories: Vec<MemoryId>,
 }

@@ -101,6 +101,9 @@ named_enum!(
         /// Each enriches the same earlier version of the candidate's lineage with a detail of
         /// its own: both kept, linked `co_enriches` (format 4 on).
         CoEnrichment => "co_enrichment",
+        /// The incoming memory is a proposal (its principal may propose, not write): the pair is
+        /// what accepting it would act on (format 5 on).
+        Proposed => "proposed",
     }
 );
 
@@ -115,6 +118,8 @@ named_enum!(
         EffectiveTime => "effective_time",
         /// The same fact key with a new value.
         FactKey => "fact_key",
+        /// The new memory says that the old value changed ("we moved CI to GitLab") (format 5 on).
+        AnnouncedChange => "announced_change",
     }
 );
 
@@ -148,5 +153,104 @@ named_enum!(
         Active => "active",
         Stale => "stale",
         Retired => "retired",
+        /// Proposed by a principal that may propose but not write: not a current belief until
+        /// someone who may write accepts it.
+        Proposed => "proposed",
     }
 );
+
+named_enum!(
+    /// How much a memory's word counts, by where it came from, lowest first (docs/design.md
+    /// §13): a save never supersedes a belief of higher authority; it opens a conflict that only
+    /// a principal with that authority can settle (format 5 on).
+    Authority {
+        /// An agent's summary or guess.
+        Inferred => "inferred",
+        /// From a file or a transcript.
+        Imported => "imported",
+        /// A person's own words.
+        Stated => "stated",
+        /// A maintained rule.
+        Policy => "policy",
+    }
+);
+
+named_enum!(
+    /// What a grant lets a principal do in a scope (format 5 on).
+    Verb {
+        /// Read its memories, conflicts and events.
+        Read => "read",
+        /// Save proposals: not current until someone who may write accepts them.
+        Propose => "propose",
+        /// Save, update and forget; accept or reject proposals.
+        Write => "write",
+        /// Resolve and revert its conflicts (up to the authority granted).
+        Resolve => "resolve",
+        /// Erase its memories' texts.
+        Erase => "erase",
+        /// Grant and revoke in it; with `*`, manage principals and the store.
+        Admin => "admin",
+    }
+);
+
+named_enum!(
+    /// Who a principal is (format 5 on).
+    PrincipalKind {
+        /// A person: saves default to `stated`.
+        Person => "person",
+        /// An AI agent: saves default to `inferred`.
+        Agent => "agent",
+        /// A program acting for a team (an importer, a bot): saves default to `imported`.
+        Service => "service",
+    }
+);
+
+impl PrincipalKind {
+    /// The authority a save of this kind of principal claims when it names none.
+    pub fn default_authority(self) -> Authority {
+        match self {
+            PrincipalKind::Person => Authority::Stated,
+            PrincipalKind::Agent => Authority::Inferred,
+            PrincipalKind::Service => Authority::Imported,
+        }
+    }
+}
+
+named_enum!(
+    /// Why a conflict was opened (format 5 on).
+    ConflictKind {
+        /// The classifier (or a person) found that the memories cannot both be true.
+        Contradiction => "contradiction",
+        /// A save would have superseded a belief of higher authority: both kept, the higher
+        /// stays current.
+        Authority => "authority",
+        /// A principal that may only propose saved it: not current until accepted.
+        Proposal => "proposal",
+    }
+);
+
+impl ConflictKind {
+    pub fn is_contradiction(&self) -> bool {
+        *self == ConflictKind::Contradiction
+    }
+}
+
+impl Authority {
+    pub fn is_stated(&self) -> bool {
+        *self == Authority::Stated
+    }
+}
+
+impl Default for ConflictKind {
+    /// Every conflict before format 5.
+    fn default() -> Self {
+        ConflictKind::Contradiction
+    }
+}
+
+impl Default for Authority {
+    /// Every memory before format 5: a person's word.
+    fn default() -> Self {
+        Authority::Stated
+    }
+}

@@ -33,6 +33,8 @@ pub fn sample_bodies() -> Vec<EventBody> {
             effective_at: Some(Timestamp(T0)),
             content_hash: content_hash("the staging db runs on Postgres 17"),
             dedup: true,
+            evidence: None,
+            origin: None,
         }),
         EventBody::PairClassified(PairClassified {
             incoming: new,
@@ -67,6 +69,8 @@ pub fn sample_bodies() -> Vec<EventBody> {
             conflict_id: conflict,
             incoming: new,
             candidates: vec![ConflictSide { memory_id: old, root_id: old, version: 1, reason: "16 vs 17".into() }],
+            kind: ConflictKind::Contradiction,
+            needs_authority: Authority::Stated,
         }),
         EventBody::ConflictResolved(ConflictResolved {
             conflict_id: conflict,
@@ -91,7 +95,8 @@ pub const ERASED_MEMORY: MemoryId = MemoryId(0x2222_2222_2222_2222_2222_2222_222
 pub const ERASED_EVENTS: [u64; 4] = [1, 2, 8, 9];
 
 /// The bodies a chain in `format` has one of each: [`sample_bodies`], from format 3 on an
-/// erasure (of [`ERASED_MEMORY`]), and from format 4 on a co-enrichment and a merge proposal.
+/// erasure (of [`ERASED_MEMORY`]), from format 4 on a co-enrichment and a merge proposal, and
+/// from format 5 on principals, a proposal, an imported memory and a transcript's progress.
 pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
     let mut bodies = sample_bodies();
     if format >= 3 {
@@ -100,7 +105,120 @@ pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
     if format >= 4 {
         bodies.extend(sample_co_enrichment());
     }
+    if format >= 5 {
+        bodies.extend(sample_format_5());
+    }
     bodies
+}
+
+/// Format 5's vocabulary: a principal's life (added, granted, a grant revoked, rotated,
+/// revoked), an agent's proposal and the conflict-queue entry it opens, its acceptance, an
+/// announced change, an imported memory with its evidence and the transcript's progress.
+pub fn sample_format_5() -> Vec<EventBody> {
+    let policy = MemoryId(0x9999_9999_9999_9999_9999_9999_9999_9999);
+    let proposal = MemoryId(0xaaaa_aaaa_aaaa_aaaa_aaaa_aaaa_aaaa_aaaa);
+    let imported = MemoryId(0xbbbb_bbbb_bbbb_bbbb_bbbb_bbbb_bbbb_bbbb);
+    let conflict = ConflictId(0xcccc_cccc_cccc_cccc_cccc_cccc_cccc_cccc);
+    let grant =
+        |pattern: &str, verbs: &[Verb], authority| Grant { pattern: pattern.into(), verbs: verbs.to_vec(), authority };
+    let observed = "we moved CI to GitLab";
+    vec![
+        EventBody::PrincipalAdded(PrincipalAdded {
+            name: "billing-bot".into(),
+            kind: PrincipalKind::Agent,
+            verifier: Hash([0x5a; 32]),
+            grants: vec![grant("team:billing", &[Verb::Read, Verb::Propose], None)],
+        }),
+        EventBody::PrincipalGranted(PrincipalGranted {
+            name: "billing-bot".into(),
+            grants: vec![grant("project:*", &[Verb::Read, Verb::Write, Verb::Resolve], Some(Authority::Imported))],
+        }),
+        EventBody::GrantRevoked(GrantRevoked { name: "billing-bot".into(), patterns: vec!["project:*".into()] }),
+        EventBody::PrincipalRotated(PrincipalRotated { name: "billing-bot".into(), verifier: Hash([0x6b; 32]) }),
+        EventBody::PairClassified(PairClassified {
+            incoming: proposal,
+            candidate: policy,
+            method: Method::Lexical,
+            relation: Relation::Contradictory,
+            gate: "value_mismatch".into(),
+            reason: "weekdays differ: thursdays vs tuesdays while the rest agrees".into(),
+            scores: vec![("jaccard".into(), 0.7)],
+            thresholds: vec![("merge_threshold".into(), 0.85)],
+            model: None,
+            outcome: PairOutcome::Proposed,
+        }),
+        EventBody::BeliefProposed(BeliefProposed { memory_id: proposal }),
+        EventBody::ConflictOpened(ConflictOpened {
+            conflict_id: conflict,
+            incoming: proposal,
+            candidates: vec![ConflictSide {
+                memory_id: policy,
+                root_id: policy,
+                version: 1,
+                reason: "weekdays differ".into(),
+            }],
+            kind: ConflictKind::Proposal,
+            needs_authority: Authority::Policy,
+        }),
+        EventBody::ConflictResolved(ConflictResolved {
+            conflict_id: conflict,
+            action: ResolutionAction::KeepExisting,
+            by: "person:ana".into(),
+            rationale: Some("the release policy says tuesdays".into()),
+            effects: vec![Effect::Rejected { memory_id: proposal }],
+        }),
+        EventBody::ConflictResolved(ConflictResolved {
+            conflict_id: conflict,
+            action: ResolutionAction::KeepNew,
+            by: "person:ana".into(),
+            rationale: None,
+            effects: vec![Effect::Accepted { memory_id: proposal }],
+        }),
+        EventBody::MemoryObserved(MemoryObserved {
+            memory_id: imported,
+            text: observed.into(),
+            memory_type: MemoryType::Fact,
+            scope: "team:billing".into(),
+            source: Some("imported".into()),
+            fact_key: None,
+            effective_at: Some(Timestamp(T0 - 86_400_000_000)),
+            content_hash: content_hash(observed),
+            dedup: true,
+            evidence: Some(Evidence {
+                agent: "claude-code".into(),
+                session: Some("7c1e2f4a-0b5d-4c3e-9a8f-2d6b1e0c9f31".into()),
+                file: "/home/ana/.claude/projects/-home-ana-billing/7c1e2f4a-0b5d-4c3e-9a8f-2d6b1e0c9f31.jsonl".into(),
+                first_line: 41,
+                last_line: 44,
+                message_ids: vec!["msg_01".into(), "msg_02".into()],
+                excerpt: "user: we moved CI to GitLab last week".into(),
+                observed_at: Some(Timestamp(T0 - 86_400_000_000)),
+            }),
+            origin: Some("standup notes".into()),
+        }),
+        EventBody::BeliefVersioned(BeliefVersioned {
+            memory_id: imported,
+            root_id: policy,
+            version: 2,
+            replaces: policy,
+            cause: VersionCause::AnnouncedChange,
+        }),
+        EventBody::TranscriptProgressed(TranscriptProgressed {
+            agent: "claude-code".into(),
+            file: "/home/ana/.claude/projects/-home-ana-billing/7c1e2f4a-0b5d-4c3e-9a8f-2d6b1e0c9f31.jsonl".into(),
+            session: Some("7c1e2f4a-0b5d-4c3e-9a8f-2d6b1e0c9f31".into()),
+            offset: 18_342,
+            prefix_hash: Hash([0x7c; 32]),
+            chunk_hash: Hash([0x8d; 32]),
+            first_line: 1,
+            last_line: 60,
+            memories: vec![imported],
+        }),
+        EventBody::PrincipalRevoked(PrincipalRevoked {
+            name: "billing-bot".into(),
+            reason: Some("token leaked".into()),
+        }),
+    ]
 }
 
 /// A memory that enriches the same version as another (a `co_enrichment` pair) and the merge
@@ -202,6 +320,7 @@ pub fn chain_in(bodies: Vec<EventBody>, format: u16) -> Vec<Event> {
             causation: if seq > 1 { Some(seq - 1) } else { None },
             idempotency_key: if seq == 1 { Some("sample-key".into()) } else { None },
             prev_hash: prev,
+            principal: (format >= 5).then(|| "owner".to_string()),
             hash: Hash::GENESIS,
             erased: None,
             body,

@@ -1,4 +1,4 @@
-//! Golden fixtures: the bytes of formats 1 to 4, and of each erased, are frozen. These files were written once by
+//! Golden fixtures: the bytes of formats 1 to 5, and of each erased, are frozen. These files were written once by
 //! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test main -- golden` (which writes only a fixture
 //! that is missing) and must load forever.
 
@@ -95,6 +95,59 @@ fn format_4_events_decode_forever() {
     events_decode_forever(4);
 }
 
+#[test]
+fn format_5_events_decode_forever() {
+    events_decode_forever(5);
+}
+
+/// Format 5's vocabulary (principals, proposals, evidence, conflicts of other kinds, announced
+/// changes, transcript progress) in an event of an earlier format is refused on read, and a
+/// format-5 event of it reads back as itself.
+#[test]
+fn format_5_vocabulary_needs_format_5() {
+    for body in memledger_schemas::samples::sample_format_5() {
+        assert_eq!(body.needs_format(), 5, "{}", body.type_name());
+        let mut event = memledger_schemas::samples::chain_in(vec![body], 4).remove(0);
+        let old = decode_event(&encode_event(&event));
+        assert!(old.is_err() || old.as_ref().ok() != Some(&event), "{}: {old:?}", event.body.type_name());
+        event.format = 5;
+        event.principal = Some("ana".into());
+        event.seal();
+        assert_eq!(decode_event(&encode_event(&event)).unwrap(), event);
+    }
+}
+
+/// The principal is part of what a format-5 event's hash covers.
+#[test]
+fn a_format_5_events_principal_is_hashed() {
+    let event = sample_chain_in(5).remove(0);
+    assert_eq!(event.principal.as_deref(), Some("owner"));
+    for principal in [None, Some("mallory".to_string())] {
+        let mut changed = event.clone();
+        changed.principal = principal;
+        assert!(!changed.hash_is_valid());
+    }
+}
+
+/// An imported memory's excerpt is erased with its text, and its event still proves its hash.
+#[test]
+fn erasing_an_imported_memory_blanks_its_excerpt_and_keeps_its_hash() {
+    let mut event = sample_chain_in(5)
+        .into_iter()
+        .find(|e| matches!(&e.body, EventBody::MemoryObserved(b) if b.evidence.is_some()))
+        .unwrap();
+    let hash = event.hash;
+    event.redact(99, event.recorded_at, "person:ana");
+    let EventBody::MemoryObserved(b) = &event.body else { unreachable!() };
+    assert!(b.text.is_empty() && b.evidence.as_ref().unwrap().excerpt.is_empty());
+    assert_eq!(event.erased.as_ref().unwrap().commitments.len(), 2);
+    assert_eq!(event.hash, hash);
+    assert!(event.hash_is_valid() && event.hash_is_checkable());
+    let stored = encode_event(&event);
+    assert!(!String::from_utf8_lossy(&stored).contains("GitLab"));
+    assert_eq!(decode_event(&stored).unwrap(), event);
+}
+
 /// Format 4's vocabulary in an event of an earlier format is refused on read: each event has
 /// one stored form, and an older build stops at the format number instead.
 #[test]
@@ -113,7 +166,7 @@ fn format_4_vocabulary_needs_format_4() {
 /// erasure event after them.
 #[test]
 fn erased_events_decode_forever() {
-    for format in [1, 2, 3, 4] {
+    for format in [1, 2, 3, 4, 5] {
         fixture_decodes_forever(&format!("format-{format}.erased"), erased_chain_in(format));
     }
 }
@@ -182,23 +235,40 @@ fn every_body_variant_is_in_the_fixture() {
 #[test]
 fn peeking_reads_the_seq_and_type_of_every_fixture_event() {
     let mut names: Vec<&str> = Vec::new();
-    for event in [1, 2, 3, 4].into_iter().flat_map(sample_chain_in) {
+    for event in [1, 2, 3, 4, 5].into_iter().flat_map(sample_chain_in) {
         let (seq, name) = peek_event(&encode_event(&event)).unwrap();
         assert_eq!((seq, name), (event.seq, event.body.type_name()));
         names.push(name);
     }
     names.sort();
     // Formats 1 and 2 have every type but the erasure, which format 3 introduced, and the merge
-    // proposal, which format 4 did; format 4 adds a second classification (a co-enrichment).
+    // proposal, which format 4 did; format 4 adds a second classification (a co-enrichment);
+    // format 5 adds its own types and a third classification, a second resolution and a second
+    // observation, conflict and version.
     let until = |last: &str| -> Vec<&str> {
         let end = EventBody::TYPE_NAMES.iter().position(|n| *n == last).unwrap();
         EventBody::TYPE_NAMES[..=end].to_vec()
     };
-    let mut all =
-        [until("belief_edited"), until("belief_edited"), until("memory_erased"), until("merge_proposed")].concat();
+    let mut all = [
+        until("belief_edited"),
+        until("belief_edited"),
+        until("memory_erased"),
+        until("merge_proposed"),
+        until("transcript_progressed"),
+    ]
+    .concat();
     all.push("pair_classified");
+    all.extend([
+        "pair_classified",
+        "pair_classified",
+        "conflict_opened",
+        "conflict_resolved",
+        "conflict_resolved",
+        "memory_observed",
+        "belief_versioned",
+    ]);
     all.sort();
-    assert_eq!(names, all, "each format's fixture has every type of its format once, format 4 two classifications");
+    assert_eq!(names, all, "each format's fixture has every type of its format once, and the extra ones said");
     assert!(peek_event(&[0, 1, 0]).is_err());
     assert!(peek_event(&[0, 9]).is_err());
 }
@@ -239,8 +309,9 @@ fn the_event_line_schema_is_what_the_types_give() {
     );
 }
 
-/// Every field of every exported line (one of each event type) is one the schema names, and every
-/// field it names is there: the envelope's, then the body's of the line's type.
+/// Every field of every exported line is one the schema names, and every field it names is in
+/// some sample line of its type (a field left out of JSON when empty, such as a memory's
+/// `evidence`, is in the sample that has one): the envelope's, then the body's of the line's type.
 #[test]
 fn exported_lines_have_exactly_the_fields_of_the_schema() {
     let schema: serde_json::Value = serde_json::from_str(&event_line_schema()).unwrap();
@@ -249,6 +320,7 @@ fn exported_lines_have_exactly_the_fields_of_the_schema() {
         Some(r) => schema["$defs"][r.trim_start_matches("#/$defs/")].clone(),
         None => v.clone(),
     };
+    let mut seen: std::collections::BTreeMap<String, (BTreeSet<String>, BTreeSet<String>)> = Default::default();
     for event in sample_chain() {
         let line = serde_json::to_value(&event).unwrap();
         let variant = schema["oneOf"]
@@ -261,18 +333,26 @@ fn exported_lines_have_exactly_the_fields_of_the_schema() {
         named.extend(keys(&variant["properties"]));
         // Only an erased event has `erased`.
         named.remove("erased");
-        assert_eq!(keys(&line), named, "{}", event.body.type_name());
+        assert!(keys(&line).is_subset(&named), "{}: {:?} not in {:?}", event.body.type_name(), keys(&line), named);
         let body = def(&variant["properties"]["body"]);
-        assert_eq!(keys(&line["body"]), keys(&body["properties"]), "{}", event.body.type_name());
+        assert!(keys(&line["body"]).is_subset(&keys(&body["properties"])), "{}", event.body.type_name());
         for required in body["required"].as_array().unwrap() {
             assert!(line["body"].get(required.as_str().unwrap()).is_some(), "{}: {required}", event.body.type_name());
         }
+        let entry = seen
+            .entry(event.body.type_name().to_string())
+            .or_insert_with(|| (named.clone(), keys(&body["properties"])));
+        entry.0 = entry.0.difference(&keys(&line)).cloned().collect();
+        entry.1 = entry.1.difference(&keys(&line["body"])).cloned().collect();
+    }
+    for (kind, (envelope, body)) in seen {
+        assert!(envelope.is_empty() && body.is_empty(), "{kind}: no sample line has {envelope:?} {body:?}");
     }
 }
 
 #[test]
 fn sealing_while_encoding_writes_the_fixture_bytes() {
-    for format in [1, 2, 3, 4] {
+    for format in [1, 2, 3, 4, 5] {
         sealing_while_encoding_writes(format);
     }
 }

@@ -41,6 +41,13 @@ pub enum Call {
     Events(EventsQuery),
     NearMisses(NearMissQuery),
     Timeline(Empty),
+    /// Who the caller is: its principal, kind, own scope and grants.
+    Whoami(Empty),
+    PrincipalsList(Empty),
+    PrincipalsAdd(PrincipalAddBody),
+    PrincipalsGrant(PrincipalGrantBody),
+    PrincipalsRevoke(PrincipalRevokeBody),
+    PrincipalsRotate(NameBody),
 }
 
 impl Call {
@@ -58,7 +65,11 @@ impl Call {
             | Call::ConflictsAuto(_)
             | Call::Embed(_)
             | Call::ConflictsOpen(_)
-            | Call::Rebuild(_) => true,
+            | Call::Rebuild(_)
+            | Call::PrincipalsAdd(_)
+            | Call::PrincipalsGrant(_)
+            | Call::PrincipalsRevoke(_)
+            | Call::PrincipalsRotate(_) => true,
             Call::Show(_)
             | Call::List(_)
             | Call::Recall(_)
@@ -72,7 +83,9 @@ impl Call {
             | Call::ReviewConflicts(_)
             | Call::Events(_)
             | Call::NearMisses(_)
-            | Call::Timeline(_) => false,
+            | Call::Timeline(_)
+            | Call::Whoami(_)
+            | Call::PrincipalsList(_) => false,
         }
     }
 
@@ -101,11 +114,22 @@ pub struct SaveBody {
     /// fact (default), preference, episode or procedure.
     #[serde(rename = "type", default)]
     pub memory_type: Option<String>,
-    /// The scope memories are compared within (default personal).
+    /// The scope memories are compared within (default: the caller's own; the owner's is
+    /// `personal`).
     #[serde(default)]
     pub scope: Option<String>,
+    /// Its authority: `stated` (a person's own words), `policy` (a maintained rule),
+    /// `inferred` (an agent's summary or guess) or `imported` (from a file or a transcript);
+    /// default: the caller's in the scope (people `stated`, agents `inferred`).
     #[serde(default)]
     pub source: Option<String>,
+    /// Where it came from, in the caller's words (`slack:#billing`): the same origin saying it
+    /// again is one source.
+    #[serde(default)]
+    pub origin: Option<String>,
+    /// Where in a transcript it was said (`memledger import sessions`).
+    #[serde(default)]
+    pub evidence: Option<EvidenceBody>,
     /// When the claim became true in the world (RFC 3339).
     #[serde(default)]
     pub effective_at: Option<String>,
@@ -120,6 +144,88 @@ pub struct SaveBody {
     /// Save it even if the text holds what looks like a credential (refused otherwise: docs/privacy.md).
     #[serde(default)]
     pub allow_secret: bool,
+}
+
+/// Where in a transcript a memory was said.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceBody {
+    /// `claude-code`, `codex` or `plain`.
+    pub agent: String,
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The transcript's path.
+    pub file: String,
+    /// The supporting lines, from 1, inclusive.
+    pub first_line: u32,
+    pub last_line: u32,
+    #[serde(default)]
+    pub message_ids: Vec<String>,
+    /// Those lines' words (with no secret or `<private>` span).
+    #[serde(default)]
+    pub excerpt: String,
+    /// When it was said (RFC 3339).
+    #[serde(default)]
+    pub observed_at: Option<String>,
+}
+
+impl From<EvidenceBody> for memledger_engine::EvidenceRequest {
+    fn from(e: EvidenceBody) -> Self {
+        memledger_engine::EvidenceRequest {
+            agent: e.agent,
+            session: e.session,
+            file: e.file,
+            first_line: e.first_line,
+            last_line: e.last_line,
+            message_ids: e.message_ids,
+            excerpt: e.excerpt,
+            observed_at: e.observed_at,
+        }
+    }
+}
+
+/// `principals add NAME --kind KIND [--grant SCOPE=VERB,…[@AUTHORITY]]…`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrincipalAddBody {
+    /// Lowercase letters, digits, `.`, `_`, `-`; never reused.
+    pub name: String,
+    /// person, agent or service.
+    pub kind: String,
+    /// `SCOPE=VERB,VERB…[@AUTHORITY]`, e.g. `team:billing=read,write,resolve@policy`.
+    #[serde(default)]
+    pub grants: Vec<String>,
+}
+
+/// `principals grant NAME --grant SCOPE=VERB,…[@AUTHORITY]…`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrincipalGrantBody {
+    #[serde(default)]
+    pub name: String,
+    pub grants: Vec<String>,
+}
+
+/// `principals revoke NAME [--grant SCOPE]… [--reason R]`: the grants of those scope patterns,
+/// or (none named) the principal itself.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrincipalRevokeBody {
+    #[serde(default)]
+    pub name: String,
+    /// Scope patterns whose grants are taken back; none: the principal is revoked.
+    #[serde(default)]
+    pub grants: Vec<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// A principal's name (in the path).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NameBody {
+    #[serde(default)]
+    pub name: String,
 }
 
 /// `save --from`: lines of JSON save requests with their line numbers, answered in order.
@@ -311,6 +417,10 @@ pub enum Action {
     KeepExisting,
     KeepBoth,
     Merge,
+    /// A proposal: keep_new (it becomes current, the next version of what it would replace).
+    Accept,
+    /// A proposal: keep_existing (it never becomes current).
+    Reject,
 }
 
 /// `conflicts resolve CID --keep-new|--keep-existing|--keep-both|--merge TEXT [--note N]`.
@@ -439,6 +549,9 @@ pub struct LogQuery {
     /// Only the events of this memory (an id or a prefix).
     #[serde(default)]
     pub memory: Option<String>,
+    /// Only the events this principal appended.
+    #[serde(default)]
+    pub by: Option<String>,
 }
 
 fn one_u64() -> u64 {
@@ -514,7 +627,21 @@ impl Reply {
     pub fn failure(error: String) -> Reply {
         Reply { exit_code: Exit::Failure.into(), error: Some(error), ..Reply::default() }
     }
+
+    /// A call whose token authenticates no one ([`Exit::NotPermitted`]): nothing ran.
+    pub fn unauthenticated() -> Reply {
+        Reply {
+            exit_code: Exit::NotPermitted.into(),
+            error: Some(memledger_engine::EngineError::Unauthenticated.to_string()),
+            hint: Some(UNAUTHENTICATED_HINT.into()),
+            ..Reply::default()
+        }
+    }
 }
+
+/// What to do about a token that authenticates no one.
+pub const UNAUTHENTICATED_HINT: &str = "use the token `memledger principals add` or `principals rotate` printed \
+    (MEMLEDGER_TOKEN, --token, or `Authorization: Bearer`); the store's own token is `memledger serve --print-token`";
 
 /// Who serves a store (`GET /v1/status`).
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]

@@ -25,6 +25,8 @@ pub enum ClientError {
 pub struct Client {
     socket: PathBuf,
     send: SendRequest<Full<Bytes>>,
+    /// Sent with every request as `Authorization: Bearer`: the principal the calls act as.
+    token: Option<String>,
 }
 
 impl Client {
@@ -36,7 +38,13 @@ impl Client {
             .await
             .map_err(|e| ClientError::Failed(socket.to_path_buf(), e.to_string()))?;
         tokio::spawn(connection);
-        Ok(Client { socket: socket.to_path_buf(), send })
+        Ok(Client { socket: socket.to_path_buf(), send, token: None })
+    }
+
+    /// Make every call as the principal `token` authenticates (none: the store's owner).
+    pub fn with_token(mut self, token: Option<String>) -> Client {
+        self.token = token;
+        self
     }
 
     fn failed(&self, e: impl std::fmt::Display) -> ClientError {
@@ -45,8 +53,13 @@ impl Client {
 
     async fn send(
         &mut self,
-        request: Request<Full<Bytes>>,
+        mut request: Request<Full<Bytes>>,
     ) -> Result<hyper::Response<hyper::body::Incoming>, ClientError> {
+        if let Some(token) = &self.token {
+            let value = hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| self.failed("the token holds characters no header may"))?;
+            request.headers_mut().insert(hyper::header::AUTHORIZATION, value);
+        }
         self.send.ready().await.map_err(|e| self.failed(e))?;
         self.send.send_request(request).await.map_err(|e| self.failed(e))
     }
@@ -68,6 +81,9 @@ impl Client {
             .body(Full::new(Bytes::from(body)))
             .map_err(|e| self.failed(e))?;
         let response = self.send(request).await?;
+        if response.status() == hyper::StatusCode::UNAUTHORIZED {
+            return Ok(Reply::unauthenticated());
+        }
         let bytes = self.body(response).await?;
         self.reply(&bytes)
     }
@@ -95,6 +111,9 @@ impl Client {
         }
         let request = request.body(Full::new(Bytes::from(stream))).map_err(|e| self.failed(e))?;
         let response = self.send(request).await?;
+        if response.status() == hyper::StatusCode::UNAUTHORIZED {
+            return Ok(Reply::unauthenticated());
+        }
         let bytes = self.body(response).await?;
         self.reply(&bytes)
     }

@@ -20,6 +20,19 @@ pub enum Outcome {
     Versioned,
     Conflict,
     Historical,
+    /// A principal that may only propose saved it: not current until someone who may write
+    /// accepts it (`conflicts resolve CID --accept`).
+    Proposed,
+}
+
+/// How much a memory's word counts, lowest first.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Authority {
+    Inferred,
+    Imported,
+    Stated,
+    Policy,
 }
 
 /// `save`.
@@ -34,6 +47,12 @@ pub struct SaveDoc {
     replayed: bool,
     seqs: Vec<u64>,
     settled_by_effective_time: bool,
+    /// The authority it was saved with.
+    source: Authority,
+    /// The authority a conflict it opened needs to be settled.
+    needs_authority: Option<Authority>,
+    /// The principal that saved it.
+    principal: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -44,6 +63,8 @@ pub enum Status {
     Scheduled,
     Stale,
     Retired,
+    /// Proposed, not yet accepted.
+    Proposed,
 }
 
 /// A change of a belief that takes effect after the valid time asked about.
@@ -90,6 +111,10 @@ pub struct MemoryDoc {
     sources: Vec<String>,
     /// Distinct sources (observations without one count as one).
     independent_sources: u32,
+    /// How much its word counts.
+    authority: Authority,
+    /// The principal that saved it.
+    principal: String,
 }
 
 /// `list`: newest first.
@@ -134,6 +159,9 @@ pub struct RecallDoc {
     embedding_error: Option<String>,
     /// Why the results were not reranked although a reranker is configured.
     rerank_error: Option<String>,
+    /// The results' texts inside a fence with a boundary made for this answer, which no memory
+    /// text holds: recorded data to quote, never instructions to follow.
+    fenced: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -148,6 +176,9 @@ pub struct VersionDoc {
     cause: String,
     valid_from: String,
     valid_to: Option<String>,
+    /// The principal that saved this version.
+    principal: String,
+    authority: Authority,
 }
 
 /// `history`: newest first.
@@ -170,6 +201,8 @@ pub struct DecisionDoc {
     thresholds: Document,
     reason: String,
     outcome: String,
+    /// The principal whose save made the decision.
+    principal: String,
 }
 
 /// `why`.
@@ -232,6 +265,15 @@ pub struct ConflictDoc {
     resolution: Option<Document>,
     resolutions: Vec<Document>,
     reverts: Vec<Document>,
+    /// contradiction, authority (a save would have superseded a belief of higher authority),
+    /// proposal, or merge_proposal.
+    kind: String,
+    /// The authority a resolution needs.
+    needs_authority: Authority,
+    /// Who proposed the incoming memory, when the entry is a proposal.
+    proposed_by: Option<String>,
+    /// The sides the caller may not read: their ids only, never their text.
+    withheld: Vec<String>,
 }
 
 /// `conflicts list`.
@@ -400,5 +442,54 @@ pub struct TimelineDoc {
 #[derive(Serialize, ToSchema)]
 pub struct OpenDoc {
     conflict_id: String,
+    seqs: Vec<u64>,
+}
+
+/// `whoami`: the caller's principal.
+#[derive(Serialize, ToSchema)]
+pub struct WhoamiDoc {
+    principal: String,
+    /// person, agent or service.
+    kind: String,
+    /// The scope its saves go to when a request names none.
+    own_scope: String,
+    /// `SCOPE=VERB,…[@AUTHORITY]`, one per grant.
+    grants: Vec<String>,
+    /// The store's owner, with every verb.
+    owner: bool,
+}
+
+/// A principal (never its token).
+#[derive(Serialize, ToSchema)]
+pub struct PrincipalDoc {
+    principal: String,
+    kind: String,
+    grants: Vec<String>,
+    own_scope: String,
+    added_at: String,
+    added_by: String,
+    rotated_at: Option<String>,
+    revoked: bool,
+    revoked_at: Option<String>,
+    revoked_by: Option<String>,
+    revoked_reason: Option<String>,
+}
+
+/// `principals list`.
+#[derive(Serialize, ToSchema)]
+pub struct PrincipalsDoc {
+    principals: Vec<PrincipalDoc>,
+}
+
+/// `principals add|grant|revoke|rotate`: the principal as it now stands.
+#[derive(Serialize, ToSchema)]
+pub struct PrincipalChangeDoc {
+    principal: String,
+    kind: String,
+    grants: Vec<String>,
+    own_scope: String,
+    revoked: bool,
+    /// Only from `add` and `rotate`: the token, shown this once.
+    token: Option<String>,
     seqs: Vec<u64>,
 }

@@ -13,7 +13,7 @@ use std::time::Instant;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{JsonRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -23,6 +23,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use memledger_engine::error::Exit;
+use memledger_engine::{Caller, Principal};
 
 use crate::api::*;
 use crate::contract;
@@ -145,6 +146,7 @@ pub fn status_of(exit: Exit, message: &str) -> StatusCode {
         Exit::BadInput => StatusCode::UNPROCESSABLE_ENTITY,
         Exit::Conflict => StatusCode::CONFLICT,
         Exit::NotFound => StatusCode::NOT_FOUND,
+        Exit::NotPermitted => StatusCode::FORBIDDEN,
         _ if message.contains("another memledger process holds the store") => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
@@ -158,12 +160,23 @@ fn rejection_query(e: QueryRejection) -> Response {
     Problem::malformed(e.status(), e.body_text())
 }
 
-fn actor_of(headers: &HeaderMap, state: &AppState) -> String {
+/// Whom a request acts for: its `memledger-actor` header; else, for the owner, the server's
+/// default actor, and for a principal `KIND:NAME`.
+fn actor_of(headers: &HeaderMap, state: &AppState, who: &Authed) -> String {
     headers
         .get(ACTOR_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string)
-        .unwrap_or_else(|| state.default_actor.clone())
+        .unwrap_or_else(|| default_actor(state, who))
+}
+
+fn default_actor(state: &AppState, who: &Authed) -> String {
+    if who.0.owner { state.default_actor.clone() } else { format!("{}:{}", who.0.kind, who.0.name) }
+}
+
+/// The caller of a request: the principal its token authenticated, acting for `actor`.
+fn caller(who: &Authed, actor: String) -> Caller {
+    Caller { principal: who.0.clone(), actor }
 }
 
 /// Whether the client asked for the CLI's reply instead of the document.
@@ -173,9 +186,9 @@ fn wants_reply(headers: &HeaderMap) -> bool {
 
 /// Run a call as the command would, on a blocking thread that runs to the end even when the
 /// client has gone.
-pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, color: bool, actor: String) -> Reply {
+pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, color: bool, caller: Caller) -> Reply {
     let dispatch = dispatch.clone();
-    match tokio::task::spawn_blocking(move || dispatch.run(call, json, color, &actor)).await {
+    match tokio::task::spawn_blocking(move || dispatch.run(call, json, color, &caller)).await {
         Ok(reply) => reply,
         Err(e) => Reply::failure(format!("the command failed: {e}")),
     }
@@ -196,13 +209,13 @@ fn document(reply: Reply, lines: bool) -> Response {
     response
 }
 
-async fn respond(state: &AppState, headers: &HeaderMap, call: Call, lines: bool) -> Response {
-    let actor = actor_of(headers, state);
+async fn respond(state: &AppState, who: &Authed, headers: &HeaderMap, call: Call, lines: bool) -> Response {
+    let caller = caller(who, actor_of(headers, state, who));
     if wants_reply(headers) {
-        let reply = run_call(&state.dispatch, call, true, false, actor).await;
+        let reply = run_call(&state.dispatch, call, true, false, caller).await;
         return reply_response(reply);
     }
-    document(run_call(&state.dispatch, call, true, false, actor).await, lines)
+    document(run_call(&state.dispatch, call, true, false, caller).await, lines)
 }
 
 fn reply_response(reply: Reply) -> Response {
@@ -235,10 +248,14 @@ macro_rules! query_or_400 {
 #[utoipa::path(post, path = "/v1/call", tag = "cli", request_body = CallRequest,
     responses((status = 200, description = "what the command printed, and its exit code", body = Reply, content_type = "application/vnd.memledger.reply+json"),
         (status = 400, body = Problem, content_type = "application/problem+json")))]
-async fn call(State(state): State<AppState>, body: Result<Json<CallRequest>, JsonRejection>) -> Response {
+async fn call(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    body: Result<Json<CallRequest>, JsonRejection>,
+) -> Response {
     let request = body_or_400!(body);
-    let actor = request.actor.unwrap_or_else(|| state.default_actor.clone());
-    reply_response(run_call(&state.dispatch, request.call, request.json, request.color, actor).await)
+    let actor = request.actor.unwrap_or_else(|| default_actor(&state, &who));
+    reply_response(run_call(&state.dispatch, request.call, request.json, request.color, caller(&who, actor)).await)
 }
 
 #[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = SaveBody,
@@ -246,11 +263,12 @@ async fn call(State(state): State<AppState>, body: Result<Json<CallRequest>, Jso
     responses((status = 200, body = contract::SaveDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn save(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<SaveBody>, JsonRejection>,
 ) -> Response {
     let body = body_or_400!(body);
-    respond(&state, &headers, Call::Save(body), false).await
+    respond(&state, &who, &headers, Call::Save(body), false).await
 }
 
 #[utoipa::path(post, path = "/v1/memories/batch", tag = "memories", request_body = SaveBatch,
@@ -258,6 +276,7 @@ async fn save(
         (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn save_batch(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<SaveBatch>, JsonRejection>,
 ) -> Response {
@@ -268,54 +287,58 @@ async fn save_batch(
         .enumerate()
         .map(|(i, m)| NumberedLine { line: i + 1, text: serde_json::to_string(m).unwrap_or_default(), not_utf8: false })
         .collect();
-    respond(&state, &headers, Call::SaveLines(SaveLines { lines, allow_secret: false }), true).await
+    respond(&state, &who, &headers, Call::SaveLines(SaveLines { lines, allow_secret: false }), true).await
 }
 
 #[utoipa::path(get, path = "/v1/memories", tag = "memories", params(ListQuery),
     responses((status = 200, body = contract::ListDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn list(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::List(q), false).await
+    respond(&state, &who, &headers, Call::List(q), false).await
 }
 
 #[utoipa::path(get, path = "/v1/memories/{id}", tag = "memories", params(("id" = String, Path), ShowQuery),
     responses((status = 200, body = contract::MemoryDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn show(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     q: Result<Query<ShowQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::Show(ShowQuery { id, ..q }), false).await
+    respond(&state, &who, &headers, Call::Show(ShowQuery { id, ..q }), false).await
 }
 
 #[utoipa::path(get, path = "/v1/memories/{id}/history", tag = "memories", params(("id" = String, Path), ShowQuery),
     responses((status = 200, body = contract::HistoryDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn history(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     q: Result<Query<ShowQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::History(ShowQuery { id, ..q }), false).await
+    respond(&state, &who, &headers, Call::History(ShowQuery { id, ..q }), false).await
 }
 
 #[utoipa::path(get, path = "/v1/memories/{id}/why", tag = "memories", params(("id" = String, Path), WhyQuery),
     responses((status = 200, body = contract::WhyDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn why(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     q: Result<Query<WhyQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::Why(WhyQuery { id, ..q }), false).await
+    respond(&state, &who, &headers, Call::Why(WhyQuery { id, ..q }), false).await
 }
 
 /// The text and the expected version of an update (the id is in the path).
@@ -331,13 +354,20 @@ struct UpdateText {
     responses((status = 200, body = contract::UpdateDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn update(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Result<Json<UpdateText>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::Update(UpdateBody { id, text: b.text, expect_version: b.expect_version }), false)
-        .await
+    respond(
+        &state,
+        &who,
+        &headers,
+        Call::Update(UpdateBody { id, text: b.text, expect_version: b.expect_version }),
+        false,
+    )
+    .await
 }
 
 /// Why a memory is forgotten (the id is in the path).
@@ -352,12 +382,13 @@ struct Reason {
     responses((status = 200, body = contract::ForgetDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn forget(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Result<Json<Reason>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::Forget(ForgetBody { id, reason: b.reason }), false).await
+    respond(&state, &who, &headers, Call::Forget(ForgetBody { id, reason: b.reason }), false).await
 }
 
 /// What to erase (the id is in the path).
@@ -383,6 +414,7 @@ struct EraseRequest {
         (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn erase(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Result<Json<EraseRequest>, JsonRejection>,
@@ -395,35 +427,42 @@ async fn erase(
     }
     let call =
         Call::Erase(EraseBody { id, retired_before: None, lineage: b.lineage, reason: b.reason, dry_run: b.dry_run });
-    respond(&state, &headers, call, false).await
+    respond(&state, &who, &headers, call, false).await
 }
 
 #[utoipa::path(post, path = "/v1/recall", tag = "memories", request_body = RecallBody,
     responses((status = 200, body = contract::RecallDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn recall(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<RecallBody>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::Recall(b), false).await
+    respond(&state, &who, &headers, Call::Recall(b), false).await
 }
 
 #[utoipa::path(get, path = "/v1/conflicts", tag = "conflicts", params(ConflictsQuery),
     responses((status = 200, body = contract::ConflictsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn conflicts(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<ConflictsQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::ConflictsList(q), false).await
+    respond(&state, &who, &headers, Call::ConflictsList(q), false).await
 }
 
 #[utoipa::path(get, path = "/v1/conflicts/{id}", tag = "conflicts", params(("id" = String, Path)),
     responses((status = 200, body = contract::ConflictDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
-async fn conflict(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    respond(&state, &headers, Call::ConflictsShow(IdPath { id }), false).await
+async fn conflict(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    respond(&state, &who, &headers, Call::ConflictsShow(IdPath { id }), false).await
 }
 
 /// A decision on a conflict (the id is in the path).
@@ -441,52 +480,61 @@ struct Decision {
     responses((status = 200, body = contract::ResolveDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn resolve(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     Path(id): Path<String>,
     body: Result<Json<Decision>, JsonRejection>,
 ) -> Response {
     let d = body_or_400!(body);
     let call = Call::ConflictsResolve(ResolveBody { id, action: d.action, merged_text: d.merged_text, note: d.note });
-    respond(&state, &headers, call, false).await
+    respond(&state, &who, &headers, call, false).await
 }
 
 #[utoipa::path(post, path = "/v1/conflicts/{id}/revert", tag = "conflicts", params(("id" = String, Path)),
     responses((status = 200, body = contract::ResolveDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
-async fn revert(State(state): State<AppState>, headers: HeaderMap, Path(id): Path<String>) -> Response {
-    respond(&state, &headers, Call::ConflictsRevert(IdPath { id }), false).await
+async fn revert(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    respond(&state, &who, &headers, Call::ConflictsRevert(IdPath { id }), false).await
 }
 
 #[utoipa::path(post, path = "/v1/conflicts/auto", tag = "conflicts", request_body = AutoBody,
     responses((status = 200, body = contract::Document), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn auto(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<AutoBody>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::ConflictsAuto(b), false).await
+    respond(&state, &who, &headers, Call::ConflictsAuto(b), false).await
 }
 
 #[utoipa::path(post, path = "/v1/conflicts/scan", tag = "conflicts", request_body = ScanBody,
     responses((status = 200, body = contract::Document), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn scan(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<ScanBody>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::ConflictsScan(b), false).await
+    respond(&state, &who, &headers, Call::ConflictsScan(b), false).await
 }
 
 #[utoipa::path(post, path = "/v1/embed", tag = "ledger", request_body = AutoBody,
     responses((status = 200, body = contract::Document), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn embed(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<AutoBody>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::Embed(b), false).await
+    respond(&state, &who, &headers, Call::Embed(b), false).await
 }
 
 #[utoipa::path(get, path = "/v1/log", tag = "ledger", params(LogQuery),
@@ -494,33 +542,35 @@ async fn embed(
         (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn log(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<LogQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::Log(q), true).await
+    respond(&state, &who, &headers, Call::Log(q), true).await
 }
 
 #[utoipa::path(get, path = "/v1/verify", tag = "ledger",
     responses((status = 200, description = "the report; `ok` false (and memledger-exit-code 1) when the chain or a view is wrong", body = contract::VerifyDoc)))]
-async fn verify(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    respond(&state, &headers, Call::Verify(Empty {}), false).await
+async fn verify(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::Verify(Empty {}), false).await
 }
 
 #[utoipa::path(get, path = "/v1/stats", tag = "ledger", responses((status = 200, body = contract::StatsDoc)))]
-async fn stats(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    respond(&state, &headers, Call::Stats(Empty {}), false).await
+async fn stats(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::Stats(Empty {}), false).await
 }
 
 #[utoipa::path(post, path = "/v1/rebuild", tag = "ledger", request_body = RebuildBody,
     responses((status = 200, body = contract::RebuildDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn rebuild(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<RebuildBody>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::Rebuild(b), false).await
+    respond(&state, &who, &headers, Call::Rebuild(b), false).await
 }
 
 #[utoipa::path(post, path = "/v1/conflicts/open", tag = "conflicts", request_body = OpenBody,
@@ -528,49 +578,136 @@ async fn rebuild(
     responses((status = 200, body = contract::OpenDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn open_conflict(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     body: Result<Json<OpenBody>, JsonRejection>,
 ) -> Response {
     let b = body_or_400!(body);
-    respond(&state, &headers, Call::ConflictsOpen(b), false).await
+    respond(&state, &who, &headers, Call::ConflictsOpen(b), false).await
 }
 
 #[utoipa::path(get, path = "/v1/review/conflicts", tag = "review", params(ReviewConflictsQuery),
     responses((status = 200, body = contract::ReviewConflictsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn review_conflicts(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<ReviewConflictsQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::ReviewConflicts(q), false).await
+    respond(&state, &who, &headers, Call::ReviewConflicts(q), false).await
 }
 
 #[utoipa::path(get, path = "/v1/events", tag = "review", params(EventsQuery),
     responses((status = 200, body = contract::EventsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn events(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<EventsQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::Events(q), false).await
+    respond(&state, &who, &headers, Call::Events(q), false).await
 }
 
 #[utoipa::path(get, path = "/v1/near-misses", tag = "review", params(NearMissQuery),
     responses((status = 200, body = contract::NearMissesDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn near_misses(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<NearMissQuery>, QueryRejection>,
 ) -> Response {
     let q = query_or_400!(q);
-    respond(&state, &headers, Call::NearMisses(q), false).await
+    respond(&state, &who, &headers, Call::NearMisses(q), false).await
 }
 
 #[utoipa::path(get, path = "/v1/timeline", tag = "review", responses((status = 200, body = contract::TimelineDoc)))]
-async fn timeline(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    respond(&state, &headers, Call::Timeline(Empty {}), false).await
+async fn timeline(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::Timeline(Empty {}), false).await
+}
+
+#[utoipa::path(get, path = "/v1/whoami", tag = "principals",
+    responses((status = 200, body = contract::WhoamiDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn whoami(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::Whoami(Empty {}), false).await
+}
+
+#[utoipa::path(get, path = "/v1/principals", tag = "principals",
+    responses((status = 200, body = contract::PrincipalsDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn principals(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::PrincipalsList(Empty {}), false).await
+}
+
+/// Add a principal: the answer carries its token, shown this once.
+#[utoipa::path(post, path = "/v1/principals", tag = "principals", request_body = PrincipalAddBody,
+    responses((status = 200, body = contract::PrincipalChangeDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn principal_add(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    body: Result<Json<PrincipalAddBody>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &who, &headers, Call::PrincipalsAdd(b), false).await
+}
+
+/// The grants to give (the name is in the path).
+#[derive(serde::Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct Grants {
+    /// `SCOPE=VERB,VERB…[@AUTHORITY]`.
+    grants: Vec<String>,
+}
+
+#[utoipa::path(post, path = "/v1/principals/{name}/grant", tag = "principals", params(("name" = String, Path)), request_body = Grants,
+    responses((status = 200, body = contract::PrincipalChangeDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn principal_grant(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Result<Json<Grants>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    respond(&state, &who, &headers, Call::PrincipalsGrant(PrincipalGrantBody { name, grants: b.grants }), false).await
+}
+
+/// What to revoke (the name is in the path): the grants of these scope patterns, or (none) the
+/// principal itself.
+#[derive(serde::Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields)]
+struct Revocation {
+    #[serde(default)]
+    grants: Vec<String>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[utoipa::path(post, path = "/v1/principals/{name}/revoke", tag = "principals", params(("name" = String, Path)), request_body = Revocation,
+    responses((status = 200, body = contract::PrincipalChangeDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn principal_revoke(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+    body: Result<Json<Revocation>, JsonRejection>,
+) -> Response {
+    let b = body_or_400!(body);
+    let call = Call::PrincipalsRevoke(PrincipalRevokeBody { name, grants: b.grants, reason: b.reason });
+    respond(&state, &who, &headers, call, false).await
+}
+
+/// Replace a principal's token: the answer carries the new one, shown this once.
+#[utoipa::path(post, path = "/v1/principals/{name}/rotate", tag = "principals", params(("name" = String, Path)),
+    responses((status = 200, body = contract::PrincipalChangeDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
+async fn principal_rotate(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    Path(name): Path<String>,
+) -> Response {
+    respond(&state, &who, &headers, Call::PrincipalsRotate(NameBody { name }), false).await
 }
 
 #[utoipa::path(get, path = "/v1/status", tag = "server", responses((status = 200, body = ServerStatus)))]
@@ -581,15 +718,21 @@ async fn status(State(state): State<AppState>) -> Response {
 #[utoipa::path(get, path = "/v1/export", tag = "ledger", params(ExportQuery),
     responses((status = 200, description = "the event stream, one event per line (as `memledger export`)", content_type = "application/x-ndjson"),
         (status = "4XX", body = Problem, content_type = "application/problem+json")))]
-async fn export(State(state): State<AppState>, q: Result<Query<ExportQuery>, QueryRejection>) -> Response {
+async fn export(
+    State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
+    headers: HeaderMap,
+    q: Result<Query<ExportQuery>, QueryRejection>,
+) -> Response {
     let q = query_or_400!(q);
     let (send, receive) = tokio::sync::mpsc::channel::<Bytes>(16);
     let dispatch = state.dispatch.clone();
+    let caller = caller(&who, actor_of(&headers, &state, &who));
     // The export writes into the channel from a blocking thread; a client that goes away
     // closes the channel, and the export stops at its next write (it only reads).
     tokio::task::spawn_blocking(move || {
         let mut writer = ChannelWriter { send, buffer: Vec::with_capacity(CHUNK) };
-        if let Err(e) = dispatch.export(q.since, &mut writer) {
+        if let Err(e) = dispatch.export(q.since, &caller, &mut writer) {
             eprintln!("memledger serve: export stopped: {e}");
         }
         let _ = std::io::Write::flush(&mut writer);
@@ -643,17 +786,18 @@ impl http_body::Body for ChannelBody {
     responses((status = 200, body = contract::ImportDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn import(
     State(state): State<AppState>,
+    Extension(who): Extension<Authed>,
     headers: HeaderMap,
     q: Result<Query<ImportQuery>, QueryRejection>,
     body: Bytes,
 ) -> Response {
     let allow_secret = query_or_400!(q).allow_secret;
-    let actor = actor_of(&headers, &state);
+    let caller = caller(&who, actor_of(&headers, &state, &who));
     let reply_wanted = wants_reply(&headers);
     let json = !reply_wanted || headers.get("memledger-json").is_some();
     let color = headers.get("memledger-color").is_some();
     let dispatch = state.dispatch.clone();
-    let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &actor, allow_secret))
+    let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &caller, allow_secret))
         .await
         .unwrap_or_else(|e| Reply::failure(format!("the import failed: {e}")));
     if reply_wanted { reply_response(reply) } else { document(reply, false) }
@@ -742,6 +886,11 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(events))
         .routes(routes!(near_misses))
         .routes(routes!(timeline))
+        .routes(routes!(whoami))
+        .routes(routes!(principals, principal_add))
+        .routes(routes!(principal_grant))
+        .routes(routes!(principal_revoke))
+        .routes(routes!(principal_rotate))
         .routes({
             let (schemas, paths, router) = routes!(import);
             (schemas, paths, router.layer(DefaultBodyLimit::max(IMPORT_LIMIT)))
@@ -749,32 +898,68 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .split_for_parts()
 }
 
-/// Require `Authorization: Bearer <token>` (TCP only; the Unix socket's mode is its guard).
-async fn bearer(State(token): State<Arc<String>>, request: Request, next: Next) -> Response {
-    // The document and the page's own files hold no data: the page reads its token from the
-    // URL's fragment and sends it with every call (docs/review.md).
-    if request.uri().path() == "/openapi.json" || crate::ui::is_asset(request.uri().path()) {
+/// The principal a request's token authenticated (the owner's for the store's own token, and on
+/// the Unix socket for a request without one), put in the request's extensions by
+/// [`authenticate`] for the handlers, the MCP tools and the review page.
+#[derive(Clone, Debug)]
+pub struct Authed(pub Arc<Principal>);
+
+/// How [`authenticate`] knows a token.
+#[derive(Clone)]
+pub struct Auth {
+    pub dispatch: Arc<dyn Dispatch>,
+    /// The store's own token: the owner's.
+    pub store_token: Option<Arc<String>>,
+    /// A request without a token is refused (TCP); else it is the owner's (the Unix socket,
+    /// whose mode 0600 is its guard).
+    pub required: bool,
+}
+
+/// Find the principal of `Authorization: Bearer <token>`: the store's own token is the owner, a
+/// principal's token that principal. A wrong, rotated or revoked token is 401 on every route but
+/// the OpenAPI document and the page's own files, which hold no data; so is none on TCP. The
+/// token itself is never logged or echoed.
+async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, next: Next) -> Response {
+    let path = request.uri().path();
+    if path == "/openapi.json" || crate::ui::is_asset(path) {
         return next.run(request).await;
     }
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if constant_time_eq(given.as_bytes(), token.as_bytes()) {
-        return next.run(request).await;
+    let given =
+        request.headers().get(header::AUTHORIZATION).map(|v| v.to_str().ok().and_then(|v| v.strip_prefix("Bearer ")));
+    let principal = match given {
+        None if !auth.required => Some(Principal::owner()),
+        None | Some(None) => None,
+        Some(Some(token)) => {
+            let token = token.trim();
+            if auth.store_token.as_ref().is_some_and(|t| constant_time_eq(token.as_bytes(), t.as_bytes())) {
+                Some(Principal::owner())
+            } else {
+                auth.dispatch.authenticate(token)
+            }
+        }
+    };
+    match principal {
+        Some(principal) => {
+            request.extensions_mut().insert(Authed(Arc::new(principal)));
+            next.run(request).await
+        }
+        None => {
+            eprintln!("memledger serve: refused a request without a valid bearer token ({})", request.uri().path());
+            let mut response = Problem::new(
+                StatusCode::UNAUTHORIZED,
+                Exit::NotPermitted,
+                if given.is_some() {
+                    memledger_engine::EngineError::Unauthenticated.to_string()
+                } else {
+                    "this server needs `Authorization: Bearer <token>`".to_string()
+                },
+                Some(UNAUTHENTICATED_HINT.into()),
+            )
+            .into_response();
+            response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
     }
-    eprintln!("memledger serve: refused a request without the bearer token ({})", request.uri().path());
-    let mut response = Problem::new(
-        StatusCode::UNAUTHORIZED,
-        Exit::BadInput,
-        "this server needs `Authorization: Bearer <token>`",
-        Some("the token is in the store directory: `memledger serve --print-token`".into()),
-    )
-    .into_response();
-    response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-    response
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -792,13 +977,13 @@ async fn fallback(request: Request) -> Response {
     .into_response()
 }
 
-/// The whole application: the API, `/openapi.json`, `/mcp`, the review page at `/`; with a token, every request but
-/// the document's must carry it.
-pub fn app(state: AppState, mcp: axum::Router, token: Option<Arc<String>>) -> axum::Router {
+/// The whole application: the API, `/openapi.json`, `/mcp`, the review page at `/`, each
+/// request for the principal its token authenticates ([`authenticate`]).
+pub fn app(state: AppState, mcp: axum::Router, auth: Auth) -> axum::Router {
     let (api, openapi) = api();
     let document = Arc::new(openapi.to_json().unwrap_or_else(|_| "{}".into()));
     let activity = state.activity.clone();
-    let mut router = api
+    let router = api
         .route(
             "/openapi.json",
             axum::routing::get(move || {
@@ -811,9 +996,7 @@ pub fn app(state: AppState, mcp: axum::Router, token: Option<Arc<String>>) -> ax
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state)
         .merge(mcp)
+        .layer(axum::middleware::from_fn_with_state(Arc::new(auth), authenticate))
         .layer(axum::middleware::from_fn_with_state(activity, track));
-    if let Some(token) = token {
-        router = router.layer(axum::middleware::from_fn_with_state(token, bearer));
-    }
     router
 }

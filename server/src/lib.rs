@@ -15,6 +15,7 @@
 pub mod api;
 pub mod client;
 mod contract;
+pub mod fence;
 pub mod http;
 pub mod mcp;
 pub mod serve;
@@ -26,30 +27,53 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use api::{Call, CallRequest, Reply, ServerStatus};
+use memledger_engine::{Caller, Principal};
 
 /// Runs commands on an open store; given to the server by the CLI. Blocking: the server calls
 /// it on blocking threads, any number at once.
 pub trait Dispatch: Send + Sync + 'static {
-    /// Run one command as the CLI would: `json` for `--json` output, `color` for colours in
-    /// the human text.
-    fn run(&self, call: Call, json: bool, color: bool, actor: &str) -> Reply;
+    /// Run one command as the CLI would, for `caller`: `json` for `--json` output, `color` for
+    /// colours in the human text.
+    fn run(&self, call: Call, json: bool, color: bool, caller: &Caller) -> Reply;
     /// `import` of an exported stream; `allow_secret`: even if its memories hold credentials.
-    fn import(&self, stream: &[u8], json: bool, color: bool, actor: &str, allow_secret: bool) -> Reply;
-    /// `export --since`: the event stream into `out`; the events written.
-    fn export(&self, since: u64, out: &mut dyn std::io::Write) -> Result<u64, String>;
+    fn import(&self, stream: &[u8], json: bool, color: bool, caller: &Caller, allow_secret: bool) -> Reply;
+    /// `export --since`: the event stream `caller` may read into `out`; the events written.
+    fn export(&self, since: u64, caller: &Caller, out: &mut dyn std::io::Write) -> Result<u64, String>;
     /// The ledger's head seq.
     fn head_seq(&self) -> u64;
+    /// The principal a principal's token authenticates; `None` for a wrong, rotated or revoked
+    /// one (never the store's own token: the server checks that one itself).
+    fn authenticate(&self, token: &str) -> Option<Principal>;
+}
+
+/// Whom a call is for: a caller the server authenticated, or (a process relaying calls, as
+/// `memledger mcp` does) the token it was given, if any, and whom it acts for.
+#[derive(Clone, Debug)]
+pub enum Who {
+    Caller(Caller),
+    Token { token: Option<String>, actor: String },
 }
 
 /// A call made asynchronously (the MCP tools' way to run a command): on a blocking thread over
 /// the server's store, or, from `memledger mcp`, over the socket of a running server.
-pub type CallFn = Arc<dyn Fn(Call, String) -> Pin<Box<dyn Future<Output = Reply> + Send>> + Send + Sync>;
+pub type CallFn = Arc<dyn Fn(Call, Who) -> Pin<Box<dyn Future<Output = Reply> + Send>> + Send + Sync>;
 
-/// The [`CallFn`] of a [`Dispatch`]: each call as `--json`, on a blocking thread.
+/// The [`CallFn`] of a [`Dispatch`]: each call as `--json`, on a blocking thread, for the caller
+/// the server authenticated (a token relayed is authenticated here).
 pub fn call_fn(dispatch: Arc<dyn Dispatch>) -> CallFn {
-    Arc::new(move |call, actor| {
+    Arc::new(move |call, who| {
         let dispatch = dispatch.clone();
-        Box::pin(async move { http::run_call(&dispatch, call, true, false, actor).await })
+        Box::pin(async move {
+            let caller = match who {
+                Who::Caller(caller) => caller,
+                Who::Token { token: None, actor } => Caller::owner(actor),
+                Who::Token { token: Some(token), actor } => match dispatch.authenticate(&token) {
+                    Some(principal) => Caller { principal: Arc::new(principal), actor },
+                    None => return Reply::unauthenticated(),
+                },
+            };
+            http::run_call(&dispatch, call, true, false, caller).await
+        })
     })
 }
 
@@ -71,6 +95,13 @@ pub mod files {
     pub fn token(dir: &Path) -> PathBuf {
         dir.join(TOKEN)
     }
+}
+
+/// The store's own bearer token (the owner's), if it has been made.
+pub fn existing_token(dir: &std::path::Path) -> Option<String> {
+    let t = std::fs::read_to_string(files::token(dir)).ok()?;
+    let t = t.trim();
+    (t.len() >= 32).then(|| t.to_string())
 }
 
 /// The store's bearer token, generated into the store directory (mode 0600) on first use.

@@ -4,8 +4,10 @@
 //! command's `--json` document, so the tools say exactly what the CLI says. Explicit edits
 //! (`update`, `forget`) stay with people, in the CLI; an agent may ask for an erasure, which is
 //! carried out only where a person started the server with `--allow-erase` (a dry run always).
-//! Every event a call writes is recorded as `agent:<client name>`, the name the client gave in
-//! `initialize`.
+//! Every event a call writes records the principal its token authenticated (over HTTP, the
+//! request's bearer token; on stdio, `MEMLEDGER_TOKEN`; none: the store's owner) and, as whom
+//! it acted for, `agent:<client name>`, the name the client gave in `initialize`. Every answer
+//! leaves inside a fence ([`crate::fence`]): recorded data, never instructions.
 
 use std::sync::Arc;
 
@@ -22,8 +24,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::CallFn;
 use crate::api::{self, Action, Call, Reply};
+use crate::http::Authed;
+use crate::{CallFn, Who};
 
 const TAXONOMY: &str = "Types: `fact` — a stable truth about the world or the user (\"the staging db runs on Postgres 16\"); \
 `preference` — how the user likes things done (\"prefers pnpm over npm\"); \
@@ -87,8 +90,13 @@ pub struct SaveParams {
     pub memory_type: Option<String>,
     /// The scope memories are compared within, e.g. `personal` (default) or `team:payments`, `repo:memledger`.
     pub scope: Option<String>,
-    /// Where the memory came from (a session, a file, a person).
+    /// Its authority: `inferred` (your own summary or guess; the default for an agent),
+    /// `imported` (read from a file or transcript), `stated` (the user's own words, said to you
+    /// just now) or `policy` (a maintained rule; only where your grant allows it).
     pub source: Option<String>,
+    /// Where it came from, in your words (a session, a file, a person): the same origin saying it
+    /// again counts as one source.
+    pub origin: Option<String>,
     /// When the claim became true in the world (RFC 3339), if not now.
     pub effective_at: Option<String>,
     /// A repeated key returns the first result and writes nothing: use one per intended save when retrying.
@@ -140,7 +148,8 @@ pub struct ListConflictsParams {
 pub struct ResolveParams {
     /// The conflict id, or a unique prefix of 6+ hex digits.
     pub id: String,
-    /// The user's decision: keep_new, keep_existing, keep_both or merge.
+    /// The user's decision: keep_new, keep_existing, keep_both or merge (accept and reject, for
+    /// a proposal).
     pub action: Action,
     /// With merge: the text the user says is true.
     pub merged_text: Option<String>,
@@ -167,13 +176,14 @@ pub struct Defaults {
     pub memory_type: Option<String>,
 }
 
-/// The MCP server: how a call reaches the store, the save defaults, and whether a person
-/// allowed erasures (`--allow-erase`).
+/// The MCP server: how a call reaches the store, the save defaults, whether a person allowed
+/// erasures (`--allow-erase`), and (on stdio) the token its calls carry.
 #[derive(Clone)]
 pub struct McpServer {
     call: CallFn,
     defaults: Arc<Defaults>,
     allow_erase: bool,
+    token: Option<String>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -183,12 +193,12 @@ fn actor_of(context: &RequestContext<RoleServer>) -> String {
     if name.is_empty() { "agent:unknown".into() } else { format!("agent:{name}") }
 }
 
-/// A tool's answer: the command's JSON document, or its error for the agent.
+/// A tool's answer: the command's JSON document inside a fence, or its error for the agent.
 fn to_result(reply: Result<Value, (String, Option<String>)>) -> CallToolResult {
     match reply {
         Ok(value) => {
             let text = serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-            CallToolResult::success(vec![Content::text(text)])
+            CallToolResult::success(vec![Content::text(crate::fence::fence(&[(String::new(), text.as_str())]))])
         }
         Err((message, hint)) => {
             let mut text = format!("error: {message}");
@@ -213,12 +223,24 @@ fn document(reply: Reply) -> Result<Value, (String, Option<String>)> {
 }
 
 impl McpServer {
-    pub fn new(call: CallFn, defaults: Defaults, allow_erase: bool) -> Self {
-        McpServer { call, defaults: Arc::new(defaults), allow_erase, tool_router: Self::tool_router() }
+    /// `token`: what calls carry when the transport authenticates none (stdio).
+    pub fn new(call: CallFn, defaults: Defaults, allow_erase: bool, token: Option<String>) -> Self {
+        McpServer { call, defaults: Arc::new(defaults), allow_erase, token, tool_router: Self::tool_router() }
+    }
+
+    /// Whom a call is for: over HTTP, the principal the request's token authenticated; on stdio,
+    /// the token this server was given (none: the store's owner).
+    fn who(&self, context: &RequestContext<RoleServer>) -> Who {
+        let actor = actor_of(context);
+        let authed = context.extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Authed>());
+        match authed {
+            Some(authed) => Who::Caller(memledger_engine::Caller { principal: authed.0.clone(), actor }),
+            None => Who::Token { token: self.token.clone(), actor },
+        }
     }
 
     async fn run(&self, call: Call, context: &RequestContext<RoleServer>) -> Result<Value, (String, Option<String>)> {
-        document((self.call)(call, actor_of(context)).await)
+        document((self.call)(call, self.who(context)).await)
     }
 }
 
@@ -238,6 +260,8 @@ impl McpServer {
             memory_type: p.memory_type.or_else(|| self.defaults.memory_type.clone()),
             scope: p.scope.or_else(|| self.defaults.scope.clone()),
             source: p.source,
+            origin: p.origin,
+            evidence: None,
             effective_at: p.effective_at,
             fact_key: None,
             idempotency_key: p.idempotency_key,
@@ -268,7 +292,11 @@ impl McpServer {
             as_of: p.as_of,
             valid_at: p.valid_at,
         };
-        Ok(to_result(self.run(Call::Recall(body), &context).await))
+        let answer = self.run(Call::Recall(body), &context).await;
+        Ok(match answer {
+            Ok(document) => recall_result(document),
+            Err(e) => to_result(Err(e)),
+        })
     }
 
     #[tool(name = "memory_history", description = HISTORY_DESCRIPTION)]
@@ -354,6 +382,25 @@ impl McpServer {
     }
 }
 
+/// recall_memory's answer: the memories' texts, verbatim, inside the recall's own fence; then
+/// the rest of the document (ids, scores, conflicts, the notice) without the texts.
+fn recall_result(mut document: Value) -> CallToolResult {
+    let fenced = document.get("fenced").and_then(Value::as_str).unwrap_or_default().to_string();
+    if let Some(map) = document.as_object_mut() {
+        map.remove("fenced");
+    }
+    if let Some(results) = document.get_mut("results").and_then(Value::as_array_mut) {
+        for (i, r) in results.iter_mut().enumerate() {
+            if let Some(map) = r.as_object_mut() {
+                map.remove("text");
+                map.insert("fenced_item".into(), json!(i + 1));
+            }
+        }
+    }
+    let rest = serde_json::to_string_pretty(&document).unwrap_or_default();
+    CallToolResult::success(vec![Content::text(format!("{fenced}\n{rest}"))])
+}
+
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
@@ -365,8 +412,13 @@ impl ServerHandler for McpServer {
 
 /// Serve the tools on standard input and output until the client closes them; `allow_erase`:
 /// a person started it with `--allow-erase`.
-pub async fn serve_stdio(call: CallFn, defaults: Defaults, allow_erase: bool) -> Result<(), String> {
-    let service = McpServer::new(call, defaults, allow_erase)
+pub async fn serve_stdio(
+    call: CallFn,
+    defaults: Defaults,
+    allow_erase: bool,
+    token: Option<String>,
+) -> Result<(), String> {
+    let service = McpServer::new(call, defaults, allow_erase, token)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("MCP initialization failed: {e}"))?;
@@ -394,7 +446,7 @@ pub fn router_with(
     if let Some(hosts) = hosts {
         config = config.with_allowed_hosts(hosts);
     }
-    let server = McpServer::new(call, defaults, allow_erase);
+    let server = McpServer::new(call, defaults, allow_erase, None);
     let service =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
     axum::Router::new().nest_service("/mcp", service)

@@ -121,6 +121,9 @@ async fn serve(
         allow_erase: options.allow_erase,
     };
     let mcp_hosts = if options.allow_remote { Some(Vec::new()) } else { None };
+    // The socket (mode 0600) is the owner's without a token; a token there is checked as on TCP.
+    let store_token = token.clone().or_else(|| crate::existing_token(&options.dir)).map(Arc::new);
+    let unix_auth = crate::http::Auth { dispatch: dispatch.clone(), store_token: store_token.clone(), required: false };
     let unix_app = crate::http::app(
         state.clone(),
         crate::mcp::router_with(
@@ -130,7 +133,7 @@ async fn serve(
             stop.clone(),
             None,
         ),
-        None,
+        unix_auth,
     );
     let mut tasks = tokio::task::JoinSet::new();
     {
@@ -138,6 +141,8 @@ async fn serve(
         tasks.spawn(async move { axum::serve(unix, unix_app).with_graceful_shutdown(stop.cancelled_owned()).await });
     }
     if let (Some(tcp), Some(token)) = (tcp, token) {
+        let tcp_auth =
+            crate::http::Auth { dispatch: dispatch.clone(), store_token: Some(Arc::new(token)), required: true };
         let app = crate::http::app(
             state.clone(),
             crate::mcp::router_with(
@@ -147,7 +152,7 @@ async fn serve(
                 stop.clone(),
                 mcp_hosts,
             ),
-            Some(Arc::new(token)),
+            tcp_auth,
         );
         let stop = stop.clone();
         tasks.spawn(async move { axum::serve(tcp, app).with_graceful_shutdown(stop.cancelled_owned()).await });

@@ -40,11 +40,37 @@ def check(condition, message):
         raise AssertionError(message)
 
 
+def unfence(text):
+    """A tool's answer as the document it fences: a notice line, a boundary made for this
+    answer on a line of its own before and after the data, then (recall) the document without
+    the memories' texts, which are the fence's items."""
+    lines = text.split("\n")
+    check(lines[0].startswith("The text between"), f"no notice: {text}")
+    start = next(i for i, line in enumerate(lines) if line.startswith("<<<memledger-data-"))
+    boundary = lines[start][3:]
+    end = lines.index(">>>" + boundary)
+    check(text.count(boundary) == 2, f"the boundary is nowhere else: {text}")
+    inside, rest = lines[start + 1 : end], "\n".join(lines[end + 1 :]).strip()
+    if not rest:
+        check(inside[0] == "", f"one item, no header: {text}")
+        return json.loads("\n".join(inside[1:]))
+    document = json.loads(rest)
+    texts = []
+    for line in inside:
+        if line.startswith("[") and "] memory " in line:
+            texts.append([])
+        elif texts:
+            texts[-1].append(line)
+    for result in document.get("results", []):
+        result["text"] = "\n".join(texts[result["fenced_item"] - 1])
+    return document
+
+
 async def call(session, tool, **arguments):
     result = await session.call_tool(tool, arguments)
     text = "".join(block.text for block in result.content if getattr(block, "type", "") == "text")
     check(not result.is_error, f"{tool} failed: {text}")
-    return json.loads(text)
+    return unfence(text)
 
 
 async def main(binary, store):
@@ -125,7 +151,7 @@ async def scenario(read, write):
             erase = await session.call_tool("erase_memory", {"id": first["memory_id"], "reason": "the user asked"})
             text = "".join(block.text for block in erase.content if getattr(block, "type", "") == "text")
             if ERASE_ALLOWED:
-                check(not erase.is_error and json.loads(text)["erasure_seq"], f"erase: {text}")
+                check(not erase.is_error and unfence(text)["erasure_seq"], f"erase: {text}")
                 gone = await call(session, "memory_history", id=second["memory_id"])
                 check(gone["versions"][1]["erased"], f"history after the erasure: {gone}")
                 print("erase_memory: erased (the server allows erasures)", flush=True)

@@ -1,9 +1,9 @@
 //! `memledger conflicts`: the queue of contradictions, and resolving and reverting them.
 
-use memledger_engine::Memledger;
 use memledger_engine::error::Exit;
-use memledger_engine::{ConflictRecord, ConflictStatus};
+use memledger_engine::{Caller, ConflictRecord, ConflictStatus, Memledger};
 use memledger_schemas::ResolutionAction;
+use memledger_schemas::Verb;
 use serde_json::{Value, json};
 
 use memledger_server::api::{Action, AutoBody, Call, ConflictsQuery, IdPath, OpenBody, ResolveBody, ScanBody};
@@ -112,42 +112,85 @@ pub struct ResolveArgs {
     /// This text is what is true: it becomes the next version; both inputs go stale.
     #[arg(long, group = "action", value_name = "TEXT")]
     pub merge: Option<String>,
+    /// A proposal: accept it (as --keep-new: it becomes current, the next version of what it
+    /// would replace). Needs write in its scope.
+    #[arg(long, group = "action")]
+    pub accept: bool,
+    /// A proposal: reject it (as --keep-existing: it never becomes current).
+    #[arg(long, group = "action")]
+    pub reject: bool,
     /// Why (recorded with the resolution).
     #[arg(long)]
     pub note: Option<String>,
 }
 
-pub(crate) fn conflict_json(ml: &Memledger, c: &ConflictRecord) -> Result<Value, CliError> {
-    let side = |id| -> Result<Value, CliError> {
+/// What stands in for a side's reason where the caller may not read that side.
+const WITHHELD: &str = "[withheld: a memory in a scope this principal may not read]";
+
+/// Whether `caller` may read memory `id`'s scope.
+fn reads(ml: &Memledger, caller: &Caller, id: memledger_schemas::MemoryId) -> Result<bool, CliError> {
+    Ok(caller.access().reads(&ml.scope_of(id)?.unwrap_or_default()))
+}
+
+/// Whether `caller` may read any side of `c` (a conflict with none it may read is not its).
+fn visible(ml: &Memledger, caller: &Caller, c: &ConflictRecord) -> Result<bool, CliError> {
+    for id in std::iter::once(c.incoming).chain(c.candidates.iter().map(|s| s.memory_id)) {
+        if reads(ml, caller, id)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+pub(crate) fn conflict_json(ml: &Memledger, caller: &Caller, c: &ConflictRecord) -> Result<Value, CliError> {
+    let mut withheld = Vec::new();
+    let mut side = |id| -> Result<Value, CliError> {
+        if !reads(ml, caller, id)? {
+            withheld.push(id);
+            return Ok(json!({"memory_id": id, "withheld": true}));
+        }
         Ok(match ml.show(id) {
-            Ok(m) => json!({"memory_id": id, "text": m.text, "status": m.status, "version": m.version}),
+            Ok(m) => {
+                let excerpt = m.evidence.as_ref().map(|e| e.excerpt.clone());
+                let observed_at = m.evidence.as_ref().and_then(|e| e.observed_at);
+                json!({
+                    "memory_id": id, "text": m.text, "status": m.status, "version": m.version,
+                    "scope": m.scope, "authority": m.authority, "principal": m.principal,
+                    "excerpt": excerpt, "observed_at": observed_at,
+                })
+            }
             Err(_) => json!({"memory_id": id}),
         })
     };
-    let candidates: Vec<Value> = c
-        .candidates
-        .iter()
-        .map(|s| -> Result<Value, CliError> {
-            let mut v = side(s.memory_id)?;
-            v["reason"] = json!(s.reason);
-            Ok(v)
-        })
-        .collect::<Result<_, _>>()?;
+    let incoming_memory = side(c.incoming)?;
+    let mut candidates = Vec::new();
+    let mut reasons = Vec::new();
+    for s in &c.candidates {
+        let mut v = side(s.memory_id)?;
+        let reason = if v["withheld"] == json!(true) { WITHHELD.to_string() } else { s.reason.clone() };
+        v["reason"] = json!(reason);
+        reasons.push(reason);
+        candidates.push(v);
+    }
     Ok(json!({
         "conflict_id": c.conflict_id,
         "status": c.status,
         "incoming": c.incoming,
-        "incoming_memory": side(c.incoming)?,
+        "incoming_memory": incoming_memory,
         "candidates": c.candidates.iter().map(|s| s.memory_id).collect::<Vec<_>>(),
         "candidate_memories": candidates,
-        "reasons": c.candidates.iter().map(|s| s.reason.clone()).collect::<Vec<_>>(),
+        "reasons": reasons,
         "opened_at": c.opened_at,
         "opened_seq": c.opened_seq,
+        "opened_by": c.opened_by,
         "resolution": c.resolution,
         "resolutions": c.resolutions,
         "reverts": c.reverts,
         "kind": c.kind(),
+        "needs_authority": c.needs_authority,
+        "proposed_by": c.proposed_by(),
         "proposal": c.proposal,
+        "withheld": withheld,
     }))
 }
 
@@ -166,6 +209,10 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
                 Action::KeepExisting
             } else if args.keep_both {
                 Action::KeepBoth
+            } else if args.accept {
+                Action::Accept
+            } else if args.reject {
+                Action::Reject
             } else {
                 Action::Merge
             };
@@ -238,12 +285,17 @@ fn needs_model(configured: bool) -> Result<(), CliError> {
     ))
 }
 
-pub fn execute_list(live: &Memledger, q: &ConflictsQuery, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_list(live: &Memledger, caller: &Caller, q: &ConflictsQuery, out: &mut Output) -> Result<(), CliError> {
     let (status, point) = check_list(q)?;
     let ml = live.as_of(point)?;
-    let list = ml.conflicts(status)?;
+    let mut list = Vec::new();
+    for c in ml.conflicts(status)? {
+        if visible(&ml, caller, &c)? {
+            list.push(c);
+        }
+    }
     if out.json {
-        let items: Vec<Value> = list.iter().map(|c| conflict_json(&ml, c)).collect::<Result<_, _>>()?;
+        let items: Vec<Value> = list.iter().map(|c| conflict_json(&ml, caller, c)).collect::<Result<_, _>>()?;
         return out.json_line(&json!({ "conflicts": items }));
     }
     if list.is_empty() {
@@ -255,7 +307,11 @@ pub fn execute_list(live: &Memledger, q: &ConflictsQuery, out: &mut Output) -> R
         out.line(crate::style::bold(&head))?;
     }
     for c in &list {
-        let text = ml.show(c.incoming).map(|m| m.text).unwrap_or_default();
+        let text = if reads(&ml, caller, c.incoming)? {
+            ml.show(c.incoming).map(|m| m.text).unwrap_or_default()
+        } else {
+            WITHHELD.to_string()
+        };
         let status = c.status.as_str();
         let painted = if c.status == ConflictStatus::Pending {
             crate::style::yellow(status)
@@ -276,20 +332,48 @@ pub fn execute_list(live: &Memledger, q: &ConflictsQuery, out: &mut Output) -> R
     Ok(())
 }
 
-pub fn execute_show(ml: &Memledger, args: &IdPath, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_show(ml: &Memledger, caller: &Caller, args: &IdPath, out: &mut Output) -> Result<(), CliError> {
     let id = ml.resolve_conflict_id(&args.id)?;
     let c = ml.conflict_record(id)?;
+    if !visible(ml, caller, &c)? {
+        let scope = ml.scope_of(c.incoming)?.unwrap_or_default();
+        return Err(caller.access().refusal(Verb::Read, &scope, String::new()).into());
+    }
     if out.json {
-        let v = conflict_json(ml, &c)?;
+        let v = conflict_json(ml, caller, &c)?;
         return out.json_line(&v);
     }
-    out.line(format!("conflict {}  {}  opened {}", c.conflict_id, c.status.as_str(), c.opened_at.to_human()))?;
-    let incoming = ml.show(c.incoming)?;
-    out.line(format!("  new      {}  {}", c.incoming.short(), incoming.text))?;
+    out.line(format!(
+        "conflict {}  {}  {}  opened {} by {}",
+        c.conflict_id,
+        c.status.as_str(),
+        c.kind(),
+        c.opened_at.to_human(),
+        c.opened_by
+    ))?;
+    out.line(format!("  settled only with {} authority (and resolve in its scope)", c.needs_authority))?;
+    let print_side = |out: &mut Output, label: &str, memory: memledger_schemas::MemoryId| -> Result<(), CliError> {
+        if !reads(ml, caller, memory)? {
+            return out.line(format!("  {label} {}  {WITHHELD}", memory.short()));
+        }
+        let m = ml.show(memory)?;
+        out.line(format!("  {label} {}  {}  ({}, by {})", memory.short(), m.text, m.authority, m.principal))?;
+        if let Some(e) = &m.evidence {
+            let when = e.observed_at.map(|t| format!(" said {}", t.to_human())).unwrap_or_default();
+            out.line(format!("           from {} lines {}-{}{when}", e.file, e.first_line, e.last_line))?;
+            if !e.excerpt.is_empty() {
+                out.line(format!("           excerpt: {}", clip(&e.excerpt.replace('\n', " / "), 200)))?;
+            }
+        }
+        Ok(())
+    };
+    let label = if c.proposed_by().is_some() { "proposed" } else { "new     " };
+    print_side(out, label, c.incoming)?;
     for s in &c.candidates {
-        let m = ml.show(s.memory_id)?;
-        out.line(format!("  existing {}  {}", s.memory_id.short(), m.text))?;
-        out.line(format!("           reason: {}", s.reason))?;
+        print_side(out, "existing", s.memory_id)?;
+        if reads(ml, caller, s.memory_id)? {
+            out.line(format!("           reason: {}", s.reason))?;
+        }
     }
     if let Some(r) = &c.resolution {
         out.line(format!("  resolved {} by {} at {}", r.action, r.by, r.resolved_at.to_human()))?;
@@ -300,7 +384,14 @@ pub fn execute_show(ml: &Memledger, args: &IdPath, out: &mut Output) -> Result<(
             out.line(format!("  proposed by {}: {}", p.model, p.text))?;
             out.line(format!("  accept it with: memledger conflicts resolve {s} --merge {}", shell_quote(&p.text)))?;
         }
-        out.line("  resolve with one of:")?;
+        if let Some(by) = c.proposed_by() {
+            out.line(format!("  proposed by {by}: accept or reject it with:"))?;
+            out.line(format!("    memledger conflicts resolve {s} --accept"))?;
+            out.line(format!("    memledger conflicts resolve {s} --reject"))?;
+            out.line("  or decide it as a conflict:")?;
+        } else {
+            out.line("  resolve with one of:")?;
+        }
         out.line(format!("    memledger conflicts resolve {s} --keep-new"))?;
         out.line(format!("    memledger conflicts resolve {s} --keep-existing"))?;
         out.line(format!("    memledger conflicts resolve {s} --keep-both"))?;
@@ -309,10 +400,10 @@ pub fn execute_show(ml: &Memledger, args: &IdPath, out: &mut Output) -> Result<(
     Ok(())
 }
 
-pub fn execute_resolve(ml: &Memledger, actor: &str, b: &ResolveBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_resolve(ml: &Memledger, caller: &Caller, b: &ResolveBody, out: &mut Output) -> Result<(), CliError> {
     let action = match b.action {
-        Action::KeepNew => ResolutionAction::KeepNew,
-        Action::KeepExisting => ResolutionAction::KeepExisting,
+        Action::KeepNew | Action::Accept => ResolutionAction::KeepNew,
+        Action::KeepExisting | Action::Reject => ResolutionAction::KeepExisting,
         Action::KeepBoth => ResolutionAction::KeepBoth,
         Action::Merge => ResolutionAction::Merge,
     };
@@ -327,25 +418,32 @@ pub fn execute_resolve(ml: &Memledger, actor: &str, b: &ResolveBody, out: &mut O
         (_, None) => {}
     }
     let id = ml.resolve_conflict_id(&b.id)?;
-    let r = ml.resolve(id, action, b.merged_text.as_deref(), b.note.clone(), actor)?;
+    if matches!(b.action, Action::Accept | Action::Reject) && ml.conflict_record(id)?.proposed_by().is_none() {
+        return Err(CliError::bad_input(format!(
+            "conflict {} is not a proposal: accept and reject decide proposals; a conflict takes \
+             --keep-new, --keep-existing, --keep-both or --merge",
+            id.short()
+        )));
+    }
+    let r = ml.resolve_by(id, action, b.merged_text.as_deref(), b.note.clone(), caller, None)?;
     if out.json {
         return out.json_line(&r);
     }
     out.line(format!("resolved {} ({}); undo with `memledger conflicts revert {}`", id.short(), action, id.short()))
 }
 
-pub fn execute_revert(ml: &Memledger, actor: &str, args: &IdPath, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_revert(ml: &Memledger, caller: &Caller, args: &IdPath, out: &mut Output) -> Result<(), CliError> {
     let id = ml.resolve_conflict_id(&args.id)?;
-    let r = ml.revert(id, actor)?;
+    let r = ml.revert_by(id, caller)?;
     if out.json {
         return out.json_line(&r);
     }
     out.line(format!("reverted {}: {} effect(s) undone; the conflict is pending again", id.short(), r.effects.len()))
 }
 
-pub fn execute_auto(ml: &Memledger, actor: &str, args: &AutoBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_auto(ml: &Memledger, caller: &Caller, args: &AutoBody, out: &mut Output) -> Result<(), CliError> {
     needs_model(ml.models().llm().is_some())?;
-    let report = ml.judge_pending(args.dry_run, actor)?;
+    let report = ml.judge_pending_by(args.dry_run, caller)?;
     if out.json {
         out.json_line(&report)?;
     } else {
@@ -377,7 +475,7 @@ pub fn execute_auto(ml: &Memledger, actor: &str, args: &AutoBody, out: &mut Outp
     Ok(())
 }
 
-pub fn execute_scan(ml: &Memledger, actor: &str, args: &ScanBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_scan(ml: &Memledger, caller: &Caller, args: &ScanBody, out: &mut Output) -> Result<(), CliError> {
     check_scan(args)?;
     let options = memledger_engine::scan::ScanOptions {
         max_pairs: args.max_pairs,
@@ -385,7 +483,7 @@ pub fn execute_scan(ml: &Memledger, actor: &str, args: &ScanBody, out: &mut Outp
         dry_run: args.dry_run,
         scope: args.scope.clone(),
     };
-    let report = ml.scan_conflicts(&options, actor)?;
+    let report = ml.scan_conflicts_by(&options, caller)?;
     if out.json {
         return out.json_line(&report);
     }
@@ -409,12 +507,12 @@ pub fn execute_scan(ml: &Memledger, actor: &str, args: &ScanBody, out: &mut Outp
     ))
 }
 
-pub fn execute_open(ml: &Memledger, actor: &str, b: &OpenBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute_open(ml: &Memledger, caller: &Caller, b: &OpenBody, out: &mut Output) -> Result<(), CliError> {
     if let Some(note) = &b.note {
         memledger_engine::input::validate_text(note)?;
     }
     let (first, second) = (ml.resolve_memory_id(&b.a)?, ml.resolve_memory_id(&b.b)?);
-    let (conflict_id, seqs) = ml.open_conflict(first, second, b.note.as_deref(), actor)?;
+    let (conflict_id, seqs) = ml.open_conflict_by(first, second, b.note.as_deref(), caller)?;
     if out.json {
         return out.json_line(&json!({ "conflict_id": conflict_id, "seqs": seqs }));
     }

@@ -1,8 +1,8 @@
 //! `memledger erase`: remove a memory's text from the store for good, keeping the proof that it
 //! was there (docs/adr/0017-erasure.md).
 
-use memledger_engine::Memledger;
 use memledger_engine::erase::{EraseResult, parse_retired_before};
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, EraseBody};
 
 use crate::app::Context;
@@ -52,12 +52,12 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Erase(body), out)
 }
 
-pub fn execute(ml: &Memledger, actor: &str, b: &EraseBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(ml: &Memledger, caller: &Caller, b: &EraseBody, out: &mut Output) -> Result<(), CliError> {
     let r = match &b.retired_before {
-        Some(date) => ml.erase_retired_before(parse_retired_before(date)?, b.reason.clone(), b.dry_run, actor)?,
+        Some(date) => ml.erase_retired_before_by(parse_retired_before(date)?, b.reason.clone(), b.dry_run, caller)?,
         None => {
             let id = ml.resolve_memory_id(&b.id)?;
-            ml.erase(id, b.lineage, b.reason.clone(), b.dry_run, actor)?
+            ml.erase_by(id, b.lineage, b.reason.clone(), b.dry_run, caller)?
         }
     };
     if out.json {

@@ -6,6 +6,9 @@ use memledger_engine::error::Exit;
 
 /// Export the event stream as JSON Lines (to stdout, or -o FILE).
 ///
+/// A principal that does not read every scope gets the events it may read (a stream with gaps:
+/// no store imports it); the store's owner gets the whole chain.
+///
 /// Example: memledger export -o backup.jsonl
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -36,19 +39,33 @@ impl<W: std::io::Write + ?Sized> std::io::Write for Counting<'_, W> {
     }
 }
 
-/// Where the stream comes from: the store's server, or the store opened here.
+/// Where the stream comes from: the store's server, or the store opened here (for a caller).
 enum Source {
     Server(crate::backend::Server),
-    Store(crate::backend::Opened),
+    Store(crate::backend::Opened, memledger_engine::Caller),
 }
 
 impl Source {
     fn export(&mut self, since: u64, out: &mut dyn std::io::Write) -> Result<(), CliError> {
         match self {
             Source::Server(s) => s.export(since, out),
-            Source::Store(ml) => ml.export(since, out).map(|_| ()).map_err(CliError::from),
+            Source::Store(ml, caller) => execute(ml, caller, since, out),
         }
     }
+}
+
+/// Export the events `caller` may read from `since` on (every event for the owner).
+pub fn execute(
+    ml: &memledger_engine::Memledger,
+    caller: &memledger_engine::Caller,
+    since: u64,
+    out: &mut dyn std::io::Write,
+) -> Result<(), CliError> {
+    let access = caller.access();
+    let keep = |e: &memledger_schemas::Event| super::log::visible(ml, caller, e);
+    let keep: Option<&dyn Fn(&memledger_schemas::Event) -> Result<bool, memledger_engine::EngineError>> =
+        if access.reads_everything() && access.administers_store() { None } else { Some(&keep) };
+    ml.export_kept(since, out, keep).map(|_| ()).map_err(CliError::from)
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -61,7 +78,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             let call = memledger_server::api::Call::Verify(memledger_server::api::Empty {});
             let ml = ctx.open_for(&call, out)?;
             let total = (ml.ledger().head().seq + 1).saturating_sub(args.since.max(1));
-            (Source::Store(ml), Some(total))
+            let caller = ctx.caller(&ml)?;
+            (Source::Store(ml, caller), Some(total))
         }
     };
     let bar = crate::style::progress(total, "exporting");

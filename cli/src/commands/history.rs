@@ -1,6 +1,6 @@
 //! `memledger history`: every version of a belief, newest first.
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, ShowQuery};
 
 use crate::app::Context;
@@ -31,11 +31,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::History(q), out)
 }
 
-pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(live: &Memledger, caller: &Caller, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
     let point = super::show::check(q)?;
     let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
     let id = ml.resolve_memory_id(&q.id)?;
+    let scope = ml.scope_of(id)?.unwrap_or_default();
+    caller.access().require(memledger_schemas::Verb::Read, &scope)?;
     let h = ml.history_at(id, at)?;
     if out.json {
         return out.json_line(&h);
@@ -63,7 +65,7 @@ pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), 
             "{mark} {}  {}  {}  {text}{note}",
             style::pad(&version, format!("v{}", v.version).len(), width),
             style::pad(interval, interval.chars().count(), iwidth),
-            style::dim(&format!("asserted {}", v.asserted_at.to_human())),
+            style::dim(&format!("asserted {} by {} ({})", v.asserted_at.to_human(), v.principal, v.authority)),
         ))?;
     }
     Ok(())

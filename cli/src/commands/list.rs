@@ -3,7 +3,7 @@
 use memledger_engine::validity::ReadStatus;
 use serde_json::json;
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, ListQuery};
 
 use crate::app::Context;
@@ -59,11 +59,12 @@ fn check(
     Ok((memory_type, status, point))
 }
 
-pub fn execute(live: &Memledger, q: &ListQuery, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Output) -> Result<(), CliError> {
     let (memory_type, status, point) = check(q)?;
     let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
-    let memories = ml.list_at(memory_type, q.scope.as_deref(), status, q.limit, at)?;
+    let scopes = caller.access().scopes_for(q.scope.as_deref())?;
+    let memories = ml.list_in(memory_type, &scopes, status, q.limit, at)?;
     if out.json {
         return out.json_line(&json!({ "memories": memories }));
     }
@@ -88,6 +89,7 @@ pub fn execute(live: &Memledger, q: &ListQuery, out: &mut Output) -> Result<(), 
             ReadStatus::Scheduled => style::yellow(status),
             ReadStatus::Retired => style::red(status),
             ReadStatus::Stale => style::dim(status),
+            ReadStatus::Proposed => style::yellow(status),
         };
         let id = m.memory_id.short();
         out.line(format!(

@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use memledger_engine::error::Exit;
+use memledger_server::Who;
 use memledger_server::api::{Call, CallRequest, Reply};
 use memledger_server::client::Client;
 use memledger_server::mcp::Defaults;
@@ -46,16 +47,23 @@ pub fn run(ctx: &Context, args: Args, _out: &mut Output) -> Result<(), CliError>
         no_server: true,
         autostart: None,
         ledger: ctx.ledger.clone(),
+        token: ctx.token.clone(),
     });
     let socket = memledger_server::files::socket(&ctx.dir);
     let use_server = !ctx.no_server;
     // One direct call at a time: the store is opened per call, and a second open in this process
     // would only wait for the first to drop it.
     let turn = Arc::new(tokio::sync::Mutex::new(()));
-    let call: memledger_server::CallFn = Arc::new(move |call: Call, actor: String| {
+    let call: memledger_server::CallFn = Arc::new(move |call: Call, who: Who| {
         let (direct, socket, turn) = (direct.clone(), socket.clone(), turn.clone());
         Box::pin(async move {
-            if use_server && let Ok(mut client) = Client::connect(&socket).await {
+            // On stdio no transport authenticates: the calls carry this process's token.
+            let (token, actor) = match who {
+                Who::Token { token, actor } => (token, actor),
+                Who::Caller(caller) => (direct.token.clone(), caller.actor),
+            };
+            if use_server && let Ok(client) = Client::connect(&socket).await {
+                let mut client = client.with_token(token.clone());
                 let request = CallRequest { call: call.clone(), json: true, color: false, actor: Some(actor.clone()) };
                 if let Ok(reply) = client.call(&request).await {
                     return reply;
@@ -69,11 +77,12 @@ pub fn run(ctx: &Context, args: Args, _out: &mut Output) -> Result<(), CliError>
     });
     let defaults = Defaults { scope: crate::config::default_scope(), memory_type: crate::config::default_type() };
     runtime
-        .block_on(memledger_server::mcp::serve_stdio(call, defaults, args.allow_erase))
+        .block_on(memledger_server::mcp::serve_stdio(call, defaults, args.allow_erase, ctx.token.clone()))
         .map_err(|e| CliError::new(Exit::Failure, e, None))
 }
 
-/// A call on the store opened for it alone, dropped before the answer goes out.
+/// A call on the store opened for it alone, dropped before the answer goes out, for the
+/// principal `ctx`'s token authenticates (none: the owner) acting as `actor`.
 fn run_direct(ctx: &Context, call: Call, actor: &str) -> Reply {
     let mut out = Output::buffer(true);
     // Bad input writes nothing, and creates no store.
@@ -83,7 +92,9 @@ fn run_direct(ctx: &Context, call: Call, actor: &str) -> Reply {
         return super::reply(Err(e), out);
     }
     let result = ctx.open_for(&call, &mut out).and_then(|ml| {
-        let result = super::execute(&ml, actor, &call, &mut out);
+        let mut caller = ctx.caller(&ml)?;
+        caller.actor = actor.to_string();
+        let result = super::execute(&ml, &caller, &call, &mut out);
         drop(ml);
         result
     });

@@ -24,7 +24,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             "migrate copies a store's own ledger: drop --ledger (MEMLEDGER_LEDGER_URL) and name the target with --to",
         ));
     }
-    if crate::backend::Server::connect(&ctx.dir).is_some() {
+    if crate::backend::Server::connect(&ctx.dir, None).is_some() {
         return Err(CliError::new(
             Exit::Failure,
             format!("a memledger server holds the store at {}", ctx.dir.display()),
@@ -34,6 +34,18 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let target = memledger_engine::connect_shared_ledger(&args.to).map_err(|e| CliError::from(EngineError::Open(e)))?;
     let ml = ctx.open_direct(false)?;
     let report = ml.ledger().copy_to(target.as_ref()).map_err(EngineError::from)?;
+    // The principals' tokens keep working on the shared ledger: its verifier secret is this
+    // store's (unless it had one of its own already, which then stands).
+    let name = memledger_engine::principals::VERIFIER_SECRET;
+    if let Some(ours) = ml.ledger().secret(name, None).map_err(EngineError::from)? {
+        let theirs = target.secret(name, Some(&ours)).map_err(EngineError::from)?;
+        if theirs != Some(ours) {
+            out.note(
+                "memledger: the shared ledger has principals' tokens of its own: rotate this store's principals' \
+                 tokens (`memledger principals rotate NAME`) to use them there",
+            );
+        }
+    }
     ml.ledger().adopt(target.as_ref()).map_err(EngineError::from)?;
     if out.json {
         return out.json_line(&report);

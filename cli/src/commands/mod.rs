@@ -13,6 +13,7 @@ pub mod list;
 pub mod log;
 pub mod mcp;
 pub mod migrate;
+pub mod principals;
 pub mod rebuild;
 pub mod recall;
 pub mod review;
@@ -29,47 +30,63 @@ pub mod why;
 
 use std::io::Read;
 
-use memledger_engine::Memledger;
 use memledger_engine::error::Exit;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, Reply};
 
 use crate::output::{CliError, Output};
 
-/// Run a store command on an open store, printing to `out` as the command does; the lines
-/// refused (`save --from` through a server), else 0. The one place a [`Call`] becomes engine
-/// calls, whether this process opened the store or the server runs it for a client.
-pub fn execute(ml: &Memledger, actor: &str, call: &Call, out: &mut Output) -> Result<usize, CliError> {
+/// Run a store command on an open store for `caller`, printing to `out` as the command does;
+/// the lines refused (`save --from` through a server), else 0. The one place a [`Call`] becomes
+/// engine calls, whether this process opened the store or the server runs it for a client; the
+/// engine checks each against the caller's grants, and a refusal writes nothing.
+pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
     // A command sees what every machine appended to a shared ledger before it started.
     if ml.ledger().is_shared() {
         ml.catch_up()?;
     }
+    // The store's upkeep is its administrators': rebuilding views, embedding, importing.
+    if matches!(call, Call::Rebuild(_) | Call::Embed(_)) && !caller.access().administers_store() {
+        let what = if matches!(call, Call::Rebuild(_)) {
+            " (rebuild replays every view)"
+        } else {
+            " (embed writes every vector)"
+        };
+        return Err(caller.access().refusal(memledger_schemas::Verb::Admin, "*", what.into()).into());
+    }
     match call {
-        Call::Save(b) => save::execute(ml, actor, b, out)?,
-        Call::SaveLines(b) => return save::execute_lines(ml, actor, b, out),
-        Call::Update(b) => update::execute(ml, actor, b, out)?,
-        Call::Forget(b) => forget::execute(ml, actor, b, out)?,
-        Call::Erase(b) => erase::execute(ml, actor, b, out)?,
-        Call::Show(q) => show::execute(ml, q, out)?,
-        Call::List(q) => list::execute(ml, q, out)?,
-        Call::Recall(b) => recall::execute(ml, b, out)?,
-        Call::History(q) => history::execute(ml, q, out)?,
-        Call::Why(q) => why::execute(ml, q, out)?,
-        Call::ConflictsList(q) => conflicts::execute_list(ml, q, out)?,
-        Call::ConflictsShow(b) => conflicts::execute_show(ml, b, out)?,
-        Call::ConflictsResolve(b) => conflicts::execute_resolve(ml, actor, b, out)?,
-        Call::ConflictsRevert(b) => conflicts::execute_revert(ml, actor, b, out)?,
-        Call::ConflictsAuto(b) => conflicts::execute_auto(ml, actor, b, out)?,
-        Call::ConflictsScan(b) => conflicts::execute_scan(ml, actor, b, out)?,
-        Call::Log(q) => log::execute(ml, q, out)?,
+        Call::Save(b) => save::execute(ml, caller, b, out)?,
+        Call::SaveLines(b) => return save::execute_lines(ml, caller, b, out),
+        Call::Update(b) => update::execute(ml, caller, b, out)?,
+        Call::Forget(b) => forget::execute(ml, caller, b, out)?,
+        Call::Erase(b) => erase::execute(ml, caller, b, out)?,
+        Call::Show(q) => show::execute(ml, caller, q, out)?,
+        Call::List(q) => list::execute(ml, caller, q, out)?,
+        Call::Recall(b) => recall::execute(ml, caller, b, out)?,
+        Call::History(q) => history::execute(ml, caller, q, out)?,
+        Call::Why(q) => why::execute(ml, caller, q, out)?,
+        Call::ConflictsList(q) => conflicts::execute_list(ml, caller, q, out)?,
+        Call::ConflictsShow(b) => conflicts::execute_show(ml, caller, b, out)?,
+        Call::ConflictsResolve(b) => conflicts::execute_resolve(ml, caller, b, out)?,
+        Call::ConflictsRevert(b) => conflicts::execute_revert(ml, caller, b, out)?,
+        Call::ConflictsAuto(b) => conflicts::execute_auto(ml, caller, b, out)?,
+        Call::ConflictsScan(b) => conflicts::execute_scan(ml, caller, b, out)?,
+        Call::Log(q) => log::execute(ml, caller, q, out)?,
         Call::Rebuild(b) => rebuild::execute(ml, b, out)?,
         Call::Verify(_) => verify::execute(ml, out)?,
-        Call::Stats(_) => stats::execute(ml, out)?,
+        Call::Stats(_) => stats::execute(ml, caller, out)?,
         Call::Embed(b) => embed::execute(ml, b, out)?,
-        Call::ConflictsOpen(b) => conflicts::execute_open(ml, actor, b, out)?,
-        Call::ReviewConflicts(q) => review::execute_conflicts(ml, q, out)?,
-        Call::Events(q) => review::execute_events(ml, q, out)?,
-        Call::NearMisses(q) => review::execute_near_misses(ml, q, out)?,
-        Call::Timeline(_) => review::execute_timeline(ml, out)?,
+        Call::ConflictsOpen(b) => conflicts::execute_open(ml, caller, b, out)?,
+        Call::ReviewConflicts(q) => review::execute_conflicts(ml, caller, q, out)?,
+        Call::Events(q) => review::execute_events(ml, caller, q, out)?,
+        Call::NearMisses(q) => review::execute_near_misses(ml, caller, q, out)?,
+        Call::Timeline(_) => review::execute_timeline(ml, caller, out)?,
+        Call::Whoami(_) => principals::execute_whoami(caller, out)?,
+        Call::PrincipalsList(_) => principals::execute_list(ml, caller, out)?,
+        Call::PrincipalsAdd(b) => principals::execute_add(ml, caller, b, out)?,
+        Call::PrincipalsGrant(b) => principals::execute_grant(ml, caller, b, out)?,
+        Call::PrincipalsRevoke(b) => principals::execute_revoke(ml, caller, b, out)?,
+        Call::PrincipalsRotate(b) => principals::execute_rotate(ml, caller, b, out)?,
     }
     Ok(0)
 }

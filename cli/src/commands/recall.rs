@@ -1,6 +1,6 @@
 //! `memledger recall`: the active memories that answer a question.
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, RecallBody};
 
 use crate::app::Context;
@@ -60,13 +60,17 @@ fn check(b: &RecallBody) -> Result<(Option<memledger_schemas::MemoryType>, Optio
     Ok((memory_type, point))
 }
 
-pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(live: &Memledger, caller: &Caller, b: &RecallBody, out: &mut Output) -> Result<(), CliError> {
     let (memory_type, point) = check(b)?;
     let at = super::valid_time(live, point, b.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
-    let found = ml.recall_at(&b.query, memory_type, b.scope.as_deref(), b.limit, at)?;
+    let scopes = caller.access().scopes_for(b.scope.as_deref())?;
+    let found = ml.recall_in(&b.query, memory_type, scopes.scopes(), b.limit, at)?;
     if out.json {
-        return out.json_line(&found);
+        let mut doc = serde_json::to_value(&found)
+            .map_err(|e| CliError::new(memledger_engine::Exit::Failure, e.to_string(), None))?;
+        doc["fenced"] = serde_json::Value::String(fenced(&found));
+        return out.json_line(&doc);
     }
     for e in found.embedding_error.iter().chain(&found.rerank_error) {
         out.note(format!("memledger: {e}"));
@@ -110,4 +114,22 @@ pub fn execute(live: &Memledger, b: &RecallBody, out: &mut Output) -> Result<(),
         out.line(format!("\nnotice: {notice}"))?;
     }
     Ok(())
+}
+
+/// The results' texts, verbatim, inside a fence of their own (server/src/fence.rs): item `[n]`
+/// is the `n`th result.
+fn fenced(found: &memledger_engine::RecallResult) -> String {
+    let items: Vec<(String, &str)> = found
+        .results
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let conflict = if r.conflicts_with.is_empty() { "" } else { ", in a pending conflict" };
+            (
+                format!("[{}] memory {} ({}, {}, {}{conflict})", i + 1, r.memory_id, r.memory_type, r.scope, r.status),
+                r.text.as_str(),
+            )
+        })
+        .collect();
+    memledger_server::fence::fence(&items)
 }

@@ -4,7 +4,7 @@ use memledger_engine::error::Exit;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 
-use memledger_engine::{Durability, Memledger, PreparedSave, SaveRequest, SaveResult};
+use memledger_engine::{Caller, Durability, Memledger, PreparedSave, SaveRequest, SaveResult};
 use serde_json::json;
 
 use memledger_server::api::{self, Call};
@@ -13,7 +13,7 @@ use crate::app::Context;
 use crate::output::{CliError, Output};
 
 /// Save a memory. memledger compares it with what it holds and reports `added`, `merged`,
-/// `versioned`, `conflict` or `historical`.
+/// `versioned`, `conflict`, `historical`, or (for a principal that may only propose) `proposed`.
 ///
 /// Example: memledger save --type preference "prefers pnpm over npm"
 #[derive(clap::Args, Debug)]
@@ -24,12 +24,19 @@ pub struct Args {
     /// fact, preference, episode or procedure.
     #[arg(long = "type", value_name = "TYPE")]
     pub memory_type: Option<String>,
-    /// The scope memories are compared within (default personal).
+    /// The scope memories are compared within (default: the principal's own; the owner's is
+    /// personal).
     #[arg(long)]
     pub scope: Option<String>,
-    /// Where the memory came from (a session, a file, a person).
-    #[arg(long)]
+    /// Its authority: stated (a person's own words), policy (a maintained rule), inferred (an
+    /// agent's summary or guess) or imported (from a file or a transcript). Default: the
+    /// principal's (people stated, agents inferred); at most what its grant allows.
+    #[arg(long, value_name = "AUTHORITY")]
     pub source: Option<String>,
+    /// Where it came from, in your words (slack:#billing, a session): the same origin saying it
+    /// again counts as one source.
+    #[arg(long, value_name = "LABEL")]
+    pub origin: Option<String>,
     /// When the claim became true in the world (RFC 3339).
     #[arg(long, value_name = "RFC3339")]
     pub effective_at: Option<String>,
@@ -42,9 +49,9 @@ pub struct Args {
     /// Store it as a new belief without comparing.
     #[arg(long)]
     pub no_dedup: bool,
-    /// Save many: JSON Lines of {"text", "type", "scope", "source", "effective_at", "fact_key",
-    /// "idempotency_key", "allow_secret"}; a refused line is reported with its number and the
-    /// rest are saved.
+    /// Save many: JSON Lines of {"text", "type", "scope", "source", "origin", "evidence",
+    /// "effective_at", "fact_key", "idempotency_key", "allow_secret"}; a refused line is reported
+    /// with its number and the rest are saved.
     #[arg(long, value_name = "FILE")]
     pub from: Option<String>,
     /// Save even if the text holds what looks like a credential (an API key, a private key, a
@@ -57,12 +64,23 @@ fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
     if out.json {
         return out.json_line(r);
     }
-    let mut line = format!("{:<10} {}  v{}", r.outcome.as_str(), r.memory_id.short(), r.version);
+    let mut line = format!("{:<10} {}  v{}  {}", r.outcome.as_str(), r.memory_id.short(), r.version, r.source);
     if let Some(c) = r.conflict_id {
-        if r.settled_by_effective_time {
+        if r.outcome == memledger_engine::Outcome::Proposed {
+            line.push_str(&format!(
+                "  proposal {} awaits someone who may write: `memledger conflicts show {}`",
+                c.short(),
+                c.short()
+            ));
+        } else if r.settled_by_effective_time {
             line.push_str(&format!("  (conflict {} settled by effective time)", c.short()));
         } else {
-            line.push_str(&format!("  conflict {} pending: see `memledger conflicts show {}`", c.short(), c.short()));
+            let needs = r.needs_authority.map(|a| format!(", needs {a} authority")).unwrap_or_default();
+            line.push_str(&format!(
+                "  conflict {} pending{needs}: see `memledger conflicts show {}`",
+                c.short(),
+                c.short()
+            ));
         }
     }
     if r.replayed {
@@ -83,13 +101,20 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         memory_type: args.memory_type.or_else(crate::config::default_type),
         scope: args.scope.or_else(crate::config::default_scope),
         source: args.source,
+        origin: args.origin,
+        evidence: None,
         effective_at: args.effective_at,
         fact_key: args.fact_key,
         idempotency_key: args.idempotency_key,
         no_dedup: args.no_dedup,
         allow_secret: args.allow_secret,
     };
-    // Refuse bad input before the store is created or opened.
+    // Through a server, the server refuses bad input (and writes nothing); here, it is refused
+    // before the store is created or opened.
+    if let Some(mut server) = ctx.server(true)? {
+        let reply = server.call(ctx, Call::Save(body))?;
+        return crate::backend::print_reply(&reply, out, false);
+    }
     validate(&body)?;
     ctx.run(Call::Save(body), out)
 }
@@ -106,6 +131,8 @@ fn request_of(body: &api::SaveBody) -> SaveRequest {
         memory_type: body.memory_type.clone(),
         scope: body.scope.clone(),
         source: body.source.clone(),
+        origin: body.origin.clone(),
+        evidence: body.evidence.clone().map(Into::into),
         effective_at: body.effective_at.clone(),
         fact_key: body.fact_key.clone(),
         idempotency_key: body.idempotency_key.clone(),
@@ -114,15 +141,20 @@ fn request_of(body: &api::SaveBody) -> SaveRequest {
     }
 }
 
-/// `save` on an open store.
-pub fn execute(ml: &Memledger, actor: &str, body: &api::SaveBody, out: &mut Output) -> Result<(), CliError> {
-    let result = ml.save(request_of(body), actor)?;
+/// `save` on an open store, for `caller`.
+pub fn execute(ml: &Memledger, caller: &Caller, body: &api::SaveBody, out: &mut Output) -> Result<(), CliError> {
+    let result = ml.save_by(request_of(body), caller)?;
     print_result(out, &result)
 }
 
 /// `save --from` lines sent by a client, on an open store: each saved in order, the group made
 /// durable, then each answered (one line of output each); the lines refused.
-pub fn execute_lines(ml: &Memledger, actor: &str, lines: &api::SaveLines, out: &mut Output) -> Result<usize, CliError> {
+pub fn execute_lines(
+    ml: &Memledger,
+    caller: &Caller,
+    lines: &api::SaveLines,
+    out: &mut Output,
+) -> Result<usize, CliError> {
     let mut pending = Vec::with_capacity(lines.lines.len());
     for line in &lines.lines {
         let prepared = if line.not_utf8 {
@@ -132,9 +164,9 @@ pub fn execute_lines(ml: &Memledger, actor: &str, lines: &api::SaveLines, out: &
         };
         match prepared {
             Err(message) => pending.push(Answer::Refused(line.line, message)),
-            Ok(prepared) => match ml.save_prepared(prepared, actor, Durability::Deferred) {
+            Ok(prepared) => match ml.save_prepared_by(prepared, caller, Durability::Deferred) {
                 Ok(result) => pending.push(Answer::Saved(result)),
-                Err(e) if e.exit() == Exit::BadInput => pending.push(Answer::Refused(line.line, e.to_string())),
+                Err(e) if refuses_line(&e) => pending.push(Answer::Refused(line.line, e.to_string())),
                 Err(e) => {
                     let mut refused = 0;
                     flush(Some(ml), out, &mut pending, &mut refused)?;
@@ -178,7 +210,7 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
     let mut lines = Lines { chunks, chunk: Vec::new().into_iter() };
     // The store is opened (and created) at the first line that passes validation: a stream of
     // refused lines writes nothing, not even an empty store.
-    let mut store: Option<Memledger> = None;
+    let mut store: Option<(Memledger, Caller)> = None;
     let size = if from == "-" { None } else { std::fs::metadata(from).ok().map(|m| m.len()) };
     let bar = crate::style::progress(size, "saving");
     let mut refused = 0usize;
@@ -188,7 +220,7 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
             Ok(line) => line,
             Err(TryRecvError::Empty) => {
                 // The input paused: answer what is pending before waiting for more.
-                bar.suspend(|| flush(store.as_ref(), out, &mut pending, &mut refused))?;
+                bar.suspend(|| flush(store.as_ref().map(|(ml, _)| ml), out, &mut pending, &mut refused))?;
                 match lines.next(Receiver::recv) {
                     Ok(line) => line,
                     Err(_) => break,
@@ -202,28 +234,38 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
             None => {}
             Some(Err(message)) => pending.push(Answer::Refused(line.number, message)),
             Some(Ok(prepared)) => {
-                let ml = match &store {
-                    Some(ml) => ml,
-                    None => store.insert(ctx.open_direct(true)?),
+                let (ml, caller) = match &store {
+                    Some(opened) => opened,
+                    None => {
+                        let ml = ctx.open_direct(true)?;
+                        let caller = ctx.caller(&ml)?;
+                        store.insert((ml, caller))
+                    }
                 };
-                match ml.save_prepared(prepared, &ctx.actor, Durability::Deferred) {
+                match ml.save_prepared_by(prepared, caller, Durability::Deferred) {
                     Ok(result) => pending.push(Answer::Saved(result)),
-                    Err(e) if e.exit() == Exit::BadInput => pending.push(Answer::Refused(line.number, e.to_string())),
+                    Err(e) if refuses_line(&e) => pending.push(Answer::Refused(line.number, e.to_string())),
                     Err(e) => {
                         // A storage failure: answer what is durable, then stop.
-                        flush(store.as_ref(), out, &mut pending, &mut refused)?;
+                        flush(store.as_ref().map(|(ml, _)| ml), out, &mut pending, &mut refused)?;
                         return Err(e.into());
                     }
                 }
             }
         }
         if pending.len() >= MAX_GROUP {
-            bar.suspend(|| flush(store.as_ref(), out, &mut pending, &mut refused))?;
+            bar.suspend(|| flush(store.as_ref().map(|(ml, _)| ml), out, &mut pending, &mut refused))?;
         }
     }
     bar.finish_and_clear();
-    flush(store.as_ref(), out, &mut pending, &mut refused)?;
+    flush(store.as_ref().map(|(ml, _)| ml), out, &mut pending, &mut refused)?;
     refused_error(refused, out)
+}
+
+/// Whether a save's error refuses its line alone (bad input, or a scope or authority the
+/// principal lacks): the other lines go on.
+fn refuses_line(e: &memledger_engine::EngineError) -> bool {
+    matches!(e.exit(), Exit::BadInput | Exit::NotPermitted)
 }
 
 fn refused_error(refused: usize, out: &mut Output) -> Result<(), CliError> {

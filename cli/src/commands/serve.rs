@@ -5,8 +5,8 @@
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, RwLock};
 
-use memledger_engine::Memledger;
 use memledger_engine::error::Exit;
+use memledger_engine::{Caller, Memledger, Principal};
 use memledger_server::Dispatch;
 use memledger_server::api::{self, Call, Reply};
 
@@ -132,7 +132,7 @@ fn erase_refused() -> CliError {
 }
 
 impl Dispatch for Shared {
-    fn run(&self, call: Call, json: bool, color: bool, actor: &str) -> Reply {
+    fn run(&self, call: Call, json: bool, color: bool, caller: &Caller) -> Reply {
         let mut out = Output::buffer(json);
         if let Call::Erase(b) = &call
             && !b.dry_run
@@ -140,13 +140,18 @@ impl Dispatch for Shared {
         {
             return super::reply(Err(erase_refused()), out);
         }
-        let result =
-            self.locked(&call, || crate::style::with_color(color, || super::execute(&self.ml, actor, &call, &mut out)));
+        let result = self
+            .locked(&call, || crate::style::with_color(color, || super::execute(&self.ml, caller, &call, &mut out)));
         super::reply(result, out)
     }
 
-    fn import(&self, stream: &[u8], json: bool, color: bool, _actor: &str, allow_secret: bool) -> Reply {
+    fn import(&self, stream: &[u8], json: bool, color: bool, caller: &Caller, allow_secret: bool) -> Reply {
         let mut out = Output::buffer(json);
+        if !caller.access().administers_store() {
+            let refusal =
+                caller.access().refusal(memledger_schemas::Verb::Admin, "*", " (import appends a stream)".into());
+            return super::reply(Err(memledger_engine::EngineError::from(refusal).into()), out);
+        }
         let call = Call::Rebuild(Default::default());
         let result = self.locked(&call, || {
             crate::style::with_color(color, || {
@@ -156,12 +161,25 @@ impl Dispatch for Shared {
         super::reply(result, out)
     }
 
-    fn export(&self, since: u64, out: &mut dyn std::io::Write) -> Result<u64, String> {
+    fn export(&self, since: u64, caller: &Caller, out: &mut dyn std::io::Write) -> Result<u64, String> {
         let _gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
-        self.ml.export(since, out).map_err(|e| e.to_string())
+        let access = caller.access();
+        let keep = |e: &memledger_schemas::Event| super::log::visible(&self.ml, caller, e);
+        let keep: Option<&dyn Fn(&memledger_schemas::Event) -> Result<bool, memledger_engine::EngineError>> =
+            if access.reads_everything() && access.administers_store() { None } else { Some(&keep) };
+        self.ml.export_kept(since, out, keep).map_err(|e| e.to_string())
     }
 
     fn head_seq(&self) -> u64 {
         self.ml.ledger().head().seq
+    }
+
+    fn authenticate(&self, token: &str) -> Option<Principal> {
+        // On a shared ledger a revocation another machine appended counts at once.
+        if self.ml.ledger().is_shared() {
+            let _gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
+            let _ = self.ml.catch_up();
+        }
+        self.ml.authenticate(token).ok()
     }
 }

@@ -2,7 +2,7 @@
 
 use memledger_engine::reads::MemoryView;
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, ShowQuery};
 
 use crate::app::Context;
@@ -30,7 +30,18 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
         Some(mark) => out.line(format!("  {}", mark.describe()))?,
         None => out.line(format!("  {}", m.text.replace('\n', "\n  ")))?,
     }
-    out.line(format!("  root {}  asserted {}  cause {}", m.root_id.short(), m.asserted_at.to_human(), m.cause))?;
+    out.line(format!(
+        "  root {}  asserted {} by {} ({})  cause {}",
+        m.root_id.short(),
+        m.asserted_at.to_human(),
+        m.principal,
+        m.authority,
+        m.cause
+    ))?;
+    if let Some(e) = &m.evidence {
+        let when = e.observed_at.map(|t| format!(", said {}", t.to_human())).unwrap_or_default();
+        out.line(format!("  from {} lines {}-{} ({}{when})", e.file, e.first_line, e.last_line, e.agent))?;
+    }
     if let Some(t) = m.effective_at {
         out.line(format!("  effective {}", t.to_human()))?;
     }
@@ -77,12 +88,13 @@ pub fn check(q: &ShowQuery) -> Result<Option<memledger_engine::AsOf>, CliError> 
     Ok(point)
 }
 
-pub fn execute(live: &Memledger, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(live: &Memledger, caller: &Caller, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
     let point = check(q)?;
     let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
     let id = ml.resolve_memory_id(&q.id)?;
     let m = ml.show_at(id, at)?;
+    caller.access().require(memledger_schemas::Verb::Read, &m.scope)?;
     if out.json {
         return out.json_line(&m);
     }

@@ -1,12 +1,13 @@
 //! `memledger stats`: counts.
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, Empty};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
-/// Counts of events, memories by status and type, conflicts by status.
+/// Counts of events, memories by status and type, conflicts by status (of the scopes the
+/// caller may read).
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
@@ -14,8 +15,8 @@ pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError>
     ctx.run(Call::Stats(Empty {}), out)
 }
 
-pub fn execute(ml: &Memledger, out: &mut Output) -> Result<(), CliError> {
-    let s = ml.stats()?;
+pub fn execute(ml: &Memledger, caller: &Caller, out: &mut Output) -> Result<(), CliError> {
+    let s = ml.stats_in(&caller.access().readable())?;
     if out.json {
         return out.json_line(&s);
     }

@@ -43,6 +43,14 @@ struct Report {
 const MAX_MOVES: u32 = 16;
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    // A mirror is the whole chain: the store's owner makes one (not a principal's token).
+    if ctx.token.is_some() {
+        return Err(CliError::new(
+            Exit::NotPermitted,
+            "stream mirrors the whole ledger: it runs as the store's owner, not with a principal's token",
+            Some("run it without --token / MEMLEDGER_TOKEN, on the machine that holds the store".into()),
+        ));
+    }
     let mut sink = memledger_engine::connect_sink(&args.to).map_err(sink_error)?;
     let shared = ctx.shared_ledger()?;
     let mut published = 0u64;
@@ -105,7 +113,7 @@ fn check_prefix(
     sink: &dyn EventSink,
     resume: memledger_engine::Head,
 ) -> Result<(), CliError> {
-    let ours = crate::follow::read(ctx, shared, resume.seq)?;
+    let (ours, _) = crate::follow::read(ctx, shared, resume.seq)?;
     match ours.first() {
         Some(event) if event.seq == resume.seq && event.hash == resume.hash => Ok(()),
         Some(event) if event.seq == resume.seq => Err(diverged(

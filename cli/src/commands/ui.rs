@@ -35,7 +35,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         )));
     }
     let failure = |message: String, hint: Option<String>| CliError::new(Exit::Failure, message, hint);
-    let (mut server, started) = match crate::backend::Server::connect(&ctx.dir) {
+    let (mut server, started) = match crate::backend::Server::connect(&ctx.dir, ctx.token.as_deref()) {
         Some(server) => (server, false),
         None => {
             if !crate::backend::store_exists(&ctx.dir) {
@@ -47,12 +47,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             let idle = crate::config::idle_exit().map_err(CliError::bad_input)?;
             let addr = args.http.unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0)));
             let serve_args = ["--http".to_string(), addr.to_string()];
-            let server = crate::backend::autostart(&ctx.dir, idle, ctx.wait, &serve_args).ok_or_else(|| {
-                failure(
-                    "the server for the review page did not start".into(),
-                    Some(format!("see {}", ctx.dir.join("serve.log").display())),
-                )
-            })?;
+            let server = crate::backend::autostart(&ctx.dir, idle, ctx.wait, &serve_args, ctx.token.as_deref())
+                .ok_or_else(|| {
+                    failure(
+                        "the server for the review page did not start".into(),
+                        Some(format!("see {}", ctx.dir.join("serve.log").display())),
+                    )
+                })?;
             (server, true)
         }
     };
@@ -63,7 +64,11 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Some("stop it, then run `memledger ui` (it starts one), or `memledger serve --http 127.0.0.1:7878`".into()),
         ));
     };
-    let token = memledger_server::token(&ctx.dir).map_err(|e| failure(format!("{}: {e}", ctx.dir.display()), None))?;
+    // The page acts as whoever opens it: a principal's token when one is given, else the owner's.
+    let token = match &ctx.token {
+        Some(token) => token.clone(),
+        None => memledger_server::token(&ctx.dir).map_err(|e| failure(format!("{}: {e}", ctx.dir.display()), None))?,
+    };
     let url = format!("http://{http}/#token={token}");
     let opened = !args.no_browser && open_in_browser(&url);
     if out.json {

@@ -1,6 +1,6 @@
 //! `memledger update`: an explicit edit, a new version unconditionally.
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, UpdateBody};
 
 use crate::app::Context;
@@ -26,10 +26,10 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Update(UpdateBody { id: args.id, text, expect_version: args.expect_version }), out)
 }
 
-pub fn execute(ml: &Memledger, actor: &str, b: &UpdateBody, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(ml: &Memledger, caller: &Caller, b: &UpdateBody, out: &mut Output) -> Result<(), CliError> {
     memledger_engine::input::validate_text(&b.text)?;
     let id = ml.resolve_memory_id(&b.id)?;
-    let r = ml.update(id, &b.text, b.expect_version, actor)?;
+    let r = ml.update_by(id, &b.text, b.expect_version, caller)?;
     if out.json {
         return out.json_line(&r);
     }

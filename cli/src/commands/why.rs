@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use memledger_engine::Memledger;
+use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, WhyQuery};
 
 use crate::app::Context;
@@ -29,14 +29,31 @@ const KEY_SCORES: &[(&str, &str, bool)] = &[
     ("llm_confidence", "model confidence", false),
 ];
 
+/// What stands in for what the caller may not read.
+pub const WITHHELD: &str = "[withheld: the other memory is in a scope this principal may not read]";
+
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     ctx.run(Call::Why(WhyQuery { id: args.id, other: args.other }), out)
 }
 
-pub fn execute(ml: &Memledger, q: &WhyQuery, out: &mut Output) -> Result<(), CliError> {
+pub fn execute(ml: &Memledger, caller: &Caller, q: &WhyQuery, out: &mut Output) -> Result<(), CliError> {
     let id = ml.resolve_memory_id(&q.id)?;
     let other = q.other.as_deref().map(|o| ml.resolve_memory_id(o)).transpose()?;
-    let decisions = ml.why(id, other)?;
+    let access = caller.access();
+    for asked in std::iter::once(id).chain(other) {
+        access.require(memledger_schemas::Verb::Read, &ml.scope_of(asked)?.unwrap_or_default())?;
+    }
+    let mut decisions = ml.why(id, other)?;
+    // A pair whose other side the caller may not read keeps its ids and outcome; its reason,
+    // scores and the model's answer, which may quote that side, are withheld.
+    for d in &mut decisions {
+        let other_side = if d.incoming == id { d.candidate } else { d.incoming };
+        if !access.reads(&ml.scope_of(other_side)?.unwrap_or_default()) {
+            d.reason = WITHHELD.into();
+            d.scores.clear();
+            d.model = None;
+        }
+    }
     if out.json {
         return out.json_line(&json!({ "decisions": decisions }));
     }
@@ -46,14 +63,15 @@ pub fn execute(ml: &Memledger, q: &WhyQuery, out: &mut Output) -> Result<(), Cli
     for d in &decisions {
         // The gate and its reason first, then the few scores a person weighs; --json has them all.
         out.line(format!(
-            "{} → {}  {}  gate {}  ({}, outcome {}, seq {})",
+            "{} → {}  {}  gate {}  ({}, outcome {}, seq {}, by {})",
             d.incoming.short(),
             d.candidate.short(),
             d.relation,
             d.gate,
             d.method,
             d.outcome,
-            d.seq
+            d.seq,
+            d.principal
         ))?;
         match &d.erased {
             Some(mark) => out.line(format!("  {}", mark.describe()))?,

@@ -108,3 +108,43 @@ pub fn seeded(label: &str) -> StdRng {
     println!("{label}: seed {seed} (MEMLEDGER_CRASH_SEED)");
     StdRng::seed_from_u64(seed)
 }
+
+/// An MCP tool's answer (server/src/fence.rs) as the JSON document it fences: the notice, a
+/// boundary made for this answer on a line of its own before and after the data, and each
+/// item's header line and text. A recall's texts come back into its results (item `[n]` is the
+/// result whose `fenced_item` is n); any other tool's one item is its document.
+pub fn unfence(text: &str) -> serde_json::Value {
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.first().is_some_and(|l| l.starts_with("The text between")), "no notice: {text}");
+    let open = lines.iter().position(|l| l.starts_with("<<<memledger-data-")).unwrap_or_else(|| panic!("{text}"));
+    let boundary = &lines[open][3..];
+    let close = lines.iter().position(|l| *l == format!(">>>{boundary}")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(text.matches(boundary).count(), 2, "the boundary is nowhere else: {text}");
+    let inside = &lines[open + 1..close];
+    let rest = lines[close + 1..].join("\n");
+    if rest.trim().is_empty() {
+        // One item with an empty header: the document.
+        assert_eq!(inside.first(), Some(&""), "{text}");
+        return serde_json::from_str(&inside[1..].join("\n")).unwrap_or_else(|e| panic!("{e}: {text}"));
+    }
+    let mut doc: serde_json::Value = serde_json::from_str(&rest).unwrap_or_else(|e| panic!("{e}: {rest}"));
+    // Items: a header `[n] memory ID (...)`, then the text up to the next header.
+    let mut texts: Vec<String> = Vec::new();
+    for line in inside {
+        if line.starts_with('[') && line.contains("] memory ") {
+            texts.push(String::new());
+        } else if let Some(t) = texts.last_mut() {
+            if !t.is_empty() {
+                t.push('\n');
+            }
+            t.push_str(line);
+        }
+    }
+    if let Some(results) = doc["results"].as_array_mut() {
+        for r in results {
+            let n = r["fenced_item"].as_u64().unwrap_or_else(|| panic!("{r}")) as usize;
+            r["text"] = serde_json::Value::String(texts[n - 1].clone());
+        }
+    }
+    doc
+}

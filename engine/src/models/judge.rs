@@ -120,6 +120,7 @@ pub(crate) fn judge_pending(
     models: &Models,
     reader: Reader<'_>,
     dry_run: bool,
+    settles: &dyn Fn(&ConflictRecord) -> bool,
     resolve: &mut Resolve<'_>,
 ) -> Result<JudgeReport, EngineError> {
     let Some(endpoint) = models.llm() else {
@@ -127,12 +128,13 @@ pub(crate) fn judge_pending(
     };
     let model = endpoint.model.clone();
     let by = format!("judge:{model}");
-    // A proposed merge of co-enrichments waits for a person: the judge settles contradictions.
+    // A proposed merge of co-enrichments and a principal's proposal wait for a person: the
+    // judge settles contradictions, those its caller may settle.
     let pending: Vec<ConflictRecord> = reader
         .conflict_queue()
         .list(Some(ConflictStatus::Pending))?
         .into_iter()
-        .filter(|c| c.proposal.is_none())
+        .filter(|c| c.proposal.is_none() && c.opened_as != memledger_schemas::ConflictKind::Proposal && settles(c))
         .collect();
     let mut prompts = Vec::with_capacity(pending.len());
     for c in &pending {

@@ -267,7 +267,7 @@ impl Models {
             text: save.text.clone(),
             memory_type: save.memory_type,
             scope: save.scope.clone(),
-            source: save.source.clone(),
+            source: save.origin.clone(),
             recorded_at: Some(Timestamp::now()),
             effective_at: save.effective_at,
         };
@@ -307,7 +307,7 @@ pub(crate) fn facts_of(reader: Reader<'_>, id: MemoryId) -> Result<MemoryFacts, 
         text: r.text,
         memory_type: r.memory_type,
         scope: r.scope,
-        source: r.source,
+        source: r.sources.first().cloned(),
         recorded_at: recorded_at.or(Some(r.asserted_at)),
         effective_at: r.effective_at,
     })
