@@ -12,12 +12,14 @@ pub struct CliError {
     pub code: Exit,
     pub message: String,
     pub hint: Option<String>,
+    /// Not permitted: the verb and the scope the caller lacked.
+    pub refusal: Option<(String, String)>,
     broken_pipe: bool,
 }
 
 impl CliError {
     pub fn new(code: Exit, message: impl Into<String>, hint: Option<String>) -> Self {
-        CliError { code, message: message.into(), hint, broken_pipe: false }
+        CliError { code, message: message.into(), hint, refusal: None, broken_pipe: false }
     }
 
     pub fn bad_input(message: impl Into<String>) -> Self {
@@ -40,9 +42,16 @@ impl From<EngineError> for CliError {
     fn from(e: EngineError) -> Self {
         let hint = match &e {
             EngineError::Conflict(_) => Some("nothing was written; look at the current state and try again".into()),
+            EngineError::NotPermitted(_) => {
+                Some("nothing was written; `memledger whoami` lists this principal's grants".into())
+            }
             _ => None,
         };
-        CliError::new(e.exit(), e.to_string(), hint)
+        let mut error = CliError::new(e.exit(), e.to_string(), hint);
+        if let EngineError::NotPermitted(n) = &e {
+            error.refusal = Some((n.verb.to_string(), n.scope.clone()));
+        }
+        error
     }
 }
 
@@ -55,7 +64,7 @@ impl From<memledger_engine::NotPermitted> for CliError {
 impl From<io::Error> for CliError {
     fn from(e: io::Error) -> Self {
         let broken_pipe = e.kind() == io::ErrorKind::BrokenPipe;
-        CliError { code: Exit::Failure, message: format!("i/o error: {e}"), hint: None, broken_pipe }
+        CliError { code: Exit::Failure, message: format!("i/o error: {e}"), hint: None, refusal: None, broken_pipe }
     }
 }
 

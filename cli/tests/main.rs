@@ -20,6 +20,7 @@ mod crash_commands;
 mod erase;
 mod mcp;
 mod models;
+mod principals;
 mod recall;
 mod schemathesis;
 mod secrets;

@@ -200,6 +200,36 @@ fn the_official_python_sdk_drives_mcp_over_streamable_http() {
         let e: Value = serde_json::from_str(line).unwrap();
         assert_eq!(e["actor"], json!("agent:memledger-test-client"), "{e}");
     }
+    // The same over HTTP as a principal, on a store of its own: its token, its grants; a save
+    // beyond them refused.
+    let dir3 = tmp.path().join("store3");
+    let grant = "team:payments=read,write,resolve,erase@stated";
+    let added = cli_json(&dir3, &["principals", "add", "sdk", "--kind", "agent", "--grant", grant]);
+    let head = cli_json(&dir3, &["stats"])["events"].as_u64().unwrap();
+    let served3 = Served::start_with(&dir3, true, &["--allow-erase"]);
+    let url3 = format!("http://127.0.0.1:{}/mcp", served3.port.unwrap());
+    let out = std::process::Command::new("python3")
+        .args([script, "--http", &url3, added["token"].as_str().unwrap()])
+        .env("MEMLEDGER_TEST_ERASE_ALLOWED", "1")
+        .env("MEMLEDGER_TEST_REFUSED_SCOPE", "team:billing")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client.py --http as a principal failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = memledger(&dir3).args(["--json", "log", "--since", &(head + 1).to_string()]).output().unwrap();
+    let events: Vec<Value> =
+        String::from_utf8_lossy(&log.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!events.is_empty());
+    for e in &events {
+        let who = (e["principal"].as_str(), e["actor"].as_str());
+        assert_eq!(who, (Some("sdk"), Some("agent:memledger-test-client")), "{e}");
+    }
+    drop(served3);
     // `memledger mcp` on stdio forwards to the running server: the same scenario on the same store.
     let dir2 = tmp.path().join("store2");
     let served2 = Served::start(&dir2, false);

@@ -94,9 +94,10 @@ impl Call {
         matches!(self, Call::Rebuild(_))
     }
 
-    /// Whether the call creates the store when there is none.
+    /// Whether the call creates the store when there is none (a save, or a principal added
+    /// before the first save).
     pub fn creates(&self) -> bool {
-        matches!(self, Call::Save(_) | Call::SaveLines(_))
+        matches!(self, Call::Save(_) | Call::SaveLines(_) | Call::PrincipalsAdd(_))
     }
 }
 
@@ -620,6 +621,16 @@ pub struct Reply {
     /// `save --from` lines refused in this call.
     #[serde(default)]
     pub refused: usize,
+    /// When the caller was not permitted (exit 5): the verb it lacked, and where.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<Refusal>,
+}
+
+/// What a refused caller lacked: a verb in a scope (or scope pattern).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct Refusal {
+    pub verb: String,
+    pub scope: String,
 }
 
 impl Reply {

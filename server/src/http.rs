@@ -103,9 +103,16 @@ pub struct Problem {
     pub title: String,
     pub status: u16,
     pub detail: String,
-    /// The CLI's exit code: 1 runtime or storage, 2 bad input, 3 state not as expected, 4 not found.
+    /// The CLI's exit code: 1 runtime or storage, 2 bad input, 3 state not as expected, 4 not
+    /// found, 5 not permitted.
     pub exit_code: i32,
     pub hint: Option<String>,
+    /// Not permitted (403): the verb the caller lacked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verb: Option<String>,
+    /// Not permitted (403): the scope (or pattern) it lacked it in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 impl Problem {
@@ -117,6 +124,8 @@ impl Problem {
             detail: detail.into(),
             exit_code: exit.into(),
             hint,
+            verb: None,
+            scope: None,
         }
     }
 
@@ -199,7 +208,11 @@ fn document(reply: Reply, lines: bool) -> Response {
     let exit = Exit::from_code(reply.exit_code);
     if exit != Exit::Ok && reply.stdout.is_empty() {
         let message = reply.error.unwrap_or_else(|| "the command failed".into());
-        return Problem::new(status_of(exit, &message), exit, message, reply.hint).into_response();
+        let mut problem = Problem::new(status_of(exit, &message), exit, message, reply.hint);
+        if let Some(r) = reply.refusal {
+            (problem.verb, problem.scope) = (Some(r.verb), Some(r.scope));
+        }
+        return problem.into_response();
     }
     let media = if lines { "application/x-ndjson" } else { "application/json" };
     let mut response = (StatusCode::OK, reply.stdout).into_response();

@@ -33,6 +33,8 @@ EXPECTED_TOOLS = {
     "erase_memory",
 }
 ERASE_ALLOWED = os.environ.get("MEMLEDGER_TEST_ERASE_ALLOWED") == "1"
+# Run as a principal whose grants do not reach this scope: a save there must be refused.
+REFUSED_SCOPE = os.environ.get("MEMLEDGER_TEST_REFUSED_SCOPE")
 
 
 def check(condition, message):
@@ -145,6 +147,12 @@ async def scenario(read, write):
             text = "".join(block.text for block in refused.content if getattr(block, "type", "") == "text")
             check(refused.is_error and "stripe-access-token" in text and secret not in text, f"secret save: {text}")
             print("a save holding a credential: refused, naming its rule", flush=True)
+
+            if REFUSED_SCOPE:
+                refused = await session.call_tool("save_memory", {"text": "x runs on y", "scope": REFUSED_SCOPE})
+                text = "".join(block.text for block in refused.content if getattr(block, "type", "") == "text")
+                check(refused.is_error and f"may not write in {REFUSED_SCOPE}" in text, f"a save outside the grants: {text}")
+                print(f"a save into {REFUSED_SCOPE}: refused, naming the verb and the scope", flush=True)
 
             dry = await call(session, "erase_memory", id=first["memory_id"], dry_run=True)
             check(dry["dry_run"] and first["memory_id"] in dry["memories"], f"erase dry run: {dry}")

@@ -103,8 +103,17 @@ pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
             error: Some(format!("{refused} line(s) were refused; the rest were saved")),
             hint: None,
             refused,
+            refusal: None,
         },
-        Err(e) => Reply { stdout, stderr, exit_code: e.code.into(), error: Some(e.message), hint: e.hint, refused: 0 },
+        Err(e) => Reply {
+            stdout,
+            stderr,
+            exit_code: e.code.into(),
+            error: Some(e.message),
+            hint: e.hint,
+            refused: 0,
+            refusal: e.refusal.map(|(verb, scope)| memledger_server::api::Refusal { verb, scope }),
+        },
     }
 }
 

@@ -18,6 +18,7 @@ use serde_json::Value;
 pub mod mock_http;
 
 pub mod direct;
+pub mod mcp_stdio;
 pub mod served;
 pub mod server;
 
@@ -40,7 +41,8 @@ pub fn memledger(dir: &Path) -> Command {
         .arg(dir)
         .env_remove("MEMLEDGER_DIR")
         .env_remove("MEMLEDGER_NO_SERVER")
-        .env_remove("MEMLEDGER_AUTOSTART");
+        .env_remove("MEMLEDGER_AUTOSTART")
+        .env_remove("MEMLEDGER_TOKEN");
     command
 }
 
