@@ -82,6 +82,7 @@ fn the_review_page_decides_reverts_merges_and_audits_in_a_real_browser() {
         near["decisions"].as_array().unwrap().iter().any(|d| d["outcome"] == "near_miss"),
         "the seed has a near miss across kinds: {near}"
     );
+    let reader = json(&dir, &["principals", "add", "reader", "--kind", "agent", "--grant", "work=read"]);
     let served = Served::start_with(&dir, true, &["--actor", "cli:tester"]);
     let update = std::env::var("MEMLEDGER_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1");
     let shots =
@@ -91,6 +92,7 @@ fn the_review_page_decides_reverts_merges_and_audits_in_a_real_browser() {
         .current_dir(e2e_dir())
         .env("MEMLEDGER_URL", format!("http://127.0.0.1:{}", served.port.unwrap()))
         .env("MEMLEDGER_TOKEN", served.token.as_deref().unwrap())
+        .env("MEMLEDGER_PRINCIPAL_TOKEN", reader["token"].as_str().unwrap())
         .env("SCREENSHOT_DIR", &shots)
         .env("CHROMIUM", chromium().unwrap())
         .output()

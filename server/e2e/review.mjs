@@ -171,11 +171,13 @@ await page.waitForSelector("svg.chart");
 await page.fill("#ev-actor", "ui:");
 await page.click("section[aria-labelledby=events-h] button[type=submit]");
 await page.waitForFunction(() => document.querySelectorAll("#events tr").length > 0 &&
-  [...document.querySelectorAll("#events tr td:nth-child(4)")].every((td) => td.textContent.startsWith("ui:")));
+  [...document.querySelectorAll("#events tr td:nth-child(5)")].every((td) => td.textContent.startsWith("ui:")));
+// Beside every event, the principal that appended it: the store's owner for all of these.
+assert.ok((await page.$$eval("#events tr td:nth-child(4)", (tds) => tds.map((td) => td.textContent))).every((p) => p === "owner"));
 await axe(page, "ledger");
 await page.fill("#ev-actor", "");
 await page.click("section[aria-labelledby=events-h] button[type=submit]");
-await page.waitForFunction(() => [...document.querySelectorAll("#events tr td:nth-child(4)")].some((td) => !td.textContent.startsWith("ui:")));
+await page.waitForFunction(() => [...document.querySelectorAll("#events tr td:nth-child(5)")].some((td) => !td.textContent.startsWith("ui:")));
 await shot(page, "ledger-light");
 assert.deepEqual(errors, [], "the page logged no error");
 await context.close();
@@ -210,6 +212,26 @@ await bare.page.waitForSelector("svg.chart");
 await bare.page.waitForSelector("#events tr");
 assert.deepEqual(bare.errors, [], "the page runs under its policy without an error");
 await bare.context.close();
+
+step("as a principal: the page says who it is, and shows only what it may read");
+const reader = process.env.MEMLEDGER_PRINCIPAL_TOKEN;
+assert.ok(reader, "MEMLEDGER_PRINCIPAL_TOKEN is set");
+const as = await run("light");
+await as.page.goto(`${base}/`);
+await as.page.waitForSelector("input#token");
+await as.page.fill("#token", reader);
+await as.page.click("button:has-text('Continue')");
+await as.page.waitForSelector("#conflict-list p.muted");
+assert.match(await as.page.innerText("#conflict-list"), /No conflicts here/, "its scope holds no conflict");
+await as.page.reload();
+await as.page.waitForFunction(() => document.getElementById("who").textContent.includes("reader (agent)"));
+await as.page.goto(`${base}/#/ledger`);
+await as.page.waitForSelector("#events tr");
+const seen = await as.page.$eval("#events", (el) => el.textContent);
+assert.ok(!/Postgres/.test(seen) && /standup/.test(seen), `only the events of the scope it may read: ${seen}`);
+await axe(as.page, "ledger, as a principal");
+assert.deepEqual(as.errors, [], "the page logged no error");
+await as.context.close();
 
 await browser.close();
 console.log("review page: every step passed");

@@ -1,11 +1,12 @@
-// The review page's entry: the bearer token, the router and the keyboard. The token comes in
-// the URL's fragment (`memledger ui` opens `/#token=…`), which the browser never sends to a
-// server; it is kept in sessionStorage (this tab only) and taken out of the address bar.
+// The review page's entry: the bearer token, the router and the keyboard. The token (the
+// store's own, or a principal's) comes in the URL's fragment (`memledger ui` opens `/#token=…`),
+// which the browser never sends to a server, or is typed in; it is kept in sessionStorage (this
+// tab only) and taken out of the address bar. The page shows what that principal may read.
 
 import { api, h, setToken, hasToken, toast, views, state } from "/ui/views.js";
 
 function takeTokenFromFragment() {
-  const m = location.hash.match(/(?:^#|&)token=([0-9a-f]+)/);
+  const m = location.hash.match(/(?:^#|&)token=([A-Za-z0-9_-]+)/);
   if (!m) return;
   setToken(m[1]);
   history.replaceState(null, "", location.pathname + "#/conflicts");
@@ -20,10 +21,11 @@ function parseRoute() {
 function loginForm(message) {
   const input = h("input", { id: "token", type: "password", autocomplete: "off", required: true });
   const form = h("form", { class: "card" },
-    h("p", {}, message || "This page needs the store's token."),
+    h("p", {}, message || "This page needs a token: the store's, or a principal's."),
     h("div", { class: "field" }, h("label", { for: "token" }, "Bearer token"), input),
-    h("p", { class: "muted" }, "Run ", h("code", {}, "memledger ui"), " to open the page with it, or paste the output of ",
-      h("code", {}, "memledger serve --print-token"), "."),
+    h("p", { class: "muted" }, "Run ", h("code", {}, "memledger ui"), " to open the page with one, paste the output of ",
+      h("code", {}, "memledger serve --print-token"), " (the store's owner), or a token ",
+      h("code", {}, "memledger principals add"), " printed (what that principal may read)."),
     h("button", { class: "primary", type: "submit" }, "Continue"));
   form.addEventListener("submit", (e) => { e.preventDefault(); setToken(input.value.trim()); route(); });
   return form;
@@ -49,7 +51,7 @@ async function route() {
     if (mine === routing) target.replaceChildren(node);
   } catch (e) {
     if (mine !== routing) return;
-    if (e.status === 401) { setToken(null); target.replaceChildren(loginForm("The token was refused: give the store's token.")); return; }
+    if (e.status === 401) { setToken(null); target.replaceChildren(loginForm("The token was refused (wrong, rotated or revoked): give another.")); return; }
     target.replaceChildren(h("p", { class: "bad", role: "alert" }, `Could not load: ${e.message}`));
   }
 }
@@ -65,9 +67,10 @@ document.addEventListener("keydown", (e) => {
 window.addEventListener("hashchange", route);
 takeTokenFromFragment();
 if (hasToken()) {
-  api("GET", "/v1/status").then((s) => {
-    state.actor = s.ui_actor;
-    document.getElementById("who").textContent = `acting as ${s.ui_actor} · head seq ${s.head_seq}`;
+  Promise.all([api("GET", "/v1/whoami"), api("GET", "/v1/status")]).then(([me, s]) => {
+    state.actor = me.owner ? s.ui_actor : `ui:${me.principal}`;
+    const who = me.owner ? "the store's owner" : `${me.principal} (${me.kind})`;
+    document.getElementById("who").textContent = `${who}, acting as ${state.actor} · head seq ${s.head_seq}`;
   }).catch(() => {});
 }
 route();

@@ -41,8 +41,13 @@ export async function api(method, path, body) {
   return doc;
 }
 
+// Whom the page's decisions are recorded for: the server's `ui:<user>` for the store's owner,
+// `ui:<principal>` for a principal's token (the principal itself is the token's, not the page's).
 async function actor() {
-  if (!state.actor) state.actor = (await api("GET", "/v1/status")).ui_actor;
+  if (!state.actor) {
+    const me = await api("GET", "/v1/whoami");
+    state.actor = me.owner ? (await api("GET", "/v1/status")).ui_actor : `ui:${me.principal}`;
+  }
   return state.actor;
 }
 
@@ -64,12 +69,14 @@ function diffText(a, b, kind) {
   return d.map(([t, same]) => (same ? t : h("mark", { class: kind, title: kind === "add" ? "only in this side" : "only in this side" }, t)));
 }
 
-function sideBox(label, side, other, kind, reason) {
+function sideBox(label, side, other, kind, reason, withheld) {
+  if (withheld) return h("div", { class: "side" }, h("div", { class: "label" }, label), h("p", { class: "muted" }, "withheld: in a scope this token may not read"));
   if (!side) return h("div", { class: "side" }, h("div", { class: "label" }, label), h("p", { class: "muted" }, "no longer a belief"));
+  const by = `${side.principal || "owner"}${side.saved_by ? ` for ${side.saved_by}` : ""}, ${side.authority || "stated"}`;
   return h("div", { class: "side" },
     h("div", { class: "label" }, label),
     h("p", { class: "text" }, other ? diffText(side.text, other.text, kind) : side.text),
-    h("div", { class: "meta" }, `saved ${when(side.asserted_at)}${side.saved_by ? ` by ${side.saved_by}` : ""} · v${side.version} · ${side.status} · ${side.type}`),
+    h("div", { class: "meta" }, `saved ${when(side.asserted_at)} by ${by} · v${side.version} · ${side.status} · ${side.type}`),
     h("div", { class: "meta" }, memLink(side.memory_id, `history of ${short(side.memory_id)}`)),
     reason ? h("div", { class: "meta" }, `reason: ${reason}`) : null);
 }
@@ -140,12 +147,13 @@ async function conflictsView(route) {
     const node = h("article", { class: "card conflict", tabindex: "-1", dataset: { id: c.conflict_id, status: c.status },
       "aria-labelledby": `c-${c.conflict_id}` });
     node.addEventListener("click", () => select_(index, false));
+    const kind = c.kind === "proposal" ? `proposal by ${c.proposed_by}` : c.kind === "authority" ? "authority conflict" : "conflict";
     const heading = h("h3", { id: `c-${c.conflict_id}` },
-      h("span", { class: `status-${c.status}` }, c.status), ` · conflict `, h("span", { class: "id" }, short(c.conflict_id)),
-      h("span", { class: "muted" }, ` · opened ${when(c.opened_at)}`));
+      h("span", { class: `status-${c.status}` }, c.status), ` · ${kind} `, h("span", { class: "id" }, short(c.conflict_id)),
+      h("span", { class: "muted" }, ` · opened ${when(c.opened_at)} · settled with ${c.needs_authority || "stated"} authority`));
     const sides = h("div", { class: "sides" },
-      sideBox("New", incoming, existing, "add"),
-      ...c.candidates.map((cand, k) => sideBox(k ? `Existing ${k + 1}` : "Existing", cand.memory, incoming, "del", cand.reason)));
+      sideBox(c.kind === "proposal" ? "Proposed" : "New", incoming, existing, "add", null, c.incoming_withheld),
+      ...c.candidates.map((cand, k) => sideBox(k ? `Existing ${k + 1}` : "Existing", cand.memory, incoming, "del", cand.reason, cand.withheld)));
     const gate = h("p", { class: "meta" }, `flagged by gate ${c.gate || "?"}${c.method ? ` (${c.method})` : ""}`,
       incoming && existing ? [" · ", h("a", { href: `#/why/${incoming.memory_id}/${existing.memory_id}` }, "why")] : null);
     node.append(heading, sides, gate);
@@ -168,7 +176,7 @@ async function conflictsView(route) {
       node.append(actions, merge);
     } else if (c.resolution) {
       const r = c.resolution;
-      node.append(h("p", { class: "meta" }, `resolved ${r.action} by ${r.by} (${r.actor}) at ${when(r.resolved_at)}`),
+      node.append(h("p", { class: "meta" }, `resolved ${r.action} by ${r.by} (${r.principal || "owner"} for ${r.actor}) at ${when(r.resolved_at)}`),
         h("div", { class: "actions" }, h("button", { type: "button", onclick: () => revert(c.conflict_id) }, "Revert")));
     }
     return node;
@@ -445,7 +453,7 @@ async function ledgerView(route) {
   const older = h("button", { type: "button" }, "Older events");
   root.append(h("section", { "aria-labelledby": "events-h" }, h("h2", { id: "events-h" }, "Events, newest first"), form,
     h("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": "events" }, h("table", {},
-      h("thead", {}, h("tr", {}, ...["Seq", "Recorded", "Type", "Actor", "Details"].map((t) => h("th", { scope: "col" }, t)))), body)), older));
+      h("thead", {}, h("tr", {}, ...["Seq", "Recorded", "Type", "Principal", "Actor", "Details"].map((t) => h("th", { scope: "col" }, t)))), body)), older));
   let before = null;
   async function load() {
     const p = new URLSearchParams({ limit: "50" });
@@ -454,7 +462,8 @@ async function ledgerView(route) {
     if (before) p.set("before", String(before));
     const doc = await api("GET", `/v1/events?${p}`);
     for (const e of doc.items) {
-      body.append(h("tr", {}, h("td", {}, String(e.seq)), h("td", {}, when(e.recorded_at)), h("td", {}, e.type), h("td", {}, e.actor),
+      body.append(h("tr", {}, h("td", {}, String(e.seq)), h("td", {}, when(e.recorded_at)), h("td", {}, e.type),
+        h("td", {}, e.principal || "owner"), h("td", {}, e.actor),
         h("td", {}, h("details", {}, h("summary", {}, "body"), h("pre", {}, JSON.stringify(e.body, null, 1))))));
     }
     before = doc.next_before;
