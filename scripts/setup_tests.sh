@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tools only the tests use, each installed when it is missing: the MCP Python SDK and
-# schemathesis (PyPI), Chromium (Debian) with Node.js, npm and the review page's npm packages.
+# schemathesis (PyPI), the Python package's pinned test requirements (PyPI, in a venv of their
+# own), Chromium (Debian) with Node.js, npm and the review page's npm packages.
 # Sourced by test.sh after setup.sh; the demo needs none of them. A tool that cannot be installed
 # skips the test that needs it, saying so — except under CI=true, which runs every test.
 set -euo pipefail
@@ -19,6 +20,47 @@ if setup_have python3; then
   fi
 else
   setup_missing "the MCP client tests and the API check (python3)"
+fi
+
+# The Python package's tests (python/tests, run by test.sh) in a virtual environment of their
+# own, outside the clone, holding python/requirements-test.txt exactly: each pinned package is
+# installed only when that version is missing from it.
+python_tests="the Python package's tests (python/tests)"
+export MEMLEDGER_PYTHON_VENV="${MEMLEDGER_PYTHON_VENV:-$HOME/.cache/memledger/python-venv}"
+if setup_have python3; then
+  if [ ! -x "$MEMLEDGER_PYTHON_VENV/bin/python" ]; then
+    echo "setup: creating $MEMLEDGER_PYTHON_VENV ($python_tests need it)…" >&2
+    if ! python3 -m venv "$MEMLEDGER_PYTHON_VENV" >/dev/null 2>&1; then
+      rm -rf "$MEMLEDGER_PYTHON_VENV"
+      setup_apt python3-venv "$python_tests" && python3 -m venv "$MEMLEDGER_PYTHON_VENV" >/dev/null 2>&1 ||
+        setup_missing "$python_tests (python3 -m venv)"
+    fi
+  fi
+  if [ -x "$MEMLEDGER_PYTHON_VENV/bin/python" ]; then
+    missing="$("$MEMLEDGER_PYTHON_VENV/bin/python" - "$setup_root/python/requirements-test.txt" <<'PY'
+import sys
+from importlib import metadata
+for line in open(sys.argv[1]):
+    line = line.split("#")[0].strip()
+    if not line:
+        continue
+    name, version = line.split("==")
+    try:
+        if metadata.version(name) == version:
+            continue
+    except metadata.PackageNotFoundError:
+        pass
+    print(line)
+PY
+)"
+    if [ -n "$missing" ]; then
+      echo "setup: installing $(grep -c . <<<"$missing") pinned packages ($python_tests need them)…" >&2
+      # --no-deps: the file pins every package the tests need, so nothing else comes in.
+      # shellcheck disable=SC2086
+      "$MEMLEDGER_PYTHON_VENV/bin/python" -m pip install --quiet --no-deps $missing ||
+        setup_missing "$python_tests (python/requirements-test.txt)"
+    fi
+  fi
 fi
 
 # The review page's browser test (cli/tests/ui.rs) drives Debian's Chromium with playwright-core

@@ -7,3 +7,8 @@ source scripts/setup_tests.sh
 # A throwaway PostgreSQL and NATS server for the shared-ledger tests, stopped on exit.
 source scripts/services.sh
 cargo test --release --workspace --locked "$@"
+# The Python package (python/), installed as a user would, against the binary cargo just built.
+if [ -x "${MEMLEDGER_PYTHON_VENV:-}/bin/python" ]; then
+  "$MEMLEDGER_PYTHON_VENV/bin/python" -m pip install --quiet --no-build-isolation ./python
+  MEMLEDGER_BIN="$CARGO_TARGET_DIR/release/memledger" "$MEMLEDGER_PYTHON_VENV/bin/python" -m pytest python/tests -q -p no:cacheprovider
+fi

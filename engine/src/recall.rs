@@ -74,10 +74,14 @@ pub const CONFLICT_NOTICE: &str =
 pub struct RecallHit {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
+    /// Its version in its lineage (from 1).
+    pub version: u32,
     pub text: String,
     #[serde(rename = "type")]
     pub memory_type: MemoryType,
     pub scope: String,
+    /// The fact key it was saved with, if any (a LangGraph store's item key).
+    pub fact_key: Option<String>,
     /// What the first ranking orders by: the weighted BM25 score times the close pairs' factor
     /// ([`PROXIMITY_WEIGHT`]) when it is BM25's, the fused score when it is fused with the
     /// cosine, times [`TIME_BONUS`] for a memory that says when asked when; comparable only
@@ -363,9 +367,11 @@ pub(crate) fn recall(
             scheduled,
             memory_id: m.memory_id,
             root_id: m.root_id,
+            version: m.version,
             text: m.text,
             memory_type: m.memory_type,
             scope: m.scope,
+            fact_key: m.fact_key,
             score: score as f32,
             bm25,
             cosine,

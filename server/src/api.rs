@@ -339,6 +339,9 @@ pub struct ListQuery {
     pub memory_type: Option<String>,
     #[serde(default)]
     pub scope: Option<String>,
+    /// Only the memories saved with this fact key.
+    #[serde(default)]
+    pub fact_key: Option<String>,
     /// active (default), scheduled, stale, retired or all.
     #[serde(default = "active")]
     pub status: String,

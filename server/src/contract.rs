@@ -127,10 +127,13 @@ pub struct ListDoc {
 pub struct RecallHitDoc {
     memory_id: String,
     root_id: String,
+    version: u32,
     text: String,
     #[serde(rename = "type")]
     memory_type: String,
     scope: String,
+    /// The fact key it was saved with, if any.
+    fact_key: Option<String>,
     score: f64,
     asserted_at: String,
     conflicts_with: Vec<String>,

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 use crate::manifest_dir;
 
 /// The commands the scripts run that are part of any machine, linked from this one.
-const BASE_COMMANDS: &[&str] = &["bash", "cat", "dirname", "grep", "mkdir", "ldconfig", "rm"];
+const BASE_COMMANDS: &[&str] = &["bash", "cat", "chmod", "dirname", "grep", "mkdir", "ldconfig", "rm"];
 
 /// A made-up machine.
 #[derive(Default)]
@@ -25,6 +25,10 @@ struct Machine {
     python_modules: Vec<&'static str>,
     /// apt-get fails every install (Debian's npm against NodeSource's nodejs: "held broken packages").
     apt_fails: bool,
+    /// `python3 -m venv` fails (Debian's python3 without python3-venv).
+    no_venv: bool,
+    /// The Python package's test venv exists and holds every pin of python/requirements-test.txt.
+    venv_ready: bool,
     /// CI=true.
     ci: bool,
 }
@@ -34,6 +38,8 @@ struct Asked {
     output: Output,
     apt: BTreeSet<String>,
     pip: BTreeSet<String>,
+    /// What was installed into the Python package's test venv.
+    venv_pip: BTreeSet<String>,
     npm_ci: bool,
 }
 
@@ -91,11 +97,33 @@ fn run_on(machine: &Machine, script: &str) -> Asked {
         &bin.join("dpkg"),
         &format!("[ \"$1\" = -s ] || exit 2; for p in {installed}; do [ \"$p\" = \"$2\" ] && exit 0; done; exit 1"),
     );
+    // The venv's python: the pins it lacks (all of them, unless the venv is complete), and its
+    // installs recorded.
+    let venv_python = format!(
+        "if [ \"$1\" = - ]; then [ -e \"$(dirname \"$0\")/complete\" ] || grep '==' \"$2\"; exit 0; fi\n\
+         if [ \"$1 $2 $3\" = \"-m pip install\" ]; then shift 3; for a in \"$@\"; do case \"$a\" in -*) ;; *) echo \"$a\" >> {rec}/venv_pip;; esac; done; exit 0; fi\n\
+         exit 2"
+    );
+    let venv = tmp.path().join(".cache/memledger/python-venv/bin");
+    if machine.venv_ready {
+        std::fs::create_dir_all(&venv).unwrap();
+        write_script(&venv.join("python"), &venv_python);
+        std::fs::write(venv.join("complete"), "").unwrap();
+    }
+    let make_venv = if machine.no_venv {
+        "exit 1".to_string()
+    } else {
+        format!(
+            "mkdir -p \"$3/bin\"; printf '%s\\n' '#!/bin/bash' {} > \"$3/bin/python\"; chmod +x \"$3/bin/python\"; exit 0",
+            shell_quote(&venv_python)
+        )
+    };
     let modules = machine.python_modules.join(" ");
     write_script(
         &bin.join("python3"),
         &format!(
-            "if [ \"$1\" = -c ]; then m=\"${{2#import }}\"; for x in {modules}; do [ \"$x\" = \"$m\" ] && exit 0; done; exit 1; fi\n\
+            "if [ \"$1 $2\" = \"-m venv\" ]; then {make_venv}; fi\n\
+             if [ \"$1\" = -c ]; then m=\"${{2#import }}\"; for x in {modules}; do [ \"$x\" = \"$m\" ] && exit 0; done; exit 1; fi\n\
              if [ \"$1 $2 $3\" = \"-m pip install\" ]; then shift 3; for a in \"$@\"; do case \"$a\" in -*) ;; *) echo \"$a\" >> {rec}/pip;; esac; done; exit 0; fi\n\
              exit 2"
         ),
@@ -111,8 +139,13 @@ fn run_on(machine: &Machine, script: &str) -> Asked {
     // (installed or not on this machine) plays no part.
     let repo = tmp.path().join("repo");
     let root = manifest_dir().parent().unwrap().to_path_buf();
-    for file in ["scripts/setup.sh", "scripts/setup_tests.sh", "scripts/lib/install.sh", "server/e2e/package-lock.json"]
-    {
+    for file in [
+        "scripts/setup.sh",
+        "scripts/setup_tests.sh",
+        "scripts/lib/install.sh",
+        "server/e2e/package-lock.json",
+        "python/requirements-test.txt",
+    ] {
         std::fs::create_dir_all(repo.join(file).parent().unwrap()).unwrap();
         std::fs::copy(root.join(file), repo.join(file)).unwrap();
     }
@@ -129,7 +162,29 @@ fn run_on(machine: &Machine, script: &str) -> Asked {
     let lines = |name: &str| -> BTreeSet<String> {
         std::fs::read_to_string(record.join(name)).unwrap_or_default().lines().map(str::to_string).collect()
     };
-    Asked { output, apt: lines("apt"), pip: lines("pip"), npm_ci: record.join("npm").exists() }
+    Asked {
+        output,
+        apt: lines("apt"),
+        pip: lines("pip"),
+        venv_pip: lines("venv_pip"),
+        npm_ci: record.join("npm").exists(),
+    }
+}
+
+/// `text` as one single-quoted shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The pins of python/requirements-test.txt.
+fn python_pins() -> BTreeSet<String> {
+    let root = manifest_dir().parent().unwrap().to_path_buf();
+    std::fs::read_to_string(root.join("python/requirements-test.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("=="))
+        .map(str::to_string)
+        .collect()
 }
 
 fn set(items: &[&str]) -> BTreeSet<String> {
@@ -164,13 +219,42 @@ fn a_machine_with_everything_installs_nothing() {
         commands: vec!["node", "npm", "chromium", "schemathesis"],
         installed: vec!["libclang-dev"],
         python_modules: vec!["mcp"],
+        venv_ready: true,
         ..Machine::default()
     };
     for script in [BUILD, TESTS] {
         let asked = run_on(&machine, script);
         assert!(asked.output.status.success(), "{script}: {}", asked.log());
-        assert!(asked.apt.is_empty() && asked.pip.is_empty(), "{script}: {}", asked.log());
+        assert!(asked.apt.is_empty() && asked.pip.is_empty() && asked.venv_pip.is_empty(), "{script}: {}", asked.log());
     }
+}
+
+#[test]
+fn the_python_packages_tests_get_every_pin_in_a_venv_of_their_own() {
+    let asked = run_on(&Machine::default(), TESTS);
+    assert!(asked.output.status.success(), "{}", asked.log());
+    let pins = python_pins();
+    assert!(pins.iter().any(|p| p.starts_with("langgraph==")) && pins.iter().any(|p| p.starts_with("pytest==")));
+    assert_eq!(asked.venv_pip, pins, "{}", asked.log());
+    // Nothing of it goes into the system's Python.
+    assert_eq!(asked.pip, set(&["mcp==2.3.0", "schemathesis==4.32.5"]), "{}", asked.log());
+}
+
+#[test]
+fn a_python_without_venv_gets_python3_venv_and_says_what_is_skipped() {
+    let machine = Machine {
+        commands: vec!["node", "npm", "chromium", "schemathesis"],
+        python_modules: vec!["mcp"],
+        no_venv: true,
+        ..Machine::default()
+    };
+    let asked = run_on(&machine, TESTS);
+    let stderr = String::from_utf8_lossy(&asked.output.stderr).into_owned();
+    assert!(asked.output.status.success(), "{}", asked.log());
+    assert_eq!(asked.apt, set(&["python3-venv"]), "{}", asked.log());
+    assert!(stderr.contains("the Python package's tests") && stderr.contains("will be skipped"), "{stderr}");
+    let asked = run_on(&Machine { ci: true, ..machine }, TESTS);
+    assert!(!asked.output.status.success(), "{}", asked.log());
 }
 
 #[test]

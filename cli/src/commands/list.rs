@@ -19,6 +19,9 @@ pub struct Args {
     pub memory_type: Option<String>,
     #[arg(long)]
     pub scope: Option<String>,
+    /// Only the memories saved with this fact key (`save --fact-key`).
+    #[arg(long, value_name = "KEY")]
+    pub fact_key: Option<String>,
     /// active, scheduled, stale, retired or all: the status at the --valid-at time.
     #[arg(long, default_value = "active")]
     pub status: String,
@@ -37,6 +40,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let q = ListQuery {
         memory_type: args.memory_type,
         scope: args.scope,
+        fact_key: args.fact_key,
         status: args.status,
         limit: args.limit,
         as_of: args.as_of,
@@ -64,7 +68,16 @@ pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Outpu
     let at = super::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
     let scopes = caller.access().scopes_for(q.scope.as_deref())?;
-    let memories = ml.list_in(memory_type, &scopes, status, q.limit, at)?;
+    let memories = match &q.fact_key {
+        // The limit counts the memories of that key: filter before it.
+        Some(key) => {
+            let mut all = ml.list_in(memory_type, &scopes, status, usize::MAX, at)?;
+            all.retain(|m| m.fact_key.as_deref() == Some(key.as_str()));
+            all.truncate(q.limit);
+            all
+        }
+        None => ml.list_in(memory_type, &scopes, status, q.limit, at)?,
+    };
     if out.json {
         return out.json_line(&json!({ "memories": memories }));
     }

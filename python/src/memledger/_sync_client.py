@@ -1,0 +1,481 @@
+"""``Memledger``: the client of a running ``memledger serve``.
+
+Generated from ``_async_client.py`` by ``python/scripts/unasync.py``: edit that file, not this one.
+"""
+
+from __future__ import annotations
+
+import time
+import json as jsonlib
+import os
+from collections.abc import Iterator, Iterable, Mapping
+from typing import Any, TypedDict, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel
+
+from . import models as m
+from .discovery import resolve as _endpoint
+from .errors import ExportInterrupted, Failure, MemledgerError, NoServer, Unavailable, error_for
+
+__all__ = ["Memledger", "SaveRequest", "Evidence"]
+
+_M = TypeVar("_M", bound=BaseModel)
+_List = list
+_VERSION = "0.1.0"
+
+
+class Evidence(TypedDict, total=False):
+    """Where in a transcript a memory was said (``agent``, ``file``, ``first_line`` and
+    ``last_line`` are required)."""
+
+    agent: str
+    session: str
+    file: str
+    first_line: int
+    last_line: int
+    message_ids: list[str]
+    excerpt: str
+    observed_at: str
+
+
+class SaveRequest(TypedDict, total=False):
+    """One memory of :meth:`Memledger.save_many`: the fields of :meth:`Memledger.save`
+    (only ``text`` is required)."""
+
+    text: str
+    type: str
+    scope: str
+    source: str
+    origin: str
+    evidence: Evidence
+    effective_at: str
+    fact_key: str
+    idempotency_key: str
+    no_dedup: bool
+    allow_secret: bool
+
+
+def _given(**fields: Any) -> dict[str, Any]:
+    """The fields that were given: ``None`` and ``False`` are the server's defaults."""
+    return {k: v for k, v in fields.items() if v is not None and v is not False}
+
+
+def _path(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _problem(response: httpx.Response) -> MemledgerError:
+    try:
+        problem = response.json()
+    except ValueError:
+        problem = None
+    if not isinstance(problem, dict):
+        problem = None
+    return error_for(response.status_code, problem, f"HTTP {response.status_code}: {response.text[:200]}")
+
+
+def _seq_of(line: str) -> int | None:
+    seq = jsonlib.loads(line).get("seq")
+    return seq if isinstance(seq, int) else None
+
+
+class Memledger:
+    """A client of the store's server.
+
+    ``Memledger()`` finds the local store's server on its Unix socket
+    (``<store>/memledger.sock``; the store directory as the CLI finds it: ``dir=``,
+    ``$MEMLEDGER_DIR``, …) and acts as the store's owner, or as the principal of ``token=`` /
+    ``$MEMLEDGER_TOKEN``. ``Memledger(url="http://127.0.0.1:7878", token=…)`` talks HTTP
+    (``$MEMLEDGER_URL``; without a token, the store's own token file is used when readable).
+
+    Every method returns the typed document of the command's ``--json`` output and raises a
+    :class:`~memledger.errors.MemledgerError` subclass named for the CLI's exit code otherwise.
+    A request is retried (``retries`` times, on a transport error or a 503) only when it carries
+    an idempotency key: a save with ``idempotency_key=``, or a batch whose every memory has one.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        token: str | None = None,
+        dir: str | os.PathLike[str] | None = None,
+        actor: str | None = None,
+        timeout: float = 30.0,
+        retries: int = 2,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        endpoint = _endpoint(url, token, dir)
+        headers = {"user-agent": f"memledger-python/{_VERSION}"}
+        if endpoint.token:
+            headers["authorization"] = f"Bearer {endpoint.token}"
+        if actor:
+            headers["memledger-actor"] = actor
+        if transport is None and endpoint.uds is not None:
+            transport = httpx.HTTPTransport(uds=endpoint.uds)
+        self.where = endpoint.uds or endpoint.base_url
+        self.retries = retries
+        self._http = httpx.Client(
+            base_url=endpoint.base_url, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Memledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # The transport.
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        json: Any = None,
+        content: bytes | None = None,
+        headers: dict[str, str] | None = None,
+        retry: bool = False,
+    ) -> httpx.Response:
+        attempt = 0
+        while True:
+            try:
+                response = self._http.request(
+                    method, path, params=params, json=json, content=content, headers=headers
+                )
+            except httpx.TransportError as e:
+                if retry and attempt < self.retries:
+                    attempt += 1
+                    time.sleep(0.05 * 2**attempt)
+                    continue
+                if isinstance(e, httpx.ConnectError):
+                    raise NoServer(f"no memledger server answers at {self.where}: {e}") from e
+                raise Failure(f"the request to {self.where} failed: {e!r}") from e
+            if response.status_code >= 400:
+                error = _problem(response)
+                if isinstance(error, Unavailable) and retry and attempt < self.retries:
+                    attempt += 1
+                    time.sleep(0.05 * 2**attempt)
+                    continue
+                raise error
+            return response
+
+    def _doc(self, model: type[_M], method: str, path: str, **kw: Any) -> _M:
+        response = self._request(method, path, **kw)
+        return model.model_validate_json(response.content)
+
+    def _lines(self, method: str, path: str, **kw: Any) -> _List[dict[str, Any]]:
+        response = self._request(method, path, **kw)
+        return [jsonlib.loads(line) for line in response.text.splitlines() if line.strip()]
+
+    # Writing.
+
+    def save(
+        self,
+        text: str,
+        *,
+        type: str | None = None,
+        scope: str | None = None,
+        source: str | None = None,
+        origin: str | None = None,
+        evidence: Evidence | None = None,
+        effective_at: str | None = None,
+        fact_key: str | None = None,
+        idempotency_key: str | None = None,
+        no_dedup: bool = False,
+        allow_secret: bool = False,
+    ) -> m.SaveResult:
+        """Save one memory: ``.outcome`` (added, merged, versioned, conflict, historical,
+        proposed), ``.memory_id``, ``.conflict_id``. ``source`` is its authority (``stated``,
+        ``policy``, ``inferred``, ``imported``); default: the caller's in the scope."""
+        body = _given(
+            text=text,
+            type=type,
+            scope=scope,
+            source=source,
+            origin=origin,
+            evidence=evidence,
+            effective_at=effective_at,
+            fact_key=fact_key,
+            idempotency_key=idempotency_key,
+            no_dedup=no_dedup,
+            allow_secret=allow_secret,
+        )
+        return self._doc(m.SaveResult, "POST", "/v1/memories", json=body, retry=idempotency_key is not None)
+
+    def save_many(self, memories: Iterable[SaveRequest]) -> _List[m.SaveResult | m.BatchLineError]:
+        """Save many memories in one request, in order: one result per memory, a
+        :class:`~memledger.models.BatchLineError` for each refused one (the rest go on)."""
+        batch = [_given(**memory) for memory in memories]
+        retry = bool(batch) and all(memory.get("idempotency_key") for memory in batch)
+        lines = self._lines("POST", "/v1/memories/batch", json={"memories": batch}, retry=retry)
+        return [
+            m.BatchLineError.model_validate(line) if "error" in line else m.SaveResult.model_validate(line)
+            for line in lines
+        ]
+
+    def update(self, id: str, text: str, *, expect_version: int | None = None) -> m.UpdateResult:
+        """A new version of a memory, unconditionally; with ``expect_version``, only if the
+        belief is still at that version (else :class:`~memledger.errors.Conflict`)."""
+        body = _given(text=text, expect_version=expect_version)
+        return self._doc(m.UpdateResult, "POST", f"/v1/memories/{_path(id)}/update", json=body)
+
+    def forget(self, id: str, *, reason: str | None = None) -> m.ForgetResult:
+        """Retire a belief: out of recall, kept in history."""
+        return self._doc(m.ForgetResult, "POST", f"/v1/memories/{_path(id)}/forget", json=_given(reason=reason))
+
+    def erase(
+        self, id: str, *, lineage: bool = False, reason: str | None = None, dry_run: bool = False
+    ) -> m.EraseResult:
+        """Erase a memory's text everywhere (only a server started with ``--allow-erase`` does;
+        a dry run is always answered)."""
+        body = _given(lineage=lineage, reason=reason, dry_run=dry_run)
+        return self._doc(m.EraseResult, "POST", f"/v1/memories/{_path(id)}/erase", json=body)
+
+    # Reading.
+
+    def show(self, id: str, *, as_of: str | int | None = None, valid_at: str | None = None) -> m.Memory:
+        params = _given(as_of=as_of, valid_at=valid_at)
+        return self._doc(m.Memory, "GET", f"/v1/memories/{_path(id)}", params=params)
+
+    def list(
+        self,
+        *,
+        type: str | None = None,
+        scope: str | None = None,
+        fact_key: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        as_of: str | int | None = None,
+        valid_at: str | None = None,
+    ) -> m.MemoryList:
+        """Memories, newest first (``status`` default ``active``; ``all`` for every one).
+        ``scope`` may be a pattern ending in ``*``; ``fact_key`` keeps the memories saved with it."""
+        params = _given(
+            type=type, scope=scope, fact_key=fact_key, status=status, limit=limit, as_of=as_of, valid_at=valid_at
+        )
+        return self._doc(m.MemoryList, "GET", "/v1/memories", params=params)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        type: str | None = None,
+        scope: str | None = None,
+        limit: int | None = None,
+        as_of: str | int | None = None,
+        valid_at: str | None = None,
+    ) -> m.RecallResult:
+        """Active memories for a question, best first: ``.results``, ``.notice`` (the conflict
+        notice, else None) and ``.fenced`` (the texts fenced as recorded data, for a prompt)."""
+        body = _given(
+            query=query,
+            type=type,
+            scope=scope,
+            limit=limit,
+            as_of=None if as_of is None else str(as_of),
+            valid_at=valid_at,
+        )
+        return self._doc(m.RecallResult, "POST", "/v1/recall", json=body)
+
+    def history(self, id: str, *, as_of: str | int | None = None, valid_at: str | None = None) -> m.History:
+        """Every version of the belief of any of its versions' ids, newest first."""
+        params = _given(as_of=as_of, valid_at=valid_at)
+        return self._doc(m.History, "GET", f"/v1/memories/{_path(id)}/history", params=params)
+
+    def why(self, id: str, other: str | None = None) -> m.Why:
+        """Every classification that involved this memory (or this pair), dropped ones too."""
+        params = _given(other=other)
+        return self._doc(m.Why, "GET", f"/v1/memories/{_path(id)}/why", params=params)
+
+    # Conflicts.
+
+    def conflicts(self, *, status: str | None = None, as_of: str | int | None = None) -> m.ConflictList:
+        """The conflict queue (``status``: pending by default, resolved or all)."""
+        params = _given(status=status, as_of=as_of)
+        return self._doc(m.ConflictList, "GET", "/v1/conflicts", params=params)
+
+    def conflict(self, id: str) -> m.ConflictRecord:
+        return self._doc(m.ConflictRecord, "GET", f"/v1/conflicts/{_path(id)}")
+
+    def resolve(
+        self, id: str, action: m.Action, *, merged_text: str | None = None, note: str | None = None
+    ) -> m.ResolveResult:
+        """Decide a conflict: ``keep_new``, ``keep_existing``, ``keep_both``, ``merge`` (with
+        ``merged_text``), or for a proposal ``accept`` / ``reject``."""
+        body = _given(action=action, merged_text=merged_text, note=note)
+        return self._doc(m.ResolveResult, "POST", f"/v1/conflicts/{_path(id)}/resolve", json=body)
+
+    def accept(self, id: str, *, note: str | None = None) -> m.ResolveResult:
+        """Accept a proposal: it becomes current."""
+        return self.resolve(id, "accept", note=note)
+
+    def reject(self, id: str, *, note: str | None = None) -> m.ResolveResult:
+        """Reject a proposal: it never becomes current."""
+        return self.resolve(id, "reject", note=note)
+
+    def revert(self, id: str) -> m.ResolveResult:
+        """Undo a conflict's resolution (a compensating event): it is pending again."""
+        return self._doc(m.ResolveResult, "POST", f"/v1/conflicts/{_path(id)}/revert")
+
+    def auto(self, *, dry_run: bool = False) -> m.Report:
+        """The LLM judge over the pending conflicts (needs a model: else BadInput)."""
+        return self._doc(m.Report, "POST", "/v1/conflicts/auto", json=_given(dry_run=dry_run))
+
+    def scan(
+        self,
+        *,
+        max_pairs: int | None = None,
+        min_confidence: float | None = None,
+        scope: str | None = None,
+        dry_run: bool = False,
+    ) -> m.Report:
+        """The contradiction scan over stored memories."""
+        body = _given(max_pairs=max_pairs, min_confidence=min_confidence, scope=scope, dry_run=dry_run)
+        return self._doc(m.Report, "POST", "/v1/conflicts/scan", json=body)
+
+    def open_conflict(self, a: str, b: str, *, note: str | None = None) -> m.OpenResult:
+        """Open a conflict by hand between two active memories of one scope."""
+        return self._doc(m.OpenResult, "POST", "/v1/conflicts/open", json=_given(a=a, b=b, note=note))
+
+    def embed(self, *, dry_run: bool = False) -> m.Report:
+        """Vectors for the active memories that have none (needs an embedder: else BadInput)."""
+        return self._doc(m.Report, "POST", "/v1/embed", json=_given(dry_run=dry_run))
+
+    # The ledger.
+
+    def log(
+        self, *, since: int | None = None, limit: int | None = None, memory: str | None = None, by: str | None = None
+    ) -> _List[m.Event]:
+        """Events from ``since`` (default 1), at most ``limit`` (default 1000); of one memory,
+        or appended by one principal."""
+        params = _given(since=since, limit=limit, memory=memory, by=by)
+        return [m.Event.model_validate(line) for line in self._lines("GET", "/v1/log", params=params)]
+
+    def export_lines(self, *, since: int = 1) -> Iterator[str]:
+        """The event stream from ``since`` as it arrives, one JSON line at a time (without its
+        newline), as ``memledger export`` prints it. Only whole lines are yielded: a stream cut
+        short raises :class:`~memledger.errors.ExportInterrupted` with the last seq received."""
+        last_seq: int | None = None
+        try:
+            with self._http.stream("GET", "/v1/export", params={"since": since}) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise _problem(response)
+                pending = b""
+                for chunk in response.iter_bytes():
+                    pending += chunk
+                    if b"\n" not in chunk:
+                        continue
+                    *whole, pending = pending.split(b"\n")
+                    for raw in whole:
+                        if raw.strip():
+                            line = raw.decode()
+                            last_seq = _seq_of(line)
+                            yield line
+                if pending.strip():
+                    raise ExportInterrupted(
+                        f"the export from {self.where} ended inside an event (after seq {last_seq})",
+                        last_seq=last_seq,
+                    )
+        except httpx.TransportError as e:
+            raise ExportInterrupted(
+                f"the export from {self.where} stopped after seq {last_seq}: {e!r}", last_seq=last_seq
+            ) from e
+
+    def export(self, *, since: int = 1) -> Iterator[m.Event]:
+        """The event stream from ``since``, streamed: each event as it arrives (see
+        :meth:`export_lines`). Stop iterating at any time: the request is closed."""
+        for line in self.export_lines(since=since):
+            yield m.Event.model_validate_json(line)
+
+    def import_events(self, stream: bytes | str, *, allow_secret: bool = False) -> m.ImportResult:
+        """Append an exported stream (JSON Lines) to the store: empty, or sharing its prefix."""
+        content = stream.encode() if isinstance(stream, str) else bytes(stream)
+        params = _given(allow_secret=allow_secret)
+        headers = {"content-type": "application/x-ndjson"}
+        return self._doc(
+            m.ImportResult, "POST", "/v1/import", params=params, content=content, headers=headers
+        )
+
+    def verify(self) -> m.VerifyReport:
+        """The hash chain and the views checked; ``.ok`` False says where it is wrong."""
+        return self._doc(m.VerifyReport, "GET", "/v1/verify")
+
+    def stats(self) -> m.Stats:
+        return self._doc(m.Stats, "GET", "/v1/stats")
+
+    def rebuild(self, *, view: str | None = None) -> m.RebuildResult:
+        """Drop and replay the views (or one)."""
+        return self._doc(m.RebuildResult, "POST", "/v1/rebuild", json=_given(view=view))
+
+    def status(self) -> m.ServerStatus:
+        """Who serves, since when, and the ledger's head."""
+        return self._doc(m.ServerStatus, "GET", "/v1/status")
+
+    # The review page's reads.
+
+    def review_conflicts(
+        self, *, status: str | None = None, offset: int | None = None, limit: int | None = None
+    ) -> m.ReviewConflicts:
+        params = _given(status=status, offset=offset, limit=limit)
+        return self._doc(m.ReviewConflicts, "GET", "/v1/review/conflicts", params=params)
+
+    def events(
+        self, *, before: int | None = None, limit: int | None = None, type: str | None = None, actor: str | None = None
+    ) -> m.EventsPage:
+        params = _given(before=before, limit=limit, type=type, actor=actor)
+        return self._doc(m.EventsPage, "GET", "/v1/events", params=params)
+
+    def near_misses(
+        self, *, before: int | None = None, limit: int | None = None, kind: str | None = None, scope: str | None = None
+    ) -> m.NearMisses:
+        params = _given(before=before, limit=limit, kind=kind, scope=scope)
+        return self._doc(m.NearMisses, "GET", "/v1/near-misses", params=params)
+
+    def timeline(self) -> m.Timeline:
+        return self._doc(m.Timeline, "GET", "/v1/timeline")
+
+    # Principals.
+
+    def whoami(self) -> m.Whoami:
+        """The caller's principal, its own scope and grants."""
+        return self._doc(m.Whoami, "GET", "/v1/whoami")
+
+    def principals(self) -> m.PrincipalList:
+        return self._doc(m.PrincipalList, "GET", "/v1/principals")
+
+    def add_principal(self, name: str, kind: str, *, grants: Iterable[str] = ()) -> m.PrincipalChange:
+        """A new principal (``kind``: person, agent or service) with grants
+        ``SCOPE=VERB,…[@AUTHORITY]``; ``.token`` is its bearer token, shown this once."""
+        body = {"name": name, "kind": kind, "grants": _List(grants)}
+        return self._doc(m.PrincipalChange, "POST", "/v1/principals", json=body)
+
+    def grant(self, name: str, grants: Iterable[str]) -> m.PrincipalChange:
+        body = {"grants": _List(grants)}
+        return self._doc(m.PrincipalChange, "POST", f"/v1/principals/{_path(name)}/grant", json=body)
+
+    def revoke(
+        self, name: str, *, grants: Iterable[str] = (), reason: str | None = None
+    ) -> m.PrincipalChange:
+        """Take back the grants of these scope patterns, or (none named) revoke the principal."""
+        body = _given(grants=_List(grants) or None, reason=reason)
+        return self._doc(m.PrincipalChange, "POST", f"/v1/principals/{_path(name)}/revoke", json=body)
+
+    def rotate(self, name: str) -> m.PrincipalChange:
+        """A new token for the principal (``.token``); the old one stops working at once."""
+        return self._doc(m.PrincipalChange, "POST", f"/v1/principals/{_path(name)}/rotate")
+
+    # The CLI's own transport.
+
+    def call(self, call: Mapping[str, Any], *, json: bool = True, actor: str | None = None) -> m.Reply:
+        """Run any store command as the CLI would (``{"command": "stats"}``): what it printed
+        and its exit code, never an exception for a refusal."""
+        body = _given(call=dict(call), json=json, actor=actor)
+        return self._doc(m.Reply, "POST", "/v1/call", json=body)
