@@ -28,6 +28,10 @@ thread_local! {
     static CANDIDATE_WEIGHTS: std::cell::RefCell<rustc_hash::FxHashMap<MemoryId, f64>> = Default::default();
 }
 
+/// How much more a term of what a change statement changes (or of a role named) weighs than
+/// another term: enough that a belief sharing only it ranks beside one sharing three others.
+const SUBJECT_WEIGHT: f64 = 3.0;
+
 impl CandidateSearch<'_> {
     /// The candidates of `save`, whose text is analysed here; `exclude` is never one.
     /// `true` marks a candidate found by its fact key.
@@ -63,13 +67,18 @@ impl CandidateSearch<'_> {
         let mut terms: Vec<&str> = analysis.index_terms().iter().map(String::as_str).collect();
         terms.sort_unstable();
         terms.dedup();
+        // What a change statement changes, or the role it names a holder of: its beliefs are found
+        // first and weigh more, however little else they share ("We moved CI to GitLab" / "Our CI
+        // runs on GitHub Actions"). The same budget bounds the postings read.
+        let subject = lexical::subject_terms(analysis);
         let text = self.index.text();
         let mut cache = self.index.terms();
         let mut by_rarity = Vec::with_capacity(terms.len());
         for term in terms {
             let count = cache.count(text, &save.scope, term)?;
             if count > 0 {
-                by_rarity.push((count, term));
+                let about = subject.iter().any(|s| s == term);
+                by_rarity.push((!about, count, term));
             }
         }
         by_rarity.sort();
@@ -77,11 +86,11 @@ impl CandidateSearch<'_> {
             weights.clear();
             weights.reserve(self.budget);
             let mut budget = self.budget;
-            for (count, term) in by_rarity {
+            for (other, count, term) in by_rarity {
                 if budget == 0 {
                     break;
                 }
-                let weight = 1.0 / (1.0 + (count as f64).ln());
+                let weight = if other { 1.0 } else { SUBJECT_WEIGHT } / (1.0 + (count as f64).ln());
                 for id in cache.holders(text, &save.scope, term, budget)? {
                     budget -= 1;
                     *weights.entry(id).or_default() += weight;

@@ -299,6 +299,18 @@ impl Planner<'_> {
         let contradicting: Vec<usize> =
             (0..examined.len()).filter(|&i| examined[i].class.relation == Relation::Contradictory).collect();
         let identical = best(Relation::Identical, &|_| true);
+        // The one contradiction is a change the incoming memory announces ("we moved CI to
+        // GitLab" against "our CI runs on GitHub Actions"): the belief's next version, unless the
+        // change is older than the belief by explicit effective times (then the conflict path
+        // settles it by time).
+        let announced = match contradicting[..] {
+            [i] if examined[i].class.gate == "announced_change" && !linked(i) => {
+                let older =
+                    matches!((save.effective_at, examined[i].candidate.effective_at), (Some(a), Some(b)) if a < b);
+                (!older).then_some(i)
+            }
+            _ => None,
+        };
 
         let mut decision: Vec<NewEvent> = Vec::new();
         if let Some(i) = restatement {
@@ -306,6 +318,28 @@ impl Planner<'_> {
             let into = examined[i].candidate.memory_id;
             decision
                 .push(EventBody::BeliefMerged(BeliefMerged { memory_id, into, kind: MergeKind::Restatement }).into());
+        } else if let Some(i) = announced {
+            if stance.propose {
+                decision.extend(self.propose(memory_id, stance, &mut examined, &[i]));
+            } else if stance.authority < examined[i].candidate.authority {
+                // A change announced by a lower authority than the belief's: both kept, the belief
+                // stays current, and a conflict only its authority can settle opens instead.
+                decision.extend(self.plan_authority_conflict(memory_id, stance, &mut examined, i));
+            } else {
+                let (current, root) = (examined[i].candidate.memory_id, examined[i].candidate.root_id);
+                let version = self.reader.next_version(root)?;
+                examined[i].outcome = PairOutcome::Versioned;
+                decision.push(
+                    EventBody::BeliefVersioned(BeliefVersioned {
+                        memory_id,
+                        root_id: root,
+                        version,
+                        replaces: current,
+                        cause: VersionCause::AnnouncedChange,
+                    })
+                    .into(),
+                );
+            }
         } else if !contradicting.is_empty() {
             if stance.propose {
                 decision.extend(self.propose(memory_id, stance, &mut examined, &contradicting));

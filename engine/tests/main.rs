@@ -3,6 +3,7 @@
 
 mod support;
 
+mod announced;
 mod asof;
 mod co_enrich;
 mod models;

@@ -518,8 +518,17 @@ pub const NAMES_V2: &[&str] = &[
 ];
 
 /// The names format 5 codes after [`NAMES_V2`]'s (its codes go on from `NAMES_V2.len() + 1`):
-/// the gates and scores recorded since format 2 was frozen.
-pub const NAMES_ADDED_V5: &[&str] = &[];
+/// the gates and scores recorded since format 2 was frozen that no event held before they were
+/// listed (a name an event already holds as a string cannot be listed: its bytes, and so its
+/// hash, would change). Append only.
+pub const NAMES_ADDED_V5: &[&str] = &[
+    // The announced change and the role of one holder (docs/adr/0030-announced-changes-and-roles.md).
+    "announced_change",
+    "changed_from_other",
+    "role_holder",
+    "change_topic_words",
+    "change_old_words",
+];
 
 /// A format's table of name codes: the name at index `i` is written as the byte `i + 1`. Each is
 /// frozen with its format, like the fixtures: a name added to one would change how an event that

@@ -1,7 +1,9 @@
 //! One text analysed once: content items, values, qualifiers and negation scope, plus the
 //! stems every word leaves (antonyms live among them).
 
+use super::announce::{self, Statement};
 use super::lexicon::{Entry, WordClass, lexicon};
+use super::roles::{self, RoleSlot};
 use super::stem::stem;
 use super::terms::index_terms_of;
 use super::tokens::{RawFlags, RawTok, connector, raw_tokens};
@@ -89,6 +91,14 @@ pub struct Analysis {
     pub(super) definite: bool,
     /// the text hedges its claim ("may", "might", "could", "perhaps").
     pub(super) hedged: bool,
+    /// the text starts with the speaker's ("I", "we", "my", "our").
+    pub(super) first_person: bool,
+    /// the text starts with the speaker ("I", "we").
+    pub(super) speaker: bool,
+    /// what the text announces changed ("we moved CI to GitLab"), if it announces a change.
+    pub(super) change: Option<Box<Statement>>,
+    /// the slot of one holder it states ("my manager is Sarah"), if it states one.
+    pub(super) role: Option<Box<RoleSlot>>,
     /// per raw token, while analysing: a proper name.
     names: Vec<bool>,
     /// per raw token, while analysing: the head of an indefinite noun phrase.
@@ -413,6 +423,10 @@ pub fn analyse(text: &str) -> Analysis {
                 && lex.class(&r.lower) == WordClass::default()
                 && number_word(&r.lower).is_none())
     }) || a.items.first().is_some_and(|x| x.name);
+    a.first_person = raw.first().is_some_and(|r| matches!(r.lower.as_str(), "i" | "we" | "my" | "our"));
+    a.speaker = raw.first().is_some_and(|r| matches!(r.lower.as_str(), "i" | "we"));
+    a.change = announce::read(&raw).map(Box::new);
+    a.role = roles::read(&raw).map(Box::new);
     a.norm = norm;
     a.raw = Vec::with_capacity(raw.len());
     a.raw.extend(raw.iter().map(|r| RawFlags { boundary: r.boundary, connector: connector(&r.lower) }));

@@ -3,10 +3,12 @@
 //! [`Pair`]; every score a gate computes is recorded in it, so the verdict can explain itself.
 
 use super::analysis::{Analysis, Item, Kind, analyse};
+use super::announce::announced_change;
 use super::change::{Change, evidence_of_change};
 use super::config::LexicalConfig;
 use super::frame::{correction, order_differs, replaced_filler, replaced_person};
 use super::matching::{Overlap, match_items, overlap};
+use super::roles::role_holder;
 use super::values::{QualCat, ValCat, same_str};
 use super::verdict::{Gate, Relation, Verdict};
 
@@ -105,6 +107,11 @@ pub fn classify_analysed(
 
 fn decide(p: &mut Pair) -> Verdict {
     if let Some(v) = exact_text(p).or_else(|| no_content(p)).or_else(|| qualifier_differs(p)) {
+        return v;
+    }
+    // A change the incoming memory announces, or another holder of a role of one holder, decides
+    // before the evidence gates: "I no longer work at Google" is a new version, not a denial.
+    if let Some(v) = announced_change(p).or_else(|| role_holder(p)) {
         return v;
     }
     match evidence_of_change(p) {

@@ -9,12 +9,16 @@
 //! score it computed, so a classification event can explain it forever. Only `std` is used.
 
 mod analysis;
+mod announce;
 mod change;
+#[cfg(test)]
+mod change_tests;
 mod config;
 mod frame;
 mod gates;
 mod lexicon;
 mod matching;
+mod roles;
 mod stem;
 mod terms;
 #[cfg(test)]
@@ -26,7 +30,7 @@ mod verdict;
 pub use analysis::{Analysis, analyse};
 pub use config::LexicalConfig;
 pub use gates::{classify, classify_analysed};
-pub use terms::{index_terms, index_terms_of};
+pub use terms::{index_terms, index_terms_of, subject_terms};
 pub use verdict::{Gate, Relation, Verdict};
 
 /// Names this classifier records that event format 2 has no one-byte code for: they are written

@@ -11,6 +11,25 @@ pub fn index_terms(text: &str) -> Vec<String> {
 
 /// [`index_terms`] of a text already analysed.
 pub fn index_terms_of(an: &Analysis) -> Vec<String> {
+    terms_of_items(an, &mut |_| true)
+}
+
+/// The index terms of what a text announces changed (the topic and the old value of a change
+/// statement) or of the role it names a holder of: candidate search looks for the beliefs about
+/// them first, however little else they share. Empty for most texts.
+pub fn subject_terms(an: &Analysis) -> Vec<String> {
+    let mut at: Vec<usize> = Vec::new();
+    if let Some(s) = &an.change {
+        at.extend(s.topic.iter().chain(&s.from));
+    }
+    let role = an.role.as_ref().map(|r| r.role.as_str());
+    if at.is_empty() && role.is_none() {
+        return Vec::new();
+    }
+    terms_of_items(an, &mut |it| at.contains(&it.raw_pos) || (it.kind == Kind::Word && Some(it.key.as_str()) == role))
+}
+
+fn terms_of_items(an: &Analysis, keep: &mut dyn FnMut(&super::analysis::Item) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     // A handful of terms: a scan beats hashing.
     let add = |s: String, out: &mut Vec<String>| {
@@ -18,7 +37,7 @@ pub fn index_terms_of(an: &Analysis) -> Vec<String> {
             out.push(s);
         }
     };
-    for it in &an.items {
+    for it in an.items.iter().filter(|it| keep(it)) {
         match it.kind {
             Kind::Word => {
                 let p: String = it.key.chars().take(4).collect();

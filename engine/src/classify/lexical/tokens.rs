@@ -19,6 +19,8 @@ pub(super) struct RawTok {
     pub(super) sentence_end: bool,
     /// a part of a compound written with `-` or `/` ("maple" in "maple-catalog").
     pub(super) in_compound: bool,
+    /// written with a possessive `'s` (or a bare `'`) that was cut off ("Alice's" → "Alice").
+    pub(super) possessive: bool,
 }
 
 /// Splits text into raw tokens: whitespace-separated chunks with surrounding punctuation
@@ -53,6 +55,7 @@ pub(super) fn raw_tokens(text: &str) -> Vec<RawTok> {
         }
         let mut parts: Vec<String> = Vec::new();
         let lower = core.to_lowercase();
+        let mut possessive = false;
         // contractions
         if let Some(base) = lower.strip_suffix("n't") {
             let base = match base {
@@ -76,6 +79,7 @@ pub(super) fn raw_tokens(text: &str) -> Vec<RawTok> {
                 // lowercase.
                 if c.len() > suf.len() && lower.ends_with(suf) {
                     c.truncate(c.len() - suf.len());
+                    possessive = matches!(suf, "'s" | "'");
                     break;
                 }
             }
@@ -104,6 +108,7 @@ pub(super) fn raw_tokens(text: &str) -> Vec<RawTok> {
                 boundary: boundary && last,
                 sentence_end: sentence_end && last,
                 in_compound,
+                possessive: possessive && last,
             });
         }
     }

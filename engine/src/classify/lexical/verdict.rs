@@ -88,6 +88,17 @@ pub enum Gate {
     /// contradictory: the same specific deed (at least four words alike) is said of other
     /// people: "A and B co-host the podcast" / "A and C co-host the podcast".
     ReplacedPerson,
+    /// contradictory, a new version: the incoming memory announces that what the stored one says
+    /// changed ("we moved CI to GitLab" / "our CI runs on GitHub Actions"), and the stored one
+    /// holds the old value.
+    AnnouncedChange,
+    /// contradictory, a conflict: the incoming memory announces a change from a value the stored
+    /// one does not hold, and the stored one holds another ("switched from Slack to Teams" / "we
+    /// use Discord").
+    ChangedFromOther,
+    /// contradictory: both name who holds a role of one holder for one owner, and the holders
+    /// differ ("my manager is Sarah" / "my manager is Tom").
+    RoleHolder,
 }
 
 impl Gate {
@@ -117,11 +128,14 @@ impl Gate {
             Gate::DifferentReferent => "different_referent",
             Gate::SubjectDiffers => "subject_differs",
             Gate::ReplacedPerson => "replaced_person",
+            Gate::AnnouncedChange => "announced_change",
+            Gate::ChangedFromOther => "changed_from_other",
+            Gate::RoleHolder => "role_holder",
         }
     }
 
     /// Every gate, for documentation and exhaustive tests.
-    pub const ALL: [Gate; 23] = [
+    pub const ALL: [Gate; 26] = [
         Gate::ExactText,
         Gate::MergeBand,
         Gate::RelatedBand,
@@ -145,6 +159,9 @@ impl Gate {
         Gate::DifferentReferent,
         Gate::SubjectDiffers,
         Gate::ReplacedPerson,
+        Gate::AnnouncedChange,
+        Gate::ChangedFromOther,
+        Gate::RoleHolder,
     ];
 }
 
