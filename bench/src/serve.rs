@@ -162,7 +162,22 @@ impl Conn {
     }
 }
 
-/// `serve-http BIN STORE SECONDS`: recall p50/p99 and saves/s over 8 keep-alive connections.
+/// A new agent with `grants`, added through the running server: its token.
+fn add_principal(bin: &Path, store: &Path, name: &str, grants: &[&str]) -> String {
+    let mut c = Command::new(bin);
+    c.arg("--dir").arg(store).args(["--json", "principals", "add", name, "--kind", "agent"]);
+    for g in grants {
+        c.args(["--grant", g]);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "principals add: {}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["token"].as_str().expect("the new principal's token").to_string()
+}
+
+/// `serve-http BIN STORE SECONDS`: recall p50/p99 over 8 keep-alive connections with the store's
+/// token and with principals' (whose grants are checked and whose reads are confined to the
+/// scopes they may read), then saves/s.
 pub fn http(bin: &Path, store: &Path, seconds: u64) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let server = Server::start(bin, store, Some(port));
@@ -174,11 +189,15 @@ pub fn http(bin: &Path, store: &Path, seconds: u64) {
     .to_string();
     let queries =
         ["which service deploys on Tuesday", "how long does the build take", "who owns billing", "postgres version"];
-    let phase = |save: bool| {
+    // A phase: 8 connections with `token` for `seconds`, saving or recalling (in `scope`, or in
+    // every scope the token may read); every latency in milliseconds.
+    let phase = |save: bool, token: &str, scope: Option<&str>| {
         let deadline = Instant::now() + Duration::from_secs(seconds);
+        let scope_field = scope.map(|s| format!(", \"scope\": \"{s}\"")).unwrap_or_default();
         let threads: Vec<_> = (0..8)
             .map(|t| {
-                let token = token.clone();
+                let token = token.to_string();
+                let scope_field = scope_field.clone();
                 std::thread::spawn(move || {
                     let mut conn = Conn::open(port, &token);
                     let mut latencies = Vec::new();
@@ -191,7 +210,7 @@ pub fn http(bin: &Path, store: &Path, seconds: u64) {
                                 i % 50
                             )
                         } else {
-                            format!("{{\"query\": \"{}\"}}", queries[i % queries.len()])
+                            format!("{{\"query\": \"{}\"{scope_field}}}", queries[i % queries.len()])
                         };
                         let path = if save { "/v1/memories" } else { "/v1/recall" };
                         let started = Instant::now();
@@ -206,15 +225,43 @@ pub fn http(bin: &Path, store: &Path, seconds: u64) {
             .collect();
         threads.into_iter().flat_map(|t| t.join().unwrap()).collect::<Vec<f64>>()
     };
-    let mut recalls = phase(false);
-    let n = recalls.len();
-    println!(
-        "recall over HTTP, 8 connections, {seconds}s: {n} requests, {:.0}/s, p50 {:.2} ms, p99 {:.2} ms",
-        n as f64 / seconds as f64,
-        percentile(&mut recalls, 0.5),
-        percentile(&mut recalls, 0.99)
-    );
-    let mut saves = phase(true);
+    // Each principal is measured beside the store's own token reading the same scopes, in turns
+    // (owner, principal, owner, principal), so that what they are compared on is the checks
+    // alone. Names of their own on every run: a store keeps the principals of earlier runs.
+    let run = std::process::id();
+    let pairs = [
+        ("*=read", "every scope", None, add_principal(bin, store, &format!("bench-all-{run}"), &["*=read"])),
+        (
+            "team:payments=read",
+            "scope team:payments",
+            Some("team:payments"),
+            add_principal(bin, store, &format!("bench-one-{run}"), &["team:payments=read"]),
+        ),
+        (
+            "team:p*=read",
+            "scope team:payments",
+            Some("team:payments"),
+            add_principal(bin, store, &format!("bench-prefix-{run}"), &["team:p*=read"]),
+        ),
+    ];
+    for (grant, what, scope, principal) in &pairs {
+        let mut owner = Vec::new();
+        let mut theirs = Vec::new();
+        for _ in 0..2 {
+            owner.extend(phase(false, &token, *scope));
+            theirs.extend(phase(false, principal, *scope));
+        }
+        let (n_owner, n_theirs) = (owner.len(), theirs.len());
+        let (p50_owner, p99_owner) = (percentile(&mut owner, 0.5), percentile(&mut owner, 0.99));
+        let (p50_theirs, p99_theirs) = (percentile(&mut theirs, 0.5), percentile(&mut theirs, 0.99));
+        println!(
+            "recall over HTTP, {what}, 8 connections, 2 x {seconds}s each: the store's token {n_owner} requests, p50 \
+             {p50_owner:.2} ms, p99 {p99_owner:.2} ms; a principal with {grant} {n_theirs} requests, p50 {p50_theirs:.2} \
+             ms, p99 {p99_theirs:.2} ms ({:.2}x)",
+            p99_theirs / p99_owner
+        );
+    }
+    let mut saves = phase(true, &token, None);
     let n = saves.len();
     println!(
         "save over HTTP, 8 connections, {seconds}s: {n} saves, {:.0}/s, p50 {:.2} ms, p99 {:.2} ms",

@@ -372,3 +372,36 @@ fn the_spyn3_scenario_holds_in_every_arrival_order() {
         assert_replay_equal_and_verified(&ml);
     }
 }
+
+#[test]
+fn a_prefix_grant_reads_every_scope_with_that_prefix_and_no_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let ml = open(dir.path());
+    let owner = Caller::owner("cli:ana");
+    for (text, scope) in [
+        ("payments deploys run on weekdays", "team:payments"),
+        ("platform deploys run at night", "team:platform"),
+        ("billing deploys run on tuesdays", "team:billing"),
+        ("ops deploys are frozen in december", "teamp:ops"),
+        ("personal deploys of my blog run on sundays", "person:ana"),
+    ] {
+        save_as(&ml, &owner, text, scope, None).unwrap();
+    }
+    let (reader, _) = add(&ml, "reader", PrincipalKind::Agent, &["team:p*=read"]);
+    let recalled = |ml: &Memledger| -> Vec<String> {
+        let found =
+            ml.recall_in("deploys run", None, reader.access().readable().scopes(), 10, Timestamp::now()).unwrap();
+        let mut scopes: Vec<String> = found.results.iter().map(|r| r.scope.clone()).collect();
+        scopes.sort();
+        scopes
+    };
+    assert_eq!(recalled(&ml), vec!["team:payments", "team:platform"]);
+    // A scope with the prefix that appears later is read too: the prefix is not a fixed list.
+    save_as(&ml, &owner, "pricing deploys run after review", "team:pricing", None).unwrap();
+    assert_eq!(recalled(&ml), vec!["team:payments", "team:platform", "team:pricing"]);
+    let listed =
+        ml.list_in(None, &reader.access().readable(), Some(ReadStatus::Active), 100, Timestamp::now()).unwrap();
+    let mut scopes: Vec<&str> = listed.iter().map(|m| m.scope.as_str()).collect();
+    scopes.sort();
+    assert_eq!(scopes, vec!["team:payments", "team:platform", "team:pricing"]);
+}

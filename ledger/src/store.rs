@@ -166,6 +166,42 @@ fn corrupt_file_from_info_log(path: &Path, reason: &str) -> Option<String> {
     (file.ends_with(".log")).then(|| format!("the write-ahead log {file}"))
 }
 
+/// RocksDB reports a table file whose properties it cannot read at open with the corruption
+/// alone ("Corruption: properties unsorted", "Corruption: block checksum mismatch: …"), at times
+/// blaming the MANIFEST, which only lists the table. Name the table: each `.sst` of the store is
+/// ingested, alone, into a scratch database, and the one whose ingestion fails with the same
+/// corruption is it (a sound table fails otherwise, or not at all). Only for a refused open
+/// that names no table.
+fn damaged_table(path: &Path, reason: &str) -> Option<String> {
+    let corruption = reason.split_once("Corruption: ")?.1.split("  ").next()?.trim();
+    if corruption.is_empty() || reason.contains(".sst") {
+        return None;
+    }
+    let mut tables: Vec<PathBuf> = std::fs::read_dir(path)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .collect();
+    tables.sort();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let scratch = std::env::temp_dir().join(format!("memledger-damaged-table-{}-{nanos}", std::process::id()));
+    let found = (|| {
+        let mut opts = Options::default();
+        opts.create_if_missing(true);
+        let db = DB::open(&opts, &scratch).ok()?;
+        tables.iter().find_map(|table| match db.ingest_external_file(vec![table]) {
+            Err(e) if e.as_ref().contains(corruption) => {
+                table.file_name().map(|n| format!("the table file {}", n.to_string_lossy()))
+            }
+            _ => None,
+        })
+    })();
+    let _ = DB::destroy(&Options::default(), &scratch);
+    let _ = std::fs::remove_dir_all(&scratch);
+    found
+}
+
 /// The file in a store directory that processes creating the store lock (never removed: a
 /// process may be waiting on it).
 pub const CREATION_LOCK: &str = "create.lock";
@@ -188,6 +224,19 @@ fn creation_lock(path: &Path) -> Result<std::fs::File, OpenError> {
     Ok(file)
 }
 
+/// The file in a store directory naming the process that last opened the store (its pid and
+/// the time it opened it). A process waiting for the store's lock waits `--wait` per holder:
+/// while holders come and go, processes queued behind them are making progress, and only a
+/// holder that keeps the store longer than the wait ends the wait.
+pub const HOLDER: &str = "holder";
+
+/// Record this process as the store's holder: best effort (a read-only directory leaves the
+/// waiting processes with one wait in all, as before).
+fn record_holder(path: &Path) {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let _ = std::fs::write(path.join(HOLDER), format!("{} {nanos}\n", std::process::id()));
+}
+
 /// Whether the directory holds anything but the creation lock.
 fn holds_other_files(path: &Path) -> bool {
     std::fs::read_dir(path).map(|d| d.flatten().any(|entry| entry.file_name() != CREATION_LOCK)).unwrap_or(false)
@@ -195,7 +244,8 @@ fn holds_other_files(path: &Path) -> bool {
 
 impl Store {
     /// Open (creating when `create`) the store at `path` with the ledger's tables and `views`.
-    /// A store locked by another process is retried until `wait` has passed.
+    /// A store locked by another process is retried until `wait` has passed with one holder
+    /// keeping it ([`HOLDER`]).
     pub fn open(path: &Path, views: &[Table], create: bool, wait: Duration) -> Result<Store, OpenError> {
         if path.exists() && !path.is_dir() {
             return Err(OpenError::Unusable { path: path.into(), reason: "it is a file, not a directory".into() });
@@ -245,13 +295,16 @@ impl Store {
                 }
             }
         }
-        let started = Instant::now();
+        let first = Instant::now();
+        let mut started = first;
         let mut backoff = Duration::from_millis(1);
+        let mut holder = std::fs::read(path.join(HOLDER)).ok();
         loop {
             let descriptors: Vec<ColumnFamilyDescriptor> =
                 names.iter().map(|n| ColumnFamilyDescriptor::new(n, table_options(n, reads(n)))).collect();
             match DB::open_cf_descriptors(&opts, path, descriptors) {
                 Ok(db) => {
+                    record_holder(path);
                     return Ok(Store {
                         db: Arc::new(db),
                         path: path.into(),
@@ -260,15 +313,20 @@ impl Store {
                     });
                 }
                 Err(e) if is_lock_error(&e) => {
+                    let now_held_by = std::fs::read(path.join(HOLDER)).ok();
+                    if now_held_by != holder {
+                        holder = now_held_by;
+                        started = Instant::now();
+                    }
                     if started.elapsed() >= wait {
-                        return Err(OpenError::Locked { path: path.into(), waited: started.elapsed() });
+                        return Err(OpenError::Locked { path: path.into(), waited: first.elapsed() });
                     }
                     // Short at first (a command holds the store for milliseconds), then 25 ms.
                     std::thread::sleep(backoff);
                     backoff = (backoff * 2).min(Duration::from_millis(25));
                 }
                 Err(e) => {
-                    let file = corrupt_file_from_info_log(path, e.as_ref());
+                    let file = corrupt_file_from_info_log(path, e.as_ref()).or_else(|| damaged_table(path, e.as_ref()));
                     return Err(OpenError::Refused { path: path.into(), source: e, file });
                 }
             }

@@ -28,12 +28,14 @@ use memledger_ledger::Ledger;
 use memledger_ledger::store::Store;
 use memledger_schemas::*;
 use tantivy::indexer::UserOperation;
-use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, RegexQuery, TermQuery};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer,
 };
-use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, TERMINATED, TantivyDocument, Term};
+use tantivy::{
+    DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, Score, Searcher, TERMINATED, TantivyDocument, Term,
+};
 
 use crate::beliefs::{self, BeliefReader, MemoryRecord};
 use crate::error::ProjectError;
@@ -443,18 +445,6 @@ impl Scopes<'_> {
             }),
         }
     }
-}
-
-/// `text` as a regular expression that matches only itself.
-fn regex_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
-    for c in text.chars() {
-        if "\\.+*?()|[]{}^$#&-~".contains(c) {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The belief view's checkpoint seq: what the index can reflect at most.
@@ -961,19 +951,29 @@ impl TextIndex {
         // in the terms' order for every document (a bare union of terms would be scored by block-max
         // WAND, which sums in an order that varies, so equal texts could differ in the last bit and
         // lose the newest-first order of equal scores).
-        let query = self.filtered(Box::new(BooleanQuery::new(should)), memory_type, scope);
-        self.top(&query, Some(limit))
+        let searcher = self.reader.searcher();
+        let query = self.filtered(&searcher, Box::new(BooleanQuery::new(should)), memory_type, scope)?;
+        self.top(&searcher, &query, Some(limit))
     }
 
     /// Every active memory of the type and scope (each filter optional), newest first, with a
     /// score of 0: what an exhaustive ranking of the scope, such as the cosine's, ranks.
     pub fn admitted(&self, memory_type: Option<MemoryType>, scope: Scopes<'_>) -> Result<Vec<TextHit>, ProjectError> {
-        let query = self.filtered(Box::new(ConstScoreQuery::new(Box::new(AllQuery), 0.0)), memory_type, scope);
-        self.top(&query, None)
+        let searcher = self.reader.searcher();
+        let query =
+            self.filtered(&searcher, Box::new(ConstScoreQuery::new(Box::new(AllQuery), 0.0)), memory_type, scope)?;
+        self.top(&searcher, &query, None)
     }
 
-    /// `query` with `memory_type` and `scope` as required filters that do not score.
-    fn filtered(&self, query: Box<dyn Query>, memory_type: Option<MemoryType>, scope: Scopes<'_>) -> BooleanQuery {
+    /// `query` with `memory_type` and `scope` as required filters that do not score; a scope
+    /// prefix is the scopes `searcher`'s index holds with that prefix.
+    fn filtered(
+        &self,
+        searcher: &Searcher,
+        query: Box<dyn Query>,
+        memory_type: Option<MemoryType>,
+        scope: Scopes<'_>,
+    ) -> Result<BooleanQuery, ProjectError> {
         let f = self.fields;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, query)];
         let term = |field: Field, value: &str| -> Box<dyn Query> {
@@ -988,33 +988,53 @@ impl TextIndex {
             Scopes::All => {}
             Scopes::One(s) => clauses.push(filter(term(f.scope, s))),
             Scopes::Patterns(patterns) => {
-                // A scope any of the patterns covers: the scope itself, or a prefix's terms.
-                let any: Vec<(Occur, Box<dyn Query>)> = patterns
-                    .iter()
-                    .map(|p| -> (Occur, Box<dyn Query>) {
-                        match p.strip_suffix('*') {
-                            Some(prefix) => {
-                                match RegexQuery::from_pattern(&format!("{}.*", regex_escape(prefix)), f.scope) {
-                                    Ok(q) => (Occur::Should, Box::new(q)),
-                                    // A pattern the regex engine cannot take covers nothing.
-                                    Err(_) => (Occur::Should, Box::new(BooleanQuery::new(Vec::new()))),
-                                }
-                            }
-                            None => (Occur::Should, term(f.scope, p)),
+                // A scope any of the patterns covers: the scope itself, or each scope with the prefix.
+                let mut scopes = BTreeSet::new();
+                for p in patterns {
+                    match p.strip_suffix('*') {
+                        Some(prefix) => scopes.extend(self.scopes_with_prefix(searcher, prefix)?),
+                        None => {
+                            scopes.insert(p.to_string());
                         }
-                    })
-                    .collect();
+                    }
+                }
+                let any: Vec<(Occur, Box<dyn Query>)> =
+                    scopes.iter().map(|s| (Occur::Should, term(f.scope, s))).collect();
                 clauses.push(filter(Box::new(BooleanQuery::new(any))));
             }
         }
-        BooleanQuery::new(clauses)
+        Ok(BooleanQuery::new(clauses))
+    }
+
+    /// The scopes of `searcher`'s documents that start with `prefix`, read from each segment's
+    /// term dictionary (a deleted document's scope may remain: its term matches nothing more).
+    fn scopes_with_prefix(&self, searcher: &Searcher, prefix: &str) -> Result<BTreeSet<String>, ProjectError> {
+        let mut out = BTreeSet::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(self.fields.scope)?;
+            let mut stream = inverted.terms().range().ge(prefix.as_bytes()).into_stream()?;
+            while stream.advance() {
+                let key = stream.key();
+                if !key.starts_with(prefix.as_bytes()) {
+                    break;
+                }
+                if let Ok(scope) = std::str::from_utf8(key) {
+                    out.insert(scope.to_string());
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// The best `limit` hits of `query` (all of them for `None`): score, then newest, then memory
     /// id.
-    fn top(&self, query: &BooleanQuery, limit: Option<usize>) -> Result<Vec<TextHit>, ProjectError> {
-        let searcher = self.reader.searcher();
-        self.keys.retain(&searcher);
+    fn top(
+        &self,
+        searcher: &Searcher,
+        query: &BooleanQuery,
+        limit: Option<usize>,
+    ) -> Result<Vec<TextHit>, ProjectError> {
+        self.keys.retain(searcher);
         let limit = limit.unwrap_or(searcher.num_docs() as usize);
         let top = searcher.search(query, &TopHits::with_limit(limit, &self.keys))?;
         Ok(top

@@ -75,7 +75,12 @@ fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
         } else if r.settled_by_effective_time {
             line.push_str(&format!("  (conflict {} settled by effective time)", c.short()));
         } else {
-            let needs = r.needs_authority.map(|a| format!(", needs {a} authority")).unwrap_or_default();
+            // Said only when it is more than this save had: what settling it then takes.
+            let needs = r
+                .needs_authority
+                .filter(|&a| a > r.source)
+                .map(|a| format!(", needs {a} authority"))
+                .unwrap_or_default();
             line.push_str(&format!(
                 "  conflict {} pending{needs}: see `memledger conflicts show {}`",
                 c.short(),
