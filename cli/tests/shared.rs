@@ -304,3 +304,40 @@ fn a_machine_saves_over_verified_tls_and_an_untrusted_server_is_exit_1() {
     assert!(!refused.exists(), "nothing written");
     assert_eq!(exported(&trusting, &tls).len(), events);
 }
+
+#[test]
+fn a_principal_made_on_one_machine_works_on_another_and_its_revocation_counts_there_at_once() {
+    use crate::support::served::{Served, tcp_request};
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let (a, b) = (root.path().join("a"), root.path().join("b"));
+    let add = |name: &str| -> String {
+        let added =
+            &ok_lines(&a, &url, &["principals", "add", name, "--kind", "agent", "--grant", "team:ops=read,write"])[0];
+        added["token"].as_str().unwrap().to_string()
+    };
+    let (bot, other) = (add("bot"), add("other"));
+    ok_lines(&a, &url, &["save", "--scope", "team:ops", "the ops runbook lives in the wiki"]);
+    // Machine b serves its copy of the shared ledger; a's principals and their verifier secret
+    // come with it.
+    let served = Served::start_with(&b, true, &["--ledger", &url]);
+    let port = served.port.unwrap();
+    let recall = |token: &str| -> u16 {
+        let auth = format!("Bearer {token}");
+        let body = r#"{"query": "ops runbook", "scope": "team:ops"}"#;
+        tcp_request(port, "POST", "/v1/recall", Some(body), &[("authorization", &auth)]).expect("b answers").status
+    };
+    assert_eq!(recall(&bot), 200);
+    assert_eq!(recall(&other), 200);
+
+    // Revoked on a: b refuses the token with its next request, which follows the ledger first.
+    ok_lines(&a, &url, &["principals", "revoke", "bot", "--reason", "left the team"]);
+    assert_eq!(recall(&bot), 401, "a revocation appended by another machine counts at once");
+    // Rotated on a: the old token is refused on b and the new one works there.
+    let rotated = &ok_lines(&a, &url, &["principals", "rotate", "other"])[0];
+    let new = rotated["token"].as_str().unwrap();
+    assert_eq!(recall(&other), 401);
+    assert_eq!(recall(new), 200);
+    drop(served);
+    assert_eq!(verified(&a, &url), verified(&b, &url));
+}

@@ -67,10 +67,15 @@ pub fn call_fn(dispatch: Arc<dyn Dispatch>) -> CallFn {
             let caller = match who {
                 Who::Caller(caller) => caller,
                 Who::Token { token: None, actor } => Caller::owner(actor),
-                Who::Token { token: Some(token), actor } => match dispatch.authenticate(&token) {
-                    Some(principal) => Caller { principal: Arc::new(principal), actor },
-                    None => return Reply::unauthenticated(),
-                },
+                Who::Token { token: Some(token), actor } => {
+                    // Blocking (a shared ledger is followed first): off the async workers.
+                    let authenticating = dispatch.clone();
+                    match tokio::task::spawn_blocking(move || authenticating.authenticate(&token)).await.ok().flatten()
+                    {
+                        Some(principal) => Caller { principal: Arc::new(principal), actor },
+                        None => return Reply::unauthenticated(),
+                    }
+                }
             };
             http::run_call(&dispatch, call, true, false, caller).await
         })
