@@ -82,6 +82,8 @@ pub enum Command {
     #[command(subcommand)]
     Principals(commands::principals::Command),
     Whoami(commands::principals::WhoamiArgs),
+    #[command(subcommand)]
+    Hooks(commands::hooks::Command),
     Ui(commands::ui::Args),
     Completions(commands::completions::CompletionsArgs),
     Man(commands::completions::ManArgs),
@@ -313,6 +315,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Status(a) => commands::status::run(&ctx, a, &mut out),
         Command::Principals(c) => commands::principals::run(&ctx, c, &mut out),
         Command::Whoami(a) => commands::principals::whoami(&ctx, a, &mut out),
+        Command::Hooks(c) => commands::hooks::run(&ctx, c, &mut out),
         Command::Ui(a) => commands::ui::run(&ctx, a, &mut out),
         Command::Completions(a) => commands::completions::completions(&ctx, a, &mut out),
         Command::Man(a) => commands::completions::man(&ctx, a, &mut out),

@@ -36,8 +36,12 @@ impl Server {
 
     /// Run a call on the server as this process would run it.
     pub fn call(&mut self, ctx: &Context, call: Call) -> Result<Reply, CliError> {
-        let request =
-            CallRequest { call, json: ctx.json, color: crate::style::terminal_color(), actor: Some(ctx.actor.clone()) };
+        self.call_with(ctx, call, ctx.json)
+    }
+
+    /// Run a call on the server, its output in JSON or not whatever `--json` says.
+    pub fn call_with(&mut self, ctx: &Context, call: Call, json: bool) -> Result<Reply, CliError> {
+        let request = CallRequest { call, json, color: crate::style::terminal_color(), actor: Some(ctx.actor.clone()) };
         self.runtime.block_on(self.client.call(&request)).map_err(unreachable)
     }
 

@@ -18,6 +18,7 @@ mod concurrency;
 mod crash;
 mod crash_commands;
 mod erase;
+mod import;
 mod mcp;
 mod models;
 mod principals;

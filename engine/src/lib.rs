@@ -11,8 +11,8 @@
 //! (`analysis_cache`), the text index with its term cache (`index`, `term_cache`), the commands
 //! on a person's word (`resolve`), reads (`reads`), valid time (`validity`), `recall`, the
 //! contradiction scan (`scan`), the credential rules a stored text is checked against
-//! (`secrets`), as-of points (`asof`), the review page's reads (`review`) and the
-//! models over HTTP (`models`).
+//! (`secrets`), transcripts read as evidence for `import sessions` (`transcripts`), as-of points
+//! (`asof`), the review page's reads (`review`) and the models over HTTP (`models`).
 
 pub mod access;
 mod analysis_cache;
@@ -38,6 +38,7 @@ pub mod review;
 pub mod scan;
 pub mod secrets;
 mod term_cache;
+pub mod transcripts;
 pub mod validity;
 
 pub use access::{Caller, NotPermitted, Principal};

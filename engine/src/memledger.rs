@@ -25,6 +25,7 @@ use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ConflictsPr
 use memledger_projector::edges::EdgesProjector;
 use memledger_projector::principals::{PrincipalReader, PrincipalsProjector};
 use memledger_projector::text_index::{Scopes, TEXT_VIEW, TextIndex, TextRebuild};
+use memledger_projector::transcripts::{FileProgress, TranscriptReader, TranscriptsProjector};
 use memledger_schemas::*;
 
 use crate::access::{Caller, Principal, Readable};
@@ -109,6 +110,7 @@ fn all_views() -> Views {
         Box::new(ConflictsProjector),
         Box::new(AuditProjector),
         Box::new(PrincipalsProjector),
+        Box::new(TranscriptsProjector),
     ])
 }
 
@@ -618,6 +620,54 @@ impl Memledger {
                 }
                 Err(e) => return Err(e),
             }
+        }
+    }
+}
+
+/// Transcript imports (`memledger import sessions`, engine/src/transcripts): where each file's
+/// import stands, and the event that commits one chunk of it.
+impl Memledger {
+    /// Where the import of `file` stands and the chunks committed for its transcript `identity`
+    /// ([`memledger_projector::transcripts::identity`]), for `caller` reading `scope`.
+    pub fn transcript_progress(
+        &self,
+        caller: &Caller,
+        scope: &str,
+        file: &str,
+        identity: Option<&str>,
+    ) -> Result<(Option<FileProgress>, Vec<Hash>), EngineError> {
+        caller.access().require(Verb::Read, scope)?;
+        let reader = TranscriptReader::new(self.ledger.store());
+        let progress = reader.file(file)?;
+        let chunks = match identity {
+            Some(id) => reader.chunks(id)?,
+            None => Vec::new(),
+        };
+        Ok((progress, chunks))
+    }
+
+    /// Record that a chunk of a transcript is imported: its saves are made (made durable here,
+    /// with this event). `key` makes a chunk committed twice (a killed import run again) one
+    /// event; needs `write` in the `scope` the chunk's memories were saved in. The seqs appended
+    /// (or, replayed, the first event's), and whether the key was committed already.
+    pub fn record_transcript_progress(
+        &self,
+        caller: &Caller,
+        scope: &str,
+        progress: TranscriptProgressed,
+        key: String,
+    ) -> Result<(Vec<u64>, bool), EngineError> {
+        caller.access().require(Verb::Write, scope)?;
+        let actor = validate_actor(&caller.actor)?;
+        let _guard = self.lock()?;
+        self.follow_shared()?;
+        let head = self.ledger.head().seq;
+        let mut meta = CommandMeta::by(caller.name(), actor);
+        meta.idempotency_key = Some(key);
+        let events = vec![NewEvent::from(EventBody::TranscriptProgressed(progress))];
+        match self.commit_with(head, &meta, events, Durability::Synced)? {
+            CommitResult::Committed(events) => Ok((events.iter().map(|e| e.seq).collect(), false)),
+            CommitResult::Replayed(range) => Ok(((range.first..=range.last).collect(), true)),
         }
     }
 }

@@ -512,6 +512,68 @@ pub fn scan(text: &str) -> Vec<Finding> {
     found
 }
 
+/// `text` with every credential the rules find replaced by `[redacted: RULE]`, and the findings
+/// (one per rule). A transcript is redacted this way before any of it reaches a model or an
+/// excerpt (`import sessions`): unlike a save, which refuses such a text, an import keeps the rest
+/// of the turn. The secret itself (a rule's first group, else its whole match) is what goes; a
+/// text the rules still find something in after a few passes is replaced whole.
+pub fn redact(text: &str) -> (String, Vec<Finding>) {
+    let mut found: Vec<Finding> = Vec::new();
+    let mut out = text.to_string();
+    for _ in 0..REDACT_PASSES {
+        let spans = secret_spans(&out);
+        if spans.is_empty() {
+            return (out, found);
+        }
+        let mut next = String::with_capacity(out.len());
+        let mut at = 0;
+        for (start, end, rule) in spans {
+            if start < at {
+                continue;
+            }
+            next.push_str(&out[at..start]);
+            next.push_str(&format!("[redacted: {}]", rule.id));
+            at = end;
+            if !found.iter().any(|f| f.rule == rule.id) {
+                found.push(Finding { rule: rule.id, description: rule.description });
+            }
+        }
+        next.push_str(&out[at..]);
+        out = next;
+    }
+    if scan(&out).is_empty() {
+        return (out, found);
+    }
+    let rules = found.iter().map(|f| f.rule).collect::<Vec<_>>().join(", ");
+    (format!("[redacted: {rules}]"), found)
+}
+
+/// How many times [`redact`] looks again after replacing what it found.
+const REDACT_PASSES: usize = 3;
+
+/// Where the credentials of `text` are: (start, end, rule) of each secret, by start.
+fn secret_spans(text: &str) -> Vec<(usize, usize, &'static Rule)> {
+    let detector = detector();
+    let mut wanted = vec![false; RULES.len()];
+    for m in detector.keywords.find_overlapping_iter(text) {
+        wanted[detector.keyword_rule[m.pattern().as_usize()]] = true;
+    }
+    let mut spans = Vec::new();
+    for (i, rule) in RULES.iter().enumerate() {
+        if !wanted[i] {
+            continue;
+        }
+        for c in detector.rules[i].captures_iter(text) {
+            let Some(secret) = c.get(1).or_else(|| c.get(0)) else { continue };
+            if is_secret(rule, secret.as_str()) {
+                spans.push((secret.start(), secret.end(), rule));
+            }
+        }
+    }
+    spans.sort_by_key(|(start, end, _)| (*start, std::cmp::Reverse(*end)));
+    spans
+}
+
 /// Whether a match's secret passes its rule's entropy floor and is no placeholder.
 fn is_secret(rule: &Rule, secret: &str) -> bool {
     let floor = match rule.check {
@@ -634,6 +696,20 @@ mod tests {
                 "{rule} should find a credential in a sample; found {found:?}"
             );
         }
+    }
+
+    #[test]
+    fn redaction_replaces_the_secret_and_keeps_the_rest() {
+        let text =
+            s(&["deploy with AKIA", "IOSFODNN7EXAMPLE and the db postgres://app:", "pass@db.internal/app today"]);
+        let (redacted, found) = super::redact(&text);
+        assert!(scan(&redacted).is_empty(), "{redacted}");
+        assert!(redacted.starts_with("deploy with [redacted: aws-access-token] and the db"), "{redacted}");
+        assert!(redacted.ends_with("today"), "{redacted}");
+        assert!(!redacted.contains("IOSFODNN7"), "{redacted}");
+        let rules: Vec<&str> = found.iter().map(|f| f.rule).collect();
+        assert!(rules.contains(&"aws-access-token") && rules.contains(&"password-in-url"), "{rules:?}");
+        assert_eq!(super::redact("nothing to hide here"), ("nothing to hide here".to_string(), Vec::new()));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod keys;
 pub mod principals;
 pub mod text_index;
 mod top_hits;
+pub mod transcripts;
 
 pub use error::ProjectError;
 pub use framework::{Checkpoint, Projector, ViewTxn, Views};

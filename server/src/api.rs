@@ -48,6 +48,10 @@ pub enum Call {
     PrincipalsGrant(PrincipalGrantBody),
     PrincipalsRevoke(PrincipalRevokeBody),
     PrincipalsRotate(NameBody),
+    /// `import sessions`: where a transcript file's import stands.
+    TranscriptProgress(TranscriptQuery),
+    /// `import sessions`: one chunk's memories, and the progress event that commits the chunk.
+    TranscriptChunk(TranscriptChunkBody),
 }
 
 impl Call {
@@ -69,7 +73,8 @@ impl Call {
             | Call::PrincipalsAdd(_)
             | Call::PrincipalsGrant(_)
             | Call::PrincipalsRevoke(_)
-            | Call::PrincipalsRotate(_) => true,
+            | Call::PrincipalsRotate(_)
+            | Call::TranscriptChunk(_) => true,
             Call::Show(_)
             | Call::List(_)
             | Call::Recall(_)
@@ -85,7 +90,8 @@ impl Call {
             | Call::NearMisses(_)
             | Call::Timeline(_)
             | Call::Whoami(_)
-            | Call::PrincipalsList(_) => false,
+            | Call::PrincipalsList(_)
+            | Call::TranscriptProgress(_) => false,
         }
     }
 
@@ -97,7 +103,7 @@ impl Call {
     /// Whether the call creates the store when there is none (a save, or a principal added
     /// before the first save).
     pub fn creates(&self) -> bool {
-        matches!(self, Call::Save(_) | Call::SaveLines(_) | Call::PrincipalsAdd(_))
+        matches!(self, Call::Save(_) | Call::SaveLines(_) | Call::PrincipalsAdd(_) | Call::TranscriptChunk(_))
     }
 }
 
@@ -183,6 +189,57 @@ impl From<EvidenceBody> for memledger_engine::EvidenceRequest {
             observed_at: e.observed_at,
         }
     }
+}
+
+/// `import sessions`: where the import of one transcript file stands (docs/import.md).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptQuery {
+    /// The transcript's path, as the import names it.
+    pub file: String,
+    /// The transcript's identity (`agent:session`, else `agent:file`): its committed chunks are
+    /// listed too.
+    #[serde(default)]
+    pub identity: Option<String>,
+    /// The scope the import saves in (default: the caller's own); reading it is needed.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// `import sessions`: one chunk of a transcript, committed.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TranscriptChunkBody {
+    /// The memories distilled from the chunk, each saved through the pipeline in order (each
+    /// with its idempotency key: a chunk committed again saves nothing twice).
+    #[serde(default)]
+    pub saves: Vec<SaveBody>,
+    /// None: the saves alone (`--explicit-only`, which records no progress).
+    #[serde(default)]
+    pub progress: Option<ProgressBody>,
+    /// The scope the import saves in (default: the caller's own); writing it is needed.
+    #[serde(default)]
+    pub scope: Option<String>,
+}
+
+/// How far a transcript file's import got with this chunk.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressBody {
+    /// `claude-code`, `codex` or `plain`.
+    pub agent: String,
+    pub file: String,
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Bytes of the file read, through the chunk's last line.
+    pub offset: u64,
+    /// blake3 of those bytes (64 hex digits).
+    pub prefix_hash: String,
+    /// The chunk's hash (64 hex digits).
+    pub chunk_hash: String,
+    /// The chunk's lines, from 1, inclusive.
+    pub first_line: u32,
+    pub last_line: u32,
 }
 
 /// `principals add NAME --kind KIND [--grant SCOPE=VERB,…[@AUTHORITY]]…`.

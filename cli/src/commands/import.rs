@@ -11,24 +11,37 @@ use crate::output::{CliError, Output};
 /// verified first; a tampered, reordered or diverging stream writes nothing. A stream whose
 /// memories hold what looks like a credential is refused whole (exit 2), each such line named
 /// with the rule it matched: a chain cannot skip lines, so nothing is imported.
+/// `memledger import sessions` imports memories from agents' transcripts instead.
 ///
 /// Example: memledger --dir ./restored import backup.jsonl
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct Args {
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The stream (`-` reads standard input).
-    pub file: String,
+    #[arg(required = true)]
+    pub file: Option<String>,
     /// Import even if the stream's memories hold what looks like credentials.
     #[arg(long)]
     pub allow_secret: bool,
 }
 
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    Sessions(super::sessions::Args),
+}
+
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    if let Some(Command::Sessions(a)) = args.command {
+        return super::sessions::run(ctx, a, out);
+    }
+    let file = args.file.unwrap_or_default();
     let mut bytes = Vec::new();
-    if args.file == "-" {
+    if file == "-" {
         std::io::Read::read_to_end(&mut std::io::stdin(), &mut bytes)?;
     } else {
-        bytes =
-            std::fs::read(&args.file).map_err(|e| CliError::bad_input(format!("cannot read {}: {e}", args.file)))?;
+        bytes = std::fs::read(&file).map_err(|e| CliError::bad_input(format!("cannot read {file}: {e}")))?;
     }
     // Read and check the whole stream before the store is opened (or created).
     let stream = memledger_engine::read_stream(&mut BufReader::new(bytes.as_slice()))

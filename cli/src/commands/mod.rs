@@ -8,6 +8,7 @@ pub mod erase;
 pub mod export;
 pub mod forget;
 pub mod history;
+pub mod hooks;
 pub mod import;
 pub mod list;
 pub mod log;
@@ -19,6 +20,7 @@ pub mod recall;
 pub mod review;
 pub mod save;
 pub mod serve;
+pub mod sessions;
 pub mod show;
 pub mod stats;
 pub mod status;
@@ -87,6 +89,8 @@ pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -
         Call::PrincipalsGrant(b) => principals::execute_grant(ml, caller, b, out)?,
         Call::PrincipalsRevoke(b) => principals::execute_revoke(ml, caller, b, out)?,
         Call::PrincipalsRotate(b) => principals::execute_rotate(ml, caller, b, out)?,
+        Call::TranscriptProgress(q) => sessions::execute_progress(ml, caller, q, out)?,
+        Call::TranscriptChunk(b) => sessions::execute_chunk(ml, caller, b, out)?,
     }
     Ok(0)
 }

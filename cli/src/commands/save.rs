@@ -130,7 +130,7 @@ pub fn validate(body: &api::SaveBody) -> Result<(), CliError> {
     Ok(())
 }
 
-fn request_of(body: &api::SaveBody) -> SaveRequest {
+pub(crate) fn request_of(body: &api::SaveBody) -> SaveRequest {
     SaveRequest {
         text: body.text.clone(),
         memory_type: body.memory_type.clone(),

@@ -40,13 +40,15 @@ pub struct MemoryFacts {
     pub recorded_at: Option<Timestamp>,
     /// When the claim became true in the world, if the saver said.
     pub effective_at: Option<Timestamp>,
+    /// Where in a transcript it was said (an imported memory): when, and the excerpt.
+    pub said: Option<(Option<Timestamp>, String)>,
 }
 
 impl MemoryFacts {
     /// The lines of a prompt describing this memory.
     pub fn describe(&self) -> String {
         let time = |t: Option<Timestamp>| t.map_or_else(|| "not stated".to_string(), |t| t.to_rfc3339());
-        format!(
+        let mut text = format!(
             "  type: {}\n  scope: {}\n  recorded: {}\n  effective: {}\n  source: {}\n  text: {}",
             self.memory_type,
             self.scope,
@@ -54,7 +56,14 @@ impl MemoryFacts {
             time(self.effective_at),
             self.source.as_deref().unwrap_or("not stated"),
             serde_json::to_string(&self.text).unwrap_or_default(),
-        )
+        );
+        if let Some((at, excerpt)) = &self.said {
+            text.push_str(&format!("\n  said in a transcript: {}", time(*at)));
+            if !excerpt.is_empty() {
+                text.push_str(&format!("\n  excerpt: {}", serde_json::to_string(excerpt).unwrap_or_default()));
+            }
+        }
+        text
     }
 }
 
@@ -270,6 +279,7 @@ impl Models {
             source: save.origin.clone(),
             recorded_at: Some(Timestamp::now()),
             effective_at: save.effective_at,
+            said: save.evidence.as_ref().map(|e| (e.observed_at, e.excerpt.clone())),
         };
         let mut asked = Vec::new();
         let mut pairs = Vec::new();
@@ -302,7 +312,9 @@ impl Models {
 /// What a prompt says about a stored memory.
 pub(crate) fn facts_of(reader: Reader<'_>, id: MemoryId) -> Result<MemoryFacts, EngineError> {
     let r = reader.record(id)?;
-    let recorded_at = reader.beliefs().observation(r.memory_id)?.map(|o| o.recorded_at);
+    let observation = reader.beliefs().observation(r.memory_id)?;
+    let recorded_at = observation.as_ref().map(|o| o.recorded_at);
+    let said = observation.and_then(|o| o.observed.evidence).map(|e| (e.observed_at, e.excerpt));
     Ok(MemoryFacts {
         text: r.text,
         memory_type: r.memory_type,
@@ -310,5 +322,6 @@ pub(crate) fn facts_of(reader: Reader<'_>, id: MemoryId) -> Result<MemoryFacts, 
         source: r.sources.first().cloned(),
         recorded_at: recorded_at.or(Some(r.asserted_at)),
         effective_at: r.effective_at,
+        said,
     })
 }
