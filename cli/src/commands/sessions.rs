@@ -321,14 +321,14 @@ fn discover(args: &Args, agent: Option<Agent>, since: Option<SystemTime>) -> Res
 /// Where the import's calls run: through the store's server, or on the store opened here (only
 /// once something is to be written, so a dry run or a run with nothing new creates nothing).
 enum Route {
-    Server(Box<crate::backend::Server>),
-    Direct(Option<(Memledger, Caller)>),
+    Server(crate::backend::Server),
+    Direct(Option<Box<(Memledger, Caller)>>),
 }
 
 impl Route {
     fn new(ctx: &Context) -> Result<Route, CliError> {
         Ok(match ctx.server(true)? {
-            Some(server) => Route::Server(Box::new(server)),
+            Some(server) => Route::Server(server),
             None => Route::Direct(None),
         })
     }
@@ -353,9 +353,9 @@ impl Route {
                     }
                     let ml = ctx.open_direct(true)?;
                     let caller = ctx.caller(&ml)?;
-                    *opened = Some((ml, caller));
+                    *opened = Some(Box::new((ml, caller)));
                 }
-                let (ml, caller) = opened.as_ref().expect("opened above");
+                let (ml, caller) = &**opened.as_ref().expect("opened above");
                 let mut buffer = Output::buffer(true);
                 super::execute(ml, caller, &call, &mut buffer)?;
                 buffer.into_parts().0
