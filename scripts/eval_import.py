@@ -17,6 +17,7 @@ turns that support it):
     scripts/eval_import.py --bin target/release/memledger ../shared/eval/locomo-dev.json
     scripts/eval_import.py --bin ... --scripted FILE   # a scripted model that answers the gold
                                                        # facts: checks the scoring itself (CI)
+    scripts/eval_import.py --bin ... --misses 20 FILE  # and 20 gold facts no memory matched
 
 Without --scripted it needs MEMLEDGER_LLM_URL and MEMLEDGER_LLM_MODEL (and reports the model).
 """
@@ -136,6 +137,7 @@ def main():
     ap.add_argument("--max-conversations", type=int, default=0)
     ap.add_argument("--max-sessions", type=int, default=0, help="sessions per conversation (0: all)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--misses", type=int, default=0, help="print this many gold facts no memory matched")
     ap.add_argument("file")
     a = ap.parse_args()
     data = json.load(open(a.file))
@@ -155,6 +157,7 @@ def main():
     root = tempfile.mkdtemp(prefix="eval-import-")
     totals = {"gold": 0, "matched": 0, "located": 0, "memories": 0, "conflicts": 0, "turns": 0, "model_ms": 0.0,
               "model_calls": 0}
+    misses = []
     for conv in data:
         cid = conv["sample_id"]
         store = os.path.join(root, cid, "store")
@@ -190,6 +193,7 @@ def main():
             session_facts = facts.get(n, [])
             totals["gold"] += len(session_facts)
             if not mems or not session_facts:
+                misses.extend(f"{label}: {fact}" for fact, _ in session_facts)
                 continue
             pairs = []
             for i, (fact, _) in enumerate(session_facts):
@@ -208,6 +212,7 @@ def main():
             for i, (fact, ev) in enumerate(session_facts):
                 matches = [mems[j] for (fi, j) in same if fi == i]
                 if not matches:
+                    misses.append(f"{label}: {fact}")
                     continue
                 totals["matched"] += 1
                 lines = {line_of[label][e] for e in ev if e in line_of[label]}
@@ -230,6 +235,8 @@ def main():
     if a.json:
         print(json.dumps(result))
         return
+    for miss in misses[: a.misses]:
+        print(f"  missed: {miss}")
     print(f"model {result['model']}: {result['conversations']} conversation(s), {result['turns']} turns, "
           f"{result['gold_facts']} gold facts, {result['memories']} memories imported")
     print(f"  matched  {result['matched']:.3f}  (gold facts an imported memory states)")
