@@ -528,6 +528,9 @@ pub const NAMES_ADDED_V5: &[&str] = &[
     "role_holder",
     "change_topic_words",
     "change_old_words",
+    // A guess denied (docs/adr/0033-one-value-by-category.md).
+    "denied_guess",
+    "guess_claim_covered",
 ];
 
 /// A format's table of name codes: the name at index `i` is written as the byte `i + 1`. Each is

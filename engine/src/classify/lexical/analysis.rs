@@ -351,6 +351,10 @@ pub fn analyse(text: &str) -> Analysis {
             consumed = len;
             let shown: String = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
             let kind = Kind::Value(ValCat::Class(entry.category), Unit(""));
+            // the place, the stuff or the resulting colour of what the clause tells is one at a
+            // time, whatever predicate of many values governs the clause ("we meet in the
+            // kitchen", "built the shed out of pine", "painted the fence red")
+            let many = many && !one_at_a_time(&entry, &raw, i, len);
             push(&mut a, entry.canonical.to_string(), &shown, kind, in_scope, c, many);
             if len == 1
                 && let Some(it) = a.items.last_mut().filter(|it| it.raw_pos == i)
@@ -373,7 +377,10 @@ pub fn analyse(text: &str) -> Analysis {
                             || lex.is(n, WordClass::INDEFINITE)
                             || matches!(n, "no" | "two" | "three")
                     });
-                if possession || (lex.holds_many(&raw_stem) && !passive) {
+                // "A and B met during a workshop": where two people met is one occasion ("met
+                // Sarah", "met her friends" are many)
+                let occasion = s == "meet" && next.is_some_and(|n| OCCASION.contains(&n));
+                if possession || (lex.holds_many(&raw_stem) && !passive && !occasion) {
                     // "has a dog", "plays the piano", "has been to": a slot of many values
                     state.many = true;
                 }
@@ -407,8 +414,9 @@ pub fn analyse(text: &str) -> Analysis {
     if !a.past_subject {
         // no auxiliary or copula marks where the subject ends: it is the leading names
         // ("Kelvin Crompton and Kara Parklen collaborated…"), or else the first word
-        // ("Billing deploys…")
-        let names = a.items.iter().take_while(|x| x.name).count().max(1);
+        // ("Billing deploys…"); a pronoun is a subject with no content word ("He passed…")
+        let pronoun = raw.first().is_some_and(|r| PRONOUNS.contains(&r.lower.as_str()));
+        let names = if pronoun { 0 } else { a.items.iter().take_while(|x| x.name).count().max(1) };
         for (k, it) in a.items.iter_mut().enumerate() {
             it.subject = k < names;
         }
@@ -439,6 +447,12 @@ pub fn analyse(text: &str) -> Analysis {
     a.compounds = Vec::new();
     a
 }
+
+/// The prepositions after "met" that open the occasion of a meeting, not who was met.
+const OCCASION: [&str; 6] = ["during", "at", "in", "on", "through", "while"];
+
+/// Personal pronouns that open a text as its whole subject.
+const PRONOUNS: [&str; 7] = ["i", "we", "he", "she", "they", "it", "you"];
 
 /// Per raw token: whether it heads a noun phrase opened by an indefinite determiner ("a",
 /// "some", "two") that does not follow a copula or "as" ("is a painter", "works as a nurse"
@@ -556,6 +570,60 @@ fn category_value(raw: &[RawTok], i: usize, names: &[bool]) -> Option<(Entry, us
         return None;
     }
     applies(&raw[i].lower, &raw[i]).map(|e| (e, 1))
+}
+
+/// Whether the category value at raw tokens `i..i + len` is one at a time where it stands
+/// (`one_value.tsv`): after a preposition of its category (for a people's adjective before a
+/// noun, of `nationality`) that opens its phrase, with determiners and at most two modifiers
+/// between ("in the old kitchen", "out of pine"); or, for `result`, ending a phrase right after
+/// its object ("painted the fence red", "likes her coffee black"; not "sells red paint", where it
+/// modifies a noun, nor "likes red", where it is the object).
+fn one_at_a_time(entry: &Entry, raw: &[RawTok], i: usize, len: usize) -> bool {
+    let lex = lexicon();
+    let category = lex.category_name(entry.category);
+    // a people's adjective before a noun says what that one thing is: "played guitar for the
+    // Australian band" (the nationality of the band, not one of the things played)
+    let surface: Vec<&str> = raw[i..i + len].iter().map(|r| r.lower.as_str()).collect();
+    let before_noun =
+        !raw[i + len - 1].boundary && raw.get(i + len).is_some_and(|n| lex.class(&n.lower) == WordClass::default());
+    let people = category == "country" && entry.canonical != surface.join(" ") && before_noun;
+    let markers = lex.one_value_markers(if people { "nationality" } else { category });
+    if markers.is_empty() || i == 0 {
+        return false;
+    }
+    let opened_by = |k: usize| {
+        markers.iter().filter(|m| **m != "result").any(|m| {
+            let words: Vec<&str> = m.split(' ').collect();
+            k >= words.len()
+                && words.iter().enumerate().all(|(n, w)| raw[k - words.len() + n].lower == *w)
+                && !raw[k - words.len()..k].iter().any(|r| r.boundary)
+        })
+    };
+    let mut k = i;
+    let mut modifiers = 0;
+    while k > 0 && !raw[k - 1].boundary {
+        if opened_by(k) {
+            return true;
+        }
+        let class = lex.class(&raw[k - 1].lower);
+        if class.has(WordClass::DEFINITE) || class.has(WordClass::INDEFINITE) {
+            k -= 1;
+        } else if class == WordClass::default() && modifiers < 2 {
+            modifiers += 1;
+            k -= 1;
+        } else {
+            break;
+        }
+    }
+    if !markers.contains(&"result") || raw[i - 1].boundary {
+        return false;
+    }
+    let prev = raw[i - 1].lower.as_str();
+    let after_object =
+        (lex.class(prev) == WordClass::default() && !lex.holds_many(&stem(prev))) || matches!(prev, "it" | "them");
+    let ends =
+        raw[i + len - 1].boundary || raw.get(i + len).is_none_or(|n| lex.class(&n.lower) != WordClass::default());
+    after_object && ends
 }
 
 /// A number followed by a unit word becomes a quantity, by am/pm a time.

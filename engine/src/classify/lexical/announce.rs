@@ -393,6 +393,33 @@ fn read_sentence(raw: &[RawTok], start: usize, end: usize, lex: &super::lexicon:
     None
 }
 
+/// Whether a memory tells of its subject what happened rather than what holds: its first verb is
+/// in the past tense ("I was born in Paris", "my sister grew up in Lyon", "I lived in Rome", "I
+/// used to work at IBM"). "I have lived…", "I am based…", "I live…" tell what holds. The verb is
+/// the first auxiliary, or before it the first word in -ed or of an irregular past.
+fn past_event(b: &Analysis) -> bool {
+    let lex = lexicon();
+    let words: Vec<&str> = b.norm.split(' ').collect();
+    for (k, &w) in words.iter().enumerate().skip(1) {
+        // "used to" (a function word in grammar.tsv) is a past habit
+        if w == "used" && words.get(k + 1) == Some(&"to") {
+            return true;
+        }
+        let class = lex.class(w);
+        if class.has(WordClass::VERB) {
+            return matches!(w, "was" | "were" | "did" | "had");
+        }
+        if class != WordClass::default() {
+            continue;
+        }
+        let regular = w.len() >= 5 && w.ends_with("ed") && !w.ends_with("eed");
+        if regular || (lex.irregular_verb(w) && !w.ends_with('s') && !w.ends_with("ing")) {
+            return true;
+        }
+    }
+    false
+}
+
 /// The items of `an` that start at the raw positions `at`.
 fn items_at<'a>(an: &'a Analysis, at: &[usize]) -> Vec<usize> {
     (0..an.items.len()).filter(|&k| at.contains(&an.items[k].raw_pos)).collect()
@@ -445,6 +472,12 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
     }
     // the speaker's change is of what the speaker said: "I …" of "I …", "my sister …" of "my …"
     if s.subject_topic && ((s.speaker && !b.speaker) || (s.first_person && !b.first_person)) {
+        return None;
+    }
+    // a change of the subject's state leaves what happened to it: "I moved to Berlin" does not
+    // undo "I was born in Paris" or "I lived in Rome" (a change of when something is, "the
+    // deadline was pushed to Monday", does change "the deadline was Friday")
+    if s.subject_topic && !s.time_only && past_event(b) {
         return None;
     }
     let topic = items_at(a, &s.topic);

@@ -5,7 +5,7 @@
 
 use super::analysis::{Analysis, Item, Kind};
 use super::gates::Pair;
-use super::lexicon::{find_antonym, lexicon};
+use super::lexicon::{WordClass, find_antonym, lexicon};
 use super::matching::overlap;
 use super::values::{Unit, ValCat, same_str};
 use super::verdict::{Gate, Relation, Verdict};
@@ -226,25 +226,43 @@ pub(super) fn evidence_of_change<'a>(p: &mut Pair<'a>) -> Change {
 }
 
 /// Whether the two texts are the same word for word (case and punctuation aside, at least four
-/// words) but for the changed items.
+/// words) but for the changed items. A category's value or an antonym said of the subject by a
+/// copula needs no more than the subject and the copula around it ("Tomas is French" / "Tomas is
+/// German", "Ana is married" / "Ana is unmarried": one at a time of one subject).
 fn only_the_change(p: &Pair, changed: &[(Kind, String)]) -> bool {
     const FRAME: usize = 4;
-    fn words_but<'t>(an: &'t Analysis, changed: &[(Kind, String)]) -> Option<Vec<&'t str>> {
+    const COPULAR_FRAME: usize = 3;
+    fn words_but<'t>(an: &'t Analysis, changed: &[(Kind, String)]) -> Option<(Vec<&'t str>, usize)> {
         let words: Vec<&str> = an.norm.split(' ').collect();
-        if words.len() < FRAME || words.len() != an.raw.len() {
+        if words.len() < COPULAR_FRAME || words.len() != an.raw.len() {
             return None;
         }
-        let changed_at: Vec<usize> = an
-            .items
-            .iter()
-            .filter(|x| changed.iter().any(|(k, key)| *k == x.kind && *key == x.key))
-            .flat_map(|x| x.raw_pos..x.raw_pos + x.shown.split(' ').count())
-            .collect();
-        Some(words.iter().enumerate().filter(|(i, _)| !changed_at.contains(i)).map(|(_, w)| *w).collect())
+        let items: Vec<&Item> =
+            an.items.iter().filter(|x| changed.iter().any(|(k, key)| *k == x.kind && *key == x.key)).collect();
+        let lex = lexicon();
+        // right after the copula, or its article ("Kara is an optimist")
+        let after_copula = |at: usize| {
+            (at >= 1 && lex.is(words[at - 1], WordClass::COPULA))
+                || (at >= 2 && matches!(words[at - 1], "a" | "an") && lex.is(words[at - 2], WordClass::COPULA))
+        };
+        let copular = !items.is_empty()
+            && items
+                .iter()
+                .all(|x| matches!(x.kind, Kind::Value(ValCat::Class(_), _) | Kind::Word) && after_copula(x.raw_pos));
+        let frame = if copular { COPULAR_FRAME } else { FRAME };
+        if words.len() < frame {
+            return None;
+        }
+        let changed_at: Vec<usize> =
+            items.iter().flat_map(|x| x.raw_pos..x.raw_pos + x.shown.split(' ').count()).collect();
+        let rest = words.iter().enumerate().filter(|(i, _)| !changed_at.contains(i)).map(|(_, w)| *w).collect();
+        Some((rest, frame))
     }
     match (words_but(p.a, changed), words_but(p.b, changed)) {
-        (Some(x), Some(y)) => {
-            x.len() + 1 >= FRAME && x.iter().map(|w| w.to_lowercase()).eq(y.iter().map(|w| w.to_lowercase()))
+        (Some((x, fx)), Some((y, fy))) => {
+            // "a" and "an" are one article ("an optimist" / "a pessimist")
+            let norm = |w: &&str| if *w == "an" { "a".to_string() } else { w.to_lowercase() };
+            x.len() + 1 >= fx.max(fy) && x.iter().map(norm).eq(y.iter().map(norm))
         }
         _ => false,
     }

@@ -156,6 +156,33 @@ fn now_announces_a_new_employer_city_or_holder() {
     }
 }
 
+/// A change of the subject's state leaves what happened to the subject: where someone was born,
+/// grew up or lived, what they used to do. What holds still changes.
+#[test]
+fn a_move_leaves_where_someone_was_born_or_lived() {
+    for (old, new) in [("Paris", "Berlin"), ("Boston", "Denver"), ("Lisbon", "Madrid"), ("Spain", "Canada")] {
+        for change in [format!("I moved to {new}"), format!("I now live in {new}"), format!("We moved to {new}")] {
+            let we = change.starts_with("We");
+            let who = if we { "We" } else { "I" };
+            for past in [
+                format!("{who} {} born in {old}", if we { "were" } else { "was" }),
+                format!("{who} grew up in {old}"),
+                format!("{who} lived in {old} as a student"),
+                format!("{who} used to live in {old}"),
+                format!("{who} {} in {old} last spring", if we { "were" } else { "was" }),
+            ] {
+                expect_quiet(&change, &past);
+            }
+            expect(&change, &format!("{who} live in {old}"), Gate::AnnouncedChange);
+            expect(&change, &format!("{who} have lived in {old}"), Gate::AnnouncedChange);
+        }
+        expect_quiet(&format!("My sister moved to {new}"), &format!("My sister was born in {old}"));
+        expect(&format!("My sister moved to {new}"), &format!("My sister lives in {old}"), Gate::AnnouncedChange);
+    }
+    // a date moved is a date moved, however the stored one is told
+    expect("The deadline was pushed to Monday", "The deadline was Friday", Gate::AnnouncedChange);
+}
+
 #[test]
 fn a_date_moved_is_an_announced_change() {
     for event in EVENTS {
@@ -219,6 +246,18 @@ fn a_change_with_nothing_of_the_old_value_to_replace_stays_as_it_is() {
     ] {
         expect_quiet(incoming, stored);
     }
+}
+
+/// "My landlord is French" says what the landlord is, not who: no holder of the role.
+#[test]
+fn a_nationality_is_no_holder_of_a_role() {
+    for (x, y) in [("French", "Sarah"), ("Brazilian", "Mr. Hale"), ("Chinese", "Dr. Lee"), ("Catholic", "Tom")] {
+        expect_not(&format!("My landlord is {x}"), &format!("My landlord is {y}"), Gate::RoleHolder);
+        expect_not(&format!("My manager is {y}"), &format!("My manager is {x}"), Gate::RoleHolder);
+    }
+    expect("My manager is Jordan", "My manager is Sarah", Gate::RoleHolder);
+    let v = c("My landlord is French", "My landlord is German");
+    assert_eq!((v.relation, v.gate), (Relation::Contradictory, Gate::ValueMismatch), "{}", v.reason);
 }
 
 const ROLES: &[&str] = &["manager", "boss", "landlord", "dentist", "partner", "mentor", "accountant", "therapist"];
@@ -297,4 +336,49 @@ fn a_lead_of_one_team_and_a_pets_name_are_slots_of_one_holder() {
 fn the_change_lexicons_load() {
     assert!(super::announce::cue_count() >= 30);
     assert!(super::roles::role_count() >= 80);
+}
+
+/// A guess ("may have…", "could be…") denied of the same subject by a memory sure of itself is
+/// overturned; a guess beside a denial of something else, or of someone else, stays.
+#[test]
+fn a_guess_denied_of_the_same_subject_is_a_contradiction() {
+    const GUESSES: &[(&str, &str)] = &[
+        ("published articles or research papers", "has never published any articles or research papers"),
+        ("received awards for her photography", "has never received any awards for her photography"),
+        ("been involved in community theatre", "has never been involved in community theatre"),
+        ("owned a farm in Denmark", "never owned a farm in Denmark"),
+    ];
+    for who in ["Jonathen Agular", "Rachelle Myra", "Dr. Lena Ortiz"] {
+        for (claim, denial) in GUESSES {
+            for hedge in ["may have", "might have", "could have"] {
+                let guess = format!("{who} {hedge} {claim}.");
+                let denied = format!("{who} {denial}.");
+                // a denial that restates the guess word for word is a plain negation
+                for (x, y) in [(&denied, &guess), (&guess, &denied)] {
+                    let v = c(x, y);
+                    assert!(
+                        v.relation == Relation::Contradictory && matches!(v.gate, Gate::DeniedGuess | Gate::Negation),
+                        "{x:?} against {y:?}: {} ({})",
+                        v.gate.as_str(),
+                        v.reason
+                    );
+                }
+                // another person, or something else denied
+                expect_quiet(&format!("Marta Quill {denial}."), &guess);
+                expect_quiet(&format!("{who} has never lived abroad."), &guess);
+            }
+        }
+    }
+    // the shape the negation gate drops: the denial says more around it
+    expect(
+        "Jonathen Agular has never published any articles or research papers and has no record of academic publications.",
+        "Jonathen Agular may have published articles or research papers.",
+        Gate::DeniedGuess,
+    );
+    // two guesses, or two sure statements, are not this
+    expect_not(
+        "Rachelle Myra may never have published any articles.",
+        "Rachelle Myra may have published articles.",
+        Gate::DeniedGuess,
+    );
 }

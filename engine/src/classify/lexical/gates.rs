@@ -119,11 +119,55 @@ fn decide(p: &mut Pair) -> Verdict {
         // A change that does not stand on its own may still be a correction: "B, not A, did it".
         Change::Dropped(v) => correction(p)
             .or_else(|| if matches!(v.gate, Gate::RestDiffers | Gate::BelowBand) { replaced_filler(p) } else { None })
+            .or_else(|| denied_guess(p))
             .unwrap_or(v),
         Change::None => {
             correction(p).or_else(|| replaced_person(p)).or_else(|| replaced_filler(p)).unwrap_or_else(|| sameness(p))
         }
     }
+}
+
+/// The share of a guess's claim the denial must mention.
+const GUESS_COVERED: f64 = 0.5;
+
+/// "Jonathen Agular may have published articles or research papers" against "Jonathen Agular has
+/// never published any articles or research papers": one side guesses (a hedge, no negation), the
+/// other, sure of itself, denies it of the same subject. The guessed claim is the first clause
+/// after the guess's subject: its first word (the predicate) is negated on the other side, and
+/// the other side mentions at least half of its words. The subject (the leading names) is on
+/// both sides, not denied.
+pub(super) fn denied_guess(p: &mut Pair) -> Option<Verdict> {
+    for guess_is_b in [true, false] {
+        let (g, d) = if guess_is_b { (p.b, p.a) } else { (p.a, p.b) };
+        if !g.hedged || g.negs > 0 || d.hedged || d.negs == 0 {
+            continue;
+        }
+        let partner =
+            |k: usize| -> Option<usize> { if guess_is_b { p.pa.iter().position(|m| *m == Some(k)) } else { p.pa[k] } };
+        let subject: Vec<usize> = (0..g.items.len()).filter(|&k| g.items[k].subject).collect();
+        if subject.is_empty() || subject.iter().any(|&k| partner(k).is_none_or(|j| d.items[j].negated)) {
+            continue;
+        }
+        let Some(clause) = g.items.iter().find(|x| !x.subject).map(|x| x.clause) else { continue };
+        let claim: Vec<usize> =
+            (0..g.items.len()).filter(|&k| !g.items[k].subject && g.items[k].clause == clause).collect();
+        if claim.len() < 2 {
+            continue;
+        }
+        let denied = partner(claim[0]).is_some_and(|j| d.items[j].negated);
+        let covered = claim.iter().filter(|&&k| partner(k).is_some()).count() as f64 / claim.len() as f64;
+        p.note("guess_claim_covered", covered);
+        if denied && covered >= GUESS_COVERED {
+            let cue = if d.neg_cue.is_empty() { "not" } else { d.neg_cue.as_str() };
+            let reason = format!(
+                "{} guesses what {} denies (\"{cue}\") of the same subject",
+                if guess_is_b { "the candidate" } else { "the incoming memory" },
+                if guess_is_b { "the incoming memory" } else { "the candidate" },
+            );
+            return Some(p.verdict(Relation::Contradictory, Gate::DeniedGuess, reason));
+        }
+    }
+    None
 }
 
 /// identical: the normalised texts are equal.

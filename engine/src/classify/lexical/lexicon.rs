@@ -2,8 +2,11 @@
 //! `engine/src/classify/lexicon/`: the function words of English (`grammar.tsv`), the predicates
 //! whose slots hold many values (`predicates.txt`), the value categories and their broader values
 //! and the antonym pairs generated from WordNet 3.0 (`categories.tsv`, `broader.tsv`,
-//! `antonyms.tsv`, by `scripts/lexicon/gen_lexicon.py`), and the opposites WordNet lacks
-//! (`antonyms-extra.tsv`). Data, not code: a word list changes by editing or regenerating a file.
+//! `antonyms.tsv`, by `scripts/lexicon/gen_lexicon.py`), the ISO 3166-1 countries and demonyms
+//! WordNet lacks (`demonyms.tsv`, by `scripts/lexicon/gen_demonyms.py`), the opposites WordNet
+//! lacks (`antonyms-extra.tsv`), and where a category's value is one at a time whatever governs
+//! its clause (`one_value.tsv`). Data, not code: a word list changes by editing or regenerating a
+//! file.
 
 use std::sync::OnceLock;
 
@@ -15,11 +18,13 @@ use super::stem::stem;
 const GRAMMAR: &str = include_str!("../lexicon/grammar.tsv");
 const PREDICATES: &str = include_str!("../lexicon/predicates.txt");
 const CATEGORIES: &str = include_str!("../lexicon/categories.tsv");
+const DEMONYMS: &str = include_str!("../lexicon/demonyms.tsv");
 const BROADER: &str = include_str!("../lexicon/broader.tsv");
 const ANTONYMS: &str = include_str!("../lexicon/antonyms.tsv");
 const ANTONYMS_EXTRA: &str = include_str!("../lexicon/antonyms-extra.tsv");
 const IRREGULAR: &str = include_str!("../lexicon/irregular.tsv");
 const VALUES: &str = include_str!("../lexicon/values.tsv");
+const ONE_VALUE: &str = include_str!("../lexicon/one_value.tsv");
 
 /// The classes of a function word (`grammar.tsv`), as bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -114,8 +119,13 @@ pub(super) struct Lexicon {
     antonyms: FxHashMap<String, Vec<(usize, String)>>,
     /// an irregular inflection → its base form (won → win, children → child).
     irregular: FxHashMap<&'static str, &'static str>,
+    /// the irregular inflections of verbs (grew, born, met).
+    irregular_verbs: FxHashSet<&'static str>,
     /// the words of values and qualifiers, by lowercased word.
     values: FxHashMap<&'static str, Vec<ValueWord>>,
+    /// category (or `nationality`) → the markers after which its value is one at a time
+    /// (`one_value.tsv`).
+    one_value: FxHashMap<&'static str, Vec<&'static str>>,
 }
 
 /// Lines of a data file that are not comments or blank, split on tabs.
@@ -146,7 +156,7 @@ impl Lexicon {
         let mut categories: Vec<&'static str> = Vec::new();
         let mut entries: FxHashMap<&'static str, Vec<Entry>> = FxHashMap::default();
         let mut starts_phrase = FxHashSet::default();
-        for row in rows(CATEGORIES) {
+        for row in rows(CATEGORIES).chain(rows(DEMONYMS)) {
             let [surface, category, canonical, case] = row[..] else { continue };
             let category = match categories.iter().position(|c| *c == category) {
                 Some(i) => i,
@@ -192,6 +202,8 @@ impl Lexicon {
             antonyms.entry(y).or_default().push((2 * i + 1, x));
         }
         let irregular = rows(IRREGULAR).filter_map(|r| Some((*r.first()?, *r.get(1)?))).collect();
+        let irregular_verbs =
+            rows(IRREGULAR).filter(|r| r.get(2) == Some(&"v")).filter_map(|r| r.first().copied()).collect();
         let mut values: FxHashMap<&'static str, Vec<ValueWord>> = FxHashMap::default();
         for row in rows(VALUES) {
             let [word, kind, canonical, case] = row[..] else { continue };
@@ -203,7 +215,25 @@ impl Lexicon {
             };
             values.entry(word).or_default().push(ValueWord { kind, canonical, case });
         }
-        Lexicon { words, many, attitudes, categories, entries, starts_phrase, broader, antonyms, irregular, values }
+        let mut one_value: FxHashMap<&'static str, Vec<&'static str>> = FxHashMap::default();
+        for row in rows(ONE_VALUE) {
+            let [category, marker] = row[..] else { continue };
+            one_value.entry(category).or_default().push(marker);
+        }
+        Lexicon {
+            words,
+            many,
+            attitudes,
+            categories,
+            entries,
+            starts_phrase,
+            broader,
+            antonyms,
+            irregular,
+            irregular_verbs,
+            values,
+            one_value,
+        }
     }
 
     /// The classes of a lowercased word (none for a content word).
@@ -223,6 +253,12 @@ impl Lexicon {
         }
     }
 
+    /// Whether a lowercased word is an irregular inflection of a verb (grew, born, met): a past
+    /// form, as a verb's regular ones are not listed.
+    pub(super) fn irregular_verb(&self, w: &str) -> bool {
+        self.irregular_verbs.contains(w)
+    }
+
     /// Whether a lowercased word is any word of `values.tsv`.
     pub(super) fn is_value_word(&self, w: &str) -> bool {
         self.values.contains_key(w)
@@ -240,6 +276,25 @@ impl Lexicon {
                 Case::Upper => t.chars().all(|c| !c.is_lowercase()),
             };
             (v.kind == kind && written).then_some(v.canonical)
+        })
+    }
+
+    /// The markers after which a value of `category` (a category's name, or `nationality`: a
+    /// people's adjective before a noun) is one at a time (`one_value.tsv`): the prepositions that
+    /// open its phrase ("in", "out of") and `result`.
+    pub(super) fn one_value_markers(&self, category: &str) -> &[&'static str] {
+        self.one_value.get(category).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// Whether a lowercased word says what someone is rather than who: a people's or a place's
+    /// adjective or demonym ("French", "Brazilian", "Parisian": a place's surface that is not its
+    /// name), a language, a religion's. "Jordan", "Georgia" and "Chad" are places' names, and
+    /// people's.
+    pub(super) fn describes_people(&self, w: &str) -> bool {
+        self.readings(w).iter().any(|e| match self.category_name(e.category) {
+            "language" | "religion" => true,
+            "country" | "city" | "state_province" | "continent" => e.canonical != w,
+            _ => false,
         })
     }
 

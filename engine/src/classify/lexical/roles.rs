@@ -88,6 +88,10 @@ fn holder(raw: &[RawTok], from: usize, end: usize) -> Option<(Vec<String>, Strin
     if matches!(first.lower.as_str(), "a" | "an" | "the" | "one" | "not" | "no" | "also" | "now") {
         return None;
     }
+    // "my landlord is French": what the holder is, not who
+    if lex.describes_people(&first.lower) && raw.get(from + 1).is_none_or(|n| !n.text.starts_with(char::is_uppercase)) {
+        return None;
+    }
     let mut k = from;
     let mut words = Vec::new();
     let mut shown = Vec::new();

@@ -806,6 +806,49 @@ fn one_word_swaps_contradict_in_slots_of_one_value_only() {
     assert!(wrong.is_empty(), "{} of {n} pairs wrong:\n{}", wrong.len(), wrong.join("\n"));
 }
 
+/// tests/fixtures/category_swaps.jsonl (scripts/eval/category_swaps.py): a nationality, a room,
+/// a colour, a material or an adjective's antonym swapped in facts where it is one at a time (a
+/// contradiction), and the same kinds, and drinks, instruments and vegetables, where many hold at
+/// once (no contradiction, every one of them). The caught share of each kind has a floor: what
+/// it measured when the rule was built.
+#[test]
+fn category_swaps_contradict_where_the_kind_is_one_at_a_time() {
+    const FLOORS: [(&str, usize, usize); 5] = [
+        ("nationality", 224, 224),
+        ("room", 168, 168),
+        ("colour", 224, 224),
+        ("material", 224, 224),
+        ("antonym", 105, 105),
+    ];
+    let fixture = include_str!("../../../../tests/fixtures/category_swaps.jsonl");
+    let mut caught: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut loud = Vec::new();
+    let mut missed = Vec::new();
+    for line in fixture.lines().filter(|l| !l.trim().is_empty()) {
+        let row: serde_json::Value = serde_json::from_str(line).expect("a fixture line");
+        let (a, b) = (row["a"].as_str().unwrap_or_default(), row["b"].as_str().unwrap_or_default());
+        let category = row["category"].as_str().unwrap_or_default().to_string();
+        let v = c(a, b);
+        let contradicts = v.relation == Relation::Contradictory;
+        if row["slot"] == "one" {
+            let e = caught.entry(category).or_default();
+            e.0 += usize::from(contradicts);
+            e.1 += 1;
+            if !contradicts {
+                missed.push(format!("{a:?} vs {b:?} -> {} ({})", v.gate.as_str(), v.reason));
+            }
+        } else if contradicts {
+            loud.push(format!("{a:?} vs {b:?} -> {} ({})", v.gate.as_str(), v.reason));
+        }
+    }
+    assert!(loud.is_empty(), "{} pairs of many values called contradictory:\n{}", loud.len(), loud.join("\n"));
+    for (category, floor, total) in FLOORS {
+        let (got, n) = caught.get(category).copied().unwrap_or_default();
+        assert_eq!(n, total, "{category}: {n} pairs in the fixture");
+        assert!(got >= floor, "{category}: {got} of {n} caught, floor {floor}; missed:\n{}", missed.join("\n"));
+    }
+}
+
 #[test]
 fn the_lexicon_loads_every_line() {
     use super::lexicon::lexicon;
@@ -813,5 +856,7 @@ fn the_lexicon_loads_every_line() {
     let lines = |data: &str| data.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).count();
     assert!(words > 200 && many > 80, "{words} function words, {many} predicate stems");
     assert!(entries + 100 >= lines(include_str!("../lexicon/categories.tsv")), "{entries} surfaces");
+    assert!(lines(include_str!("../lexicon/demonyms.tsv")) >= 50, "demonyms");
+    assert!(lexicon().describes_people("polish") && lexicon().describes_people("welsh"));
     assert!(antonyms > 2_500, "{antonyms} antonym stems");
 }

@@ -99,6 +99,9 @@ pub enum Gate {
     /// contradictory: both name who holds a role of one holder for one owner, and the holders
     /// differ ("my manager is Sarah" / "my manager is Tom").
     RoleHolder,
+    /// contradictory: one side guesses ("may have published articles") what the other denies of
+    /// the same subject ("has never published any articles").
+    DeniedGuess,
 }
 
 impl Gate {
@@ -131,11 +134,12 @@ impl Gate {
             Gate::AnnouncedChange => "announced_change",
             Gate::ChangedFromOther => "changed_from_other",
             Gate::RoleHolder => "role_holder",
+            Gate::DeniedGuess => "denied_guess",
         }
     }
 
     /// Every gate, for documentation and exhaustive tests.
-    pub const ALL: [Gate; 26] = [
+    pub const ALL: [Gate; 27] = [
         Gate::ExactText,
         Gate::MergeBand,
         Gate::RelatedBand,
@@ -162,6 +166,7 @@ impl Gate {
         Gate::AnnouncedChange,
         Gate::ChangedFromOther,
         Gate::RoleHolder,
+        Gate::DeniedGuess,
     ];
 }
 
