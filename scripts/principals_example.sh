@@ -3,7 +3,7 @@
 # page shows it: one person, two agents, a shared team scope and a private person scope.
 # Usage: scripts/principals_example.sh [MEMLEDGER_BIN]   (default: memledger on the PATH)
 set -uo pipefail
-BIN="${1:-memledger}"
+BIN="$(command -v "${1:-memledger}")" || { echo "no memledger binary: pass its path" >&2; exit 1; }
 memledger() { "$BIN" "$@"; }
 export -f memledger 2>/dev/null
 export BIN
