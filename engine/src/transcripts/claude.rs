@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::{Agent, Line, Transcript, Turn, lines, object, str_of, time_of};
+use super::{Agent, Line, Transcript, Turn, records, str_of, time_of};
 
 /// Text a user record holds that the person did not write: removed with its tags.
 const INJECTED: &[(&str, &str)] = &[
@@ -34,15 +34,7 @@ const COMMAND_ECHOES: &[&str] = &[
 const CONTINUED: &str = "This session is being continued from a previous conversation";
 
 pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
-    let mut t = Transcript::default();
-    let (lines, read, count) = lines(bytes);
-    t.read_bytes = read;
-    t.lines = count;
-    for line in &lines {
-        let Some(map) = object(line, &mut t) else { continue };
-        record(file, line, &map, &mut t);
-    }
-    t
+    records(bytes, |line, map, t| record(file, line, &map, t))
 }
 
 fn record(file: &str, line: &Line<'_>, map: &serde_json::Map<String, Value>, t: &mut Transcript) {

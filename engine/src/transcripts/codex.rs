@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{Agent, Line, Transcript, Turn, lines, object, str_of, time_of};
+use super::{Agent, Line, Transcript, Turn, records, str_of, time_of};
 
 /// Blocks Codex writes into user messages itself.
 const INJECTED: &[(&str, &str)] = &[
@@ -29,18 +29,13 @@ enum Origin {
 }
 
 pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
-    let mut t = Transcript::default();
-    let (lines, read, count) = lines(bytes);
-    t.read_bytes = read;
-    t.lines = count;
     let mut found: Vec<(Turn, Origin)> = Vec::new();
-    for line in &lines {
-        let Some(map) = object(line, &mut t) else { continue };
+    let mut t = records(bytes, |line, map, t| {
         let time = time_of(map.get("timestamp"));
         match (str_of(&map, "type"), map.get("payload").and_then(Value::as_object)) {
             (Some(kind), Some(payload)) => match kind {
                 "session_meta" => {
-                    meta(payload, &mut t);
+                    meta(payload, t);
                     t.skip("session_meta");
                 }
                 "turn_context" => {
@@ -49,14 +44,14 @@ pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
                     }
                     t.skip("turn_context");
                 }
-                "response_item" => item(file, line, payload, time, &mut t, &mut found),
-                "event_msg" => event(file, line, payload, time, &mut t, &mut found),
+                "response_item" => item(file, line, payload, time, t, &mut found),
+                "event_msg" => event(file, line, payload, time, t, &mut found),
                 "compacted" => t.skip("compaction"),
                 other => t.skip(format!("unknown:{other}")),
             },
-            _ => legacy(file, line, &map, &mut t, &mut found),
+            _ => legacy(file, line, &map, t, &mut found),
         }
-    }
+    });
     // An event's copy of a message a response item holds is the same turn twice.
     let said: std::collections::HashSet<(String, String)> = found
         .iter()

@@ -162,8 +162,26 @@ pub(crate) fn lines(bytes: &[u8]) -> (Vec<Line<'_>>, u64, u32) {
     (out, at as u64, number)
 }
 
+/// A transcript read from `bytes` by one reader: its whole lines counted, and each that is a
+/// JSON object handed to `record` with the transcript (any other is recorded as malformed).
+pub(crate) fn records(
+    bytes: &[u8],
+    mut record: impl FnMut(&Line<'_>, serde_json::Map<String, Value>, &mut Transcript),
+) -> Transcript {
+    let mut t = Transcript::default();
+    let (lines, read, count) = lines(bytes);
+    t.read_bytes = read;
+    t.lines = count;
+    for line in &lines {
+        if let Some(map) = object(line, &mut t) {
+            record(line, map, &mut t);
+        }
+    }
+    t
+}
+
 /// Parse one line as a JSON object, or record it as malformed.
-pub(crate) fn object(line: &Line<'_>, t: &mut Transcript) -> Option<serde_json::Map<String, Value>> {
+fn object(line: &Line<'_>, t: &mut Transcript) -> Option<serde_json::Map<String, Value>> {
     match serde_json::from_str::<Value>(line.text) {
         Ok(Value::Object(map)) => Some(map),
         Ok(_) => {

@@ -6,15 +6,10 @@
 
 use serde_json::Value;
 
-use super::{Agent, Transcript, Turn, lines, object, str_of, time_of};
+use super::{Agent, Transcript, Turn, records, str_of, time_of};
 
 pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
-    let mut t = Transcript::default();
-    let (lines, read, count) = lines(bytes);
-    t.read_bytes = read;
-    t.lines = count;
-    for line in &lines {
-        let Some(map) = object(line, &mut t) else { continue };
+    records(bytes, |line, map, t| {
         let text = str_of(&map, "text").or_else(|| str_of(&map, "content"));
         let role = str_of(&map, "role").or_else(|| str_of(&map, "speaker"));
         let session = map.get("session").and_then(|v| match v {
@@ -31,15 +26,15 @@ pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
             } else {
                 t.skip("unknown");
             }
-            continue;
+            return;
         };
         let Some(role) = role else {
             t.skip("unknown:no role");
-            continue;
+            return;
         };
         if text.trim().is_empty() {
             t.skip("empty");
-            continue;
+            return;
         }
         let role = match role.trim().to_ascii_lowercase().as_str() {
             r @ ("user" | "assistant" | "human" | "system") => r.to_string(),
@@ -47,7 +42,7 @@ pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
         };
         if role == "system" {
             t.skip("system");
-            continue;
+            return;
         }
         t.turns.push(Turn {
             agent: Agent::Plain,
@@ -61,8 +56,7 @@ pub(super) fn read(file: &str, bytes: &[u8]) -> Transcript {
             timestamp,
             text: text.to_string(),
         });
-    }
-    t
+    })
 }
 
 #[cfg(test)]
