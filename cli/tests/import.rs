@@ -15,27 +15,14 @@ use serde_json::{Value, json};
 
 use crate::support::{self, mock_http};
 
-const MODEL_VARS: &[&str] = &[
-    "MEMLEDGER_LLM_URL",
-    "MEMLEDGER_LLM_MODEL",
-    "MEMLEDGER_LLM_API_KEY",
-    "MEMLEDGER_EMBED_URL",
-    "MEMLEDGER_EMBED_MODEL",
-    "MEMLEDGER_RERANK_URL",
-    "MEMLEDGER_RERANK_MODEL",
-    "MEMLEDGER_MODEL_TIMEOUT",
-    "MEMLEDGER_MODEL_RETRIES",
-    "OPENROUTER_API_KEY",
-    "OPENAI_API_KEY",
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-];
+/// Where the agents' transcripts are found besides HOME.
+const AGENT_DIRS: &[&str] = &["CLAUDE_CONFIG_DIR", "CODEX_HOME"];
 
 /// `memledger --dir DIR ARGS…` with `env` and no model, agent directory or HOME of the machine's.
 fn command(dir: &Path, home: &Path, env: &[(&str, &str)], args: &[&str]) -> std::process::Command {
     let mut cmd = support::memledger(dir);
     cmd.args(args).env("HOME", home);
-    for v in MODEL_VARS {
+    for v in crate::models::MODEL_VARS.iter().chain(AGENT_DIRS) {
         cmd.env_remove(v);
     }
     cmd.envs(env.iter().copied());

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::support::{self, mock_http};
 
-const MODEL_VARS: &[&str] = &[
+/// Every environment variable the model settings are read from.
+pub(crate) const MODEL_VARS: &[&str] = &[
     "MEMLEDGER_LLM_URL",
     "MEMLEDGER_LLM_MODEL",
     "MEMLEDGER_LLM_API_KEY",
