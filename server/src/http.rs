@@ -947,10 +947,7 @@ async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, next:
             if auth.store_token.as_ref().is_some_and(|t| constant_time_eq(token.as_bytes(), t.as_bytes())) {
                 Some(Principal::owner())
             } else {
-                // Reading the principals view blocks (on a shared ledger it follows the ledger
-                // first, through the ledger's own runtime): off the async workers.
-                let (dispatch, token) = (auth.dispatch.clone(), token.to_string());
-                tokio::task::spawn_blocking(move || dispatch.authenticate(&token)).await.ok().flatten()
+                crate::authenticate(&auth.dispatch, token.to_string()).await
             }
         }
     };

@@ -67,19 +67,22 @@ pub fn call_fn(dispatch: Arc<dyn Dispatch>) -> CallFn {
             let caller = match who {
                 Who::Caller(caller) => caller,
                 Who::Token { token: None, actor } => Caller::owner(actor),
-                Who::Token { token: Some(token), actor } => {
-                    // Blocking (a shared ledger is followed first): off the async workers.
-                    let authenticating = dispatch.clone();
-                    match tokio::task::spawn_blocking(move || authenticating.authenticate(&token)).await.ok().flatten()
-                    {
-                        Some(principal) => Caller { principal: Arc::new(principal), actor },
-                        None => return Reply::unauthenticated(),
-                    }
-                }
+                Who::Token { token: Some(token), actor } => match authenticate(&dispatch, token).await {
+                    Some(principal) => Caller { principal: Arc::new(principal), actor },
+                    None => return Reply::unauthenticated(),
+                },
             };
             http::run_call(&dispatch, call, true, false, caller).await
         })
     })
+}
+
+/// The principal `token` authenticates, from async code: reading the principals view blocks
+/// (on a shared ledger it follows the ledger first, through the ledger's own runtime), so it runs
+/// off the async workers.
+pub(crate) async fn authenticate(dispatch: &Arc<dyn Dispatch>, token: String) -> Option<Principal> {
+    let dispatch = dispatch.clone();
+    tokio::task::spawn_blocking(move || dispatch.authenticate(&token)).await.ok().flatten()
 }
 
 /// The file names the server keeps in the store directory.
