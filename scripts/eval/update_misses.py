@@ -9,7 +9,7 @@ decided them (the levers for the next rule), then the other pairs called contrad
 
     python3 scripts/eval/update_misses.py --bin $CARGO_TARGET_DIR/release/memledger [--show 8] [FILE]
 """
-import argparse, collections, json, os, random, subprocess, tempfile
+import argparse, collections, json, os, random, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT = os.path.join(HERE, "..", "..", "..", "shared", "eval", "letta-update-dev-pairs.jsonl")
@@ -27,9 +27,11 @@ def main():
         with open(pairs, "w") as f:
             for d in gold:
                 f.write(json.dumps({"id": d["id"], "a": d["b"], "b": d["a"]}) + "\n")
-        out = subprocess.run([a.bin, "--dir", os.path.join(tmp, "store"), "--json", "classify", "--pairs", pairs],
-                             capture_output=True, text=True, check=True).stdout
-    pred = {d["id"]: d for d in map(json.loads, filter(str.strip, out.splitlines()))}
+        run = subprocess.run([a.bin, "--dir", os.path.join(tmp, "store"), "--json", "classify", "--pairs", pairs],
+                             capture_output=True, text=True)
+    if run.returncode:
+        sys.exit(f"classify exited {run.returncode}: {run.stderr.strip()[:300]}")
+    pred = {d["id"]: d for d in map(json.loads, filter(str.strip, run.stdout.splitlines()))}
     missed, alarms = collections.defaultdict(list), []
     for d in gold:
         p = pred[d["id"]]
