@@ -531,6 +531,11 @@ pub const NAMES_ADDED_V5: &[&str] = &[
     // A guess denied (docs/adr/0033-one-value-by-category.md).
     "denied_guess",
     "guess_claim_covered",
+    // Denials, restrictions and joint deeds split (docs/adr/0034-denials-restrictions-splits.md).
+    "denied_clause",
+    "restricted",
+    "joint_split",
+    "denied_clause_covered",
 ];
 
 /// A format's table of name codes: the name at index `i` is written as the byte `i + 1`. Each is

@@ -33,6 +33,8 @@ pub(super) struct Item {
     pub(super) raw_pos: usize,
     /// the clause it is in (clauses are opened by clause words and sentence ends).
     pub(super) clause: u8,
+    /// the segment it is in (segments are clauses cut further by punctuation).
+    pub(super) segment: u8,
     /// a predicate whose slot holds many values ("plays", "visited", "has a") comes before it in
     /// its clause.
     pub(super) many: bool,
@@ -87,6 +89,10 @@ pub struct Analysis {
     pub(super) negated_clauses: u32,
     /// bit `c`: clause `c` is opened by a contrast word ("while", "but", "instead").
     pub(super) contrast: u32,
+    /// where the text restricts what it tells to what it names ("only speaks English",
+    /// "exhibited exclusively in Tokyo", "has never travelled outside her home country"; not
+    /// "not only", "only recently").
+    pub(super) restrictions: Vec<Restriction>,
     /// the text starts with a word that picks out one thing (a name, "the", "my", "she").
     pub(super) definite: bool,
     /// the text hedges its claim ("may", "might", "could", "perhaps").
@@ -99,6 +105,16 @@ pub struct Analysis {
     pub(super) change: Option<Box<Statement>>,
     /// the slot of one holder it states ("my manager is Sarah"), if it states one.
     pub(super) role: Option<Box<RoleSlot>>,
+    /// every mention of a person (its key) with its segment, in the segments that say something
+    /// besides names ("Dara attended Edinburgh, while Ferdano attended Oxford"; not the list
+    /// "None of the four — A, B, C —"): who each part of the text is about.
+    pub(super) mentions: Vec<(u8, String)>,
+    /// while analysing: the segment being read.
+    segment: u8,
+    /// while analysing: the mentions of the segment being read.
+    pending: Vec<(u8, String)>,
+    /// while analysing: the segment being read has a content word that is no name.
+    segment_content: bool,
     /// per raw token, while analysing: a proper name.
     names: Vec<bool>,
     /// per raw token, while analysing: the head of an indefinite noun phrase.
@@ -117,6 +133,17 @@ impl Analysis {
         self.terms.get_or_init(|| index_terms_of(self))
     }
 
+    /// Close the segment being read: its mentions count if it said something besides names.
+    fn end_segment(&mut self) {
+        if self.segment_content {
+            self.mentions.append(&mut self.pending);
+        } else {
+            self.pending.clear();
+        }
+        self.segment_content = false;
+        self.segment = self.segment.saturating_add(1);
+    }
+
     /// Whether the text says when: a clock time, a date, a weekday, a month, a day word (today,
     /// yesterday…), a year (a number from 1900 to 2099), or a span of days, weeks, months or years
     /// ("4 years", "last week"). What a question about time wants of a memory (`recall`).
@@ -129,6 +156,15 @@ impl Analysis {
             _ => false,
         }) || self.stems.iter().any(|s| unit(s).is_some_and(|u| SPANS.contains(&u)))
     }
+}
+
+/// A word that restricts what its clause tells to what follows it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Restriction {
+    /// the raw position of the word.
+    pub(super) at: usize,
+    /// "outside" in a denial ("never … outside X"); else "only", "exclusively", "solely".
+    pub(super) outside: bool,
 }
 
 /// A text's stems, sorted and each once: a set that takes no more memory than its strings
@@ -185,34 +221,35 @@ pub fn analyse(text: &str) -> Analysis {
     let mut exclusive_clauses = 0u32;
     let mut i = 0;
     // An item once per kind and key (a short text has a handful: a scan beats hashing).
-    let push = |a: &mut Analysis, key: String, shown: &str, kind: Kind, negated: bool, clause: u8, many: bool| match a
-        .items
-        .iter_mut()
-        .find(|it| it.key == key && it.kind == kind)
-    {
-        None => {
-            let raw_pos = a.cur;
-            let name = a.names.get(raw_pos).copied().unwrap_or(false);
-            let indefinite = a.indefinite_heads.get(raw_pos).copied().unwrap_or(false);
-            let subject = !a.past_subject;
-            a.items.push(Item {
-                key,
-                shown: shown.to_string(),
-                kind,
-                negated,
-                raw_pos,
-                clause,
-                many,
-                exclusive: false,
-                name,
-                indefinite,
-                subject,
-                word: String::new(),
-                compound: a.compounds.get(raw_pos).copied().unwrap_or(false),
-            });
+    let push = |a: &mut Analysis, key: String, shown: &str, kind: Kind, negated: bool, clause: u8, many: bool| {
+        let named = a.names.get(a.cur).copied().unwrap_or(false);
+        a.segment_content |= !named;
+        match a.items.iter_mut().find(|it| it.key == key && it.kind == kind) {
+            None => {
+                let raw_pos = a.cur;
+                let name = named;
+                let indefinite = a.indefinite_heads.get(raw_pos).copied().unwrap_or(false);
+                let subject = !a.past_subject;
+                a.items.push(Item {
+                    key,
+                    shown: shown.to_string(),
+                    kind,
+                    negated,
+                    raw_pos,
+                    clause,
+                    segment: a.segment,
+                    many,
+                    exclusive: false,
+                    name,
+                    indefinite,
+                    subject,
+                    word: String::new(),
+                    compound: a.compounds.get(raw_pos).copied().unwrap_or(false),
+                });
+            }
+            Some(it) if negated => it.negated = true,
+            Some(_) => {}
         }
-        Some(it) if negated => it.negated = true,
-        Some(_) => {}
     };
     a.names = proper_names(&raw);
     a.indefinite_heads = indefinite_heads(&raw);
@@ -247,6 +284,7 @@ pub fn analyse(text: &str) -> Analysis {
         // "prefers A over B", "chose A over B": B is passed over
         let passes_over = w == "over" && a.stems.iter().any(|s| s == "prefer" || s == "chose" || s == "choos");
         if class.has(WordClass::CLAUSE) && i > 0 && !denies_next {
+            a.end_segment();
             in_scope = false;
             if clause < 31 {
                 clause += 1;
@@ -271,9 +309,21 @@ pub fn analyse(text: &str) -> Analysis {
         if class.has(WordClass::EXCLUSIVE) && marks {
             exclusive_clauses |= 1 << clause;
         }
+        if matches!(w, "only" | "exclusively" | "solely") && restricts(prev, next) {
+            a.restrictions.push(Restriction { at: i, outside: false });
+        }
+        if w == "outside" && in_scope {
+            a.restrictions.push(Restriction { at: i, outside: true });
+        }
         let c = clause;
         let many = state.many;
-        if class.has(WordClass::NEGATION) || (w == "no" && next == Some("one")) || denies_next || passes_over {
+        // "not only A but also B" asserts both
+        let not_only = w == "not" && next == Some("only");
+        if (class.has(WordClass::NEGATION) && !not_only)
+            || (w == "no" && next == Some("one"))
+            || denies_next
+            || passes_over
+        {
             a.negs += 1;
             a.negated_clauses |= 1 << clause;
             if a.neg_cue.is_empty() {
@@ -283,6 +333,9 @@ pub fn analyse(text: &str) -> Analysis {
                 consumed = 2;
             }
             in_scope = true;
+            a.stems.insert(w.to_string());
+        } else if not_only {
+            // no cue and no content word: the stem alone
             a.stems.insert(w.to_string());
         } else if let Some(d) =
             valued.then(|| weekday(w, t, first)).flatten().filter(|_| !short_form_in_name(&raw, i, &a.names))
@@ -385,6 +438,9 @@ pub fn analyse(text: &str) -> Analysis {
                     state.many = true;
                 }
                 if !class.has(WordClass::STOP) {
+                    if a.names.get(i).copied().unwrap_or(false) {
+                        a.pending.push((a.segment, s.clone()));
+                    }
                     push(&mut a, s.clone(), t, Kind::Word, in_scope, c, many);
                 }
                 a.stems.insert(s);
@@ -403,11 +459,17 @@ pub fn analyse(text: &str) -> Analysis {
                 state = ClauseState::default();
             }
         }
+        if raw.get(i + consumed - 1).is_some_and(|r| r.boundary) {
+            a.end_segment();
+        }
         if boundary {
             in_scope = false;
         }
         i += consumed;
     }
+    a.end_segment();
+    a.mentions.shrink_to_fit();
+    a.pending = Vec::new();
     for it in &mut a.items {
         it.exclusive = exclusive_clauses & (1 << it.clause) != 0;
     }
@@ -446,6 +508,17 @@ pub fn analyse(text: &str) -> Analysis {
     a.indefinite_heads = Vec::new();
     a.compounds = Vec::new();
     a
+}
+
+/// Whether "only" (or "exclusively", "solely") between `prev` and `next` restricts what its
+/// clause tells to what it names: not "not only" (which adds), "the only", "my only", "if only"
+/// (which name one thing), nor "only recently", "only then", "only a few" (which tell when or
+/// how much).
+fn restricts(prev: Option<&str>, next: Option<&str>) -> bool {
+    const NOT_AFTER: [&str; 12] = ["not", "the", "a", "an", "if", "my", "our", "his", "her", "their", "its", "your"];
+    const NOT_BEFORE: [&str; 13] =
+        ["recently", "just", "started", "began", "begun", "now", "then", "later", "after", "when", "a", "once", "one"];
+    !prev.is_some_and(|p| NOT_AFTER.contains(&p)) && !next.is_some_and(|n| NOT_BEFORE.contains(&n))
 }
 
 /// The prepositions after "met" that open the occasion of a meeting, not who was met.

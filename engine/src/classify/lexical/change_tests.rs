@@ -5,7 +5,8 @@
 
 use super::*;
 
-fn c(a: &str, b: &str) -> Verdict {
+/// A pair classified with the default configuration (`denial_tests` uses these helpers too).
+pub(super) fn c(a: &str, b: &str) -> Verdict {
     classify(a, b, None, None, &LexicalConfig::default())
 }
 
@@ -51,7 +52,7 @@ const SCHEDULE_VERBS: &[&str] = &[
 ];
 
 #[track_caller]
-fn expect(incoming: &str, stored: &str, gate: Gate) {
+pub(super) fn expect(incoming: &str, stored: &str, gate: Gate) {
     let v = c(incoming, stored);
     assert_eq!(
         (v.relation, v.gate),
@@ -69,7 +70,7 @@ fn expect_not(incoming: &str, stored: &str, gate: Gate) {
 }
 
 #[track_caller]
-fn expect_quiet(incoming: &str, stored: &str) {
+pub(super) fn expect_quiet(incoming: &str, stored: &str) {
     let v = c(incoming, stored);
     assert_ne!(
         v.relation,

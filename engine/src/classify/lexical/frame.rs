@@ -232,8 +232,10 @@ pub(super) fn replaced_person(p: &mut Pair) -> Option<Verdict> {
         (ta.items.iter().filter(|x| !person(x)).collect(), tb.items.iter().filter(|x| !person(x)).collect());
     // who likes, wants or knows something is one of many: "Vera likes small diffs" and "Hugo
     // likes small diffs" are both true (the predicate is the first word after the names)
-    if rest_a.iter().filter(|x| !matches!(x.kind, Kind::Value(..))).count() < MIN_DEED_WORDS
-        || rest_a.first().is_some_and(|x| lexicon().attitude(&x.key))
+    // a category's value is part of the deed ("is a marine biologist who has conducted research
+    // in the Pacific Ocean"); a number, date or time is not
+    if rest_a.iter().filter(|x| !plain_value(x)).count() < MIN_DEED_WORDS
+        || (rest_a.first().is_some_and(|x| lexicon().attitude(&x.key)) && !deed_with_someone(ta))
         || rest_a.len() != rest_b.len()
         || !rest_a.iter().zip(&rest_b).all(|(x, y)| items_match(x, y, p.cfg.prefix_min_len))
     {
@@ -260,6 +262,145 @@ pub(super) fn replaced_person(p: &mut Pair) -> Option<Verdict> {
         named(tb, &ka)
     );
     Some(p.verdict(Relation::Contradictory, Gate::ReplacedPerson, reason))
+}
+
+/// A number, a date, a time: not a word of a deed.
+fn plain_value(x: &Item) -> bool {
+    matches!(x.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_)))
+}
+
+/// The deed words a part after a connector needs to be a deed of its own.
+const PART_DEED_WORDS: usize = 3;
+
+/// "Kellie Tylor enjoys hiking and often invites Jonathon Hublin to join weekend trips": after
+/// the attitude, a part opened by a connector tells a deed done with a named person (a person
+/// and at least [`PART_DEED_WORDS`] other words, not opened by an attitude), which only the
+/// ones it is told of did. "Vera likes code reviews and clear commit messages" has none.
+fn deed_with_someone(an: &Analysis) -> bool {
+    let lex = lexicon();
+    let opens = |k: usize| {
+        let (from, to) = (an.items[k - 1].raw_pos + 1, an.items[k].raw_pos);
+        (from..to).any(|r| an.raw.get(r).is_some_and(|t| t.connector))
+    };
+    let starts: Vec<usize> = (1..an.items.len()).filter(|&k| opens(k)).collect();
+    starts.iter().enumerate().any(|(n, &start)| {
+        let end = starts.get(n + 1).copied().unwrap_or(an.items.len());
+        let part = &an.items[start..end];
+        let deeds = part.iter().filter(|x| !x.person() && !plain_value(x)).count();
+        let opened_by_attitude = part.iter().find(|x| !x.person()).is_some_and(|x| lex.attitude(&x.key));
+        part.iter().any(Item::person) && deeds >= PART_DEED_WORDS && !opened_by_attitude
+    })
+}
+
+/// The people a text opens with, each a run of adjacent names ("Kelvin Crompton and Kara
+/// Parklen both…"): the keys of each, before the first word that is no name (numbers aside:
+/// "All three, A, B and C, …").
+fn leading_people(an: &Analysis) -> Vec<Vec<&str>> {
+    let mut people: Vec<Vec<&str>> = Vec::new();
+    let mut last: Option<usize> = None;
+    for x in &an.items {
+        if x.kind == Kind::Word && !x.name {
+            break;
+        }
+        if !x.person() {
+            continue;
+        }
+        match (people.last_mut(), last) {
+            (Some(run), Some(r)) if x.raw_pos == r + 1 => run.push(x.key.as_str()),
+            _ => people.push(vec![x.key.as_str()]),
+        }
+        last = Some(x.raw_pos);
+    }
+    people
+}
+
+/// "Kelvin Crompton and Kara Parklen both attended the University of Manchester" against
+/// "Kelvin Crompton attended MIT, while Kara Parklen attended Stanford University": one side says
+/// two or more people ("both", "all") did one thing together or alike; the other tells the
+/// same predicate of them one by one (a part of the text about each alone) and says they did not
+/// do it alike: it says they differ ("attended different universities"), or denies they did it
+/// together, or, in a contrast, gives one of them another value of the joint object ("Stanford
+/// University" for "the University of Manchester").
+pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
+    for j_is_a in [true, false] {
+        let (j, s) = if j_is_a { (p.a, p.b) } else { (p.b, p.a) };
+        if j.negs > 0 || j.hedged || s.hedged || !(j.stems.contains("both") || j.stems.contains("all")) {
+            continue;
+        }
+        let people = leading_people(j);
+        if people.len() < 2 {
+            continue;
+        }
+        let Some(pred) = j.items.iter().position(|x| x.kind == Kind::Word && !x.name) else { continue };
+        if p.partner(j_is_a, pred).is_none() || lexicon().attitude(&j.items[pred].key) {
+            continue;
+        }
+        // the segments of the split side that speak of one of the people alone
+        let whose = |key: &str| people.iter().position(|run| run.contains(&key));
+        let mut alone: Vec<(usize, u8)> = Vec::new();
+        let segments: Vec<u8> = {
+            let mut v: Vec<u8> = s.mentions.iter().map(|m| m.0).collect();
+            v.dedup();
+            v
+        };
+        for g in segments {
+            let mut who: Vec<usize> = s.mentions.iter().filter(|m| m.0 == g).filter_map(|m| whose(&m.1)).collect();
+            who.sort_unstable();
+            who.dedup();
+            if let [one] = who[..] {
+                alone.push((one, g));
+            }
+        }
+        let mut each: Vec<usize> = alone.iter().map(|x| x.0).collect();
+        each.sort_unstable();
+        each.dedup();
+        if each.len() < 2 {
+            continue;
+        }
+        let differ = s.stems.contains("differ") && !j.stems.contains("differ");
+        let apart = s.negs > 0 && (s.stems.contains("togeth") || s.stems.contains("together"));
+        // the joint object: what follows the predicate, names of the people aside
+        let object: Vec<usize> =
+            (pred + 1..j.items.len()).filter(|&k| !j.items[k].person() || !whose_item(j, k, &people)).collect();
+        let valued = |x: &Item| x.name || matches!(x.kind, Kind::Value(ValCat::Class(_), _));
+        let replaced = s.contrast != 0
+            && alone.iter().any(|&(_, g)| {
+                let in_g = |k: usize| s.items[k].segment == g;
+                let partner_in_g = |k: usize| p.partner(j_is_a, k).is_some_and(in_g);
+                let shares = object.iter().any(|&k| partner_in_g(k));
+                let lost = object.iter().any(|&k| valued(&j.items[k]) && !partner_in_g(k));
+                let own = (0..s.items.len()).any(|k| {
+                    in_g(k)
+                        && valued(&s.items[k])
+                        && p.partner(!j_is_a, k).is_none()
+                        && !(s.items[k].person() && whose(&s.items[k].key).is_some())
+                });
+                shares && lost && own
+            });
+        if !(differ || apart || replaced) {
+            continue;
+        }
+        let how = if differ {
+            "says they differ"
+        } else if apart {
+            "denies they did it together"
+        } else {
+            "gives one of them another value"
+        };
+        let reason = format!(
+            "{} tells of several people together what {} tells of each alone and {how} ({})",
+            if j_is_a { "the incoming memory" } else { "the candidate" },
+            if j_is_a { "the candidate" } else { "the incoming memory" },
+            j.items[pred].shown
+        );
+        return Some(p.verdict(Relation::Contradictory, Gate::JointSplit, reason));
+    }
+    None
+}
+
+/// Whether item `k` of `an` is a name of one of `people`.
+fn whose_item(an: &Analysis, k: usize, people: &[Vec<&str>]) -> bool {
+    people.iter().any(|run| run.contains(&an.items[k].key.as_str()))
 }
 
 /// How many items open the text as its subject ([`Item::subject`]).

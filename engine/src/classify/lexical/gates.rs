@@ -6,7 +6,8 @@ use super::analysis::{Analysis, Item, Kind, analyse};
 use super::announce::announced_change;
 use super::change::{Change, evidence_of_change};
 use super::config::LexicalConfig;
-use super::frame::{correction, order_differs, replaced_filler, replaced_person};
+use super::denial::{denied_clause, restricted};
+use super::frame::{correction, joint_split, order_differs, replaced_filler, replaced_person};
 use super::matching::{Overlap, match_items, overlap};
 use super::roles::role_holder;
 use super::values::{QualCat, ValCat, same_str};
@@ -79,6 +80,12 @@ impl<'a> Pair<'a> {
         }
     }
 
+    /// The partner of item `k` of the incoming memory (`of_a`) or of the candidate: its index on
+    /// the other side.
+    pub(super) fn partner(&self, of_a: bool, k: usize) -> Option<usize> {
+        if of_a { self.pa[k] } else { self.pa.iter().position(|m| *m == Some(k)) }
+    }
+
     /// Record a score.
     pub(super) fn note(&mut self, name: &'static str, value: f64) {
         self.scores.push((name, value));
@@ -114,12 +121,18 @@ fn decide(p: &mut Pair) -> Verdict {
     if let Some(v) = announced_change(p).or_else(|| role_holder(p)) {
         return v;
     }
+    // A restriction or a split of a joint deed overturns what it shares few words with: "only
+    // speaks English" / "speaks fluent Spanish".
+    if let Some(v) = restricted(p).or_else(|| joint_split(p)) {
+        return v;
+    }
     match evidence_of_change(p) {
         Change::Decided(v) => v,
         // A change that does not stand on its own may still be a correction: "B, not A, did it".
         Change::Dropped(v) => correction(p)
             .or_else(|| if matches!(v.gate, Gate::RestDiffers | Gate::BelowBand) { replaced_filler(p) } else { None })
             .or_else(|| denied_guess(p))
+            .or_else(|| denied_clause(p))
             .unwrap_or(v),
         Change::None => {
             correction(p).or_else(|| replaced_person(p)).or_else(|| replaced_filler(p)).unwrap_or_else(|| sameness(p))

@@ -14,6 +14,9 @@ mod change;
 #[cfg(test)]
 mod change_tests;
 mod config;
+mod denial;
+#[cfg(test)]
+mod denial_tests;
 mod frame;
 mod gates;
 mod lexicon;

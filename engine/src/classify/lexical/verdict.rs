@@ -102,6 +102,16 @@ pub enum Gate {
     /// contradictory: one side guesses ("may have published articles") what the other denies of
     /// the same subject ("has never published any articles").
     DeniedGuess,
+    /// contradictory: one side denies of the same subject, in a clause, what the other asserts,
+    /// whatever else each says ("has never participated in any literary festivals" / "has been a
+    /// guest speaker at several literary festivals").
+    DeniedClause,
+    /// contradictory: one side restricts what the same subject does to what it names, and the
+    /// other says it does something more ("only speaks English" / "speaks fluent Spanish").
+    Restricted,
+    /// contradictory: one side says people did one thing together or alike ("both attended the
+    /// University of Manchester"), the other tells it of each alone and that they did not.
+    JointSplit,
 }
 
 impl Gate {
@@ -135,11 +145,14 @@ impl Gate {
             Gate::ChangedFromOther => "changed_from_other",
             Gate::RoleHolder => "role_holder",
             Gate::DeniedGuess => "denied_guess",
+            Gate::DeniedClause => "denied_clause",
+            Gate::Restricted => "restricted",
+            Gate::JointSplit => "joint_split",
         }
     }
 
     /// Every gate, for documentation and exhaustive tests.
-    pub const ALL: [Gate; 27] = [
+    pub const ALL: [Gate; 30] = [
         Gate::ExactText,
         Gate::MergeBand,
         Gate::RelatedBand,
@@ -167,6 +180,9 @@ impl Gate {
         Gate::ChangedFromOther,
         Gate::RoleHolder,
         Gate::DeniedGuess,
+        Gate::DeniedClause,
+        Gate::Restricted,
+        Gate::JointSplit,
     ];
 }
 
