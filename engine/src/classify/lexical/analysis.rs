@@ -61,6 +61,11 @@ impl Item {
     pub(super) fn person(&self) -> bool {
         self.name && self.kind == Kind::Word
     }
+
+    /// A number, a date, a time, a quantity…: a value other than a category's.
+    pub(super) fn plain_value(&self) -> bool {
+        matches!(self.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_)))
+    }
 }
 
 /// One text, analysed once: its content items, values, qualifiers, negations. Classifying a pair
@@ -105,14 +110,14 @@ pub struct Analysis {
     pub(super) change: Option<Box<Statement>>,
     /// the slot of one holder it states ("my manager is Sarah"), if it states one.
     pub(super) role: Option<Box<RoleSlot>>,
-    /// every mention of a person (its key) with its segment, in the segments that say something
-    /// besides names ("Dara attended Edinburgh, while Ferdano attended Oxford"; not the list
-    /// "None of the four — A, B, C —"): who each part of the text is about.
-    pub(super) mentions: Vec<(u8, String)>,
+    /// every mention of a person (the index of its item) with its segment, in the segments that
+    /// say something besides names ("Dara attended Edinburgh, while Ferdano attended Oxford"; not
+    /// the list "None of the four — A, B, C —"): who each part of the text is about.
+    pub(super) mentions: Vec<(u8, usize)>,
     /// while analysing: the segment being read.
     segment: u8,
     /// while analysing: the mentions of the segment being read.
-    pending: Vec<(u8, String)>,
+    pending: Vec<(u8, usize)>,
     /// while analysing: the segment being read has a content word that is no name.
     segment_content: bool,
     /// per raw token, while analysing: a proper name.
@@ -131,6 +136,11 @@ impl Analysis {
     /// --from` makes them on its reading thread, ahead of both.
     pub fn index_terms(&self) -> &[String] {
         self.terms.get_or_init(|| index_terms_of(self))
+    }
+
+    /// The items at `at`, as written, joined: for reasons.
+    pub(super) fn shown(&self, at: &[usize]) -> String {
+        at.iter().map(|&k| self.items[k].shown.as_str()).collect::<Vec<_>>().join(" ")
     }
 
     /// Close the segment being read: its mentions count if it said something besides names.
@@ -220,14 +230,14 @@ pub fn analyse(text: &str) -> Analysis {
     let mut state = ClauseState::default();
     let mut exclusive_clauses = 0u32;
     let mut i = 0;
-    // An item once per kind and key (a short text has a handful: a scan beats hashing).
+    // An item once per kind and key (a short text has a handful: a scan beats hashing); a name
+    // that is a plain word is a mention of a person in its segment, each time it is written.
     let push = |a: &mut Analysis, key: String, shown: &str, kind: Kind, negated: bool, clause: u8, many: bool| {
-        let named = a.names.get(a.cur).copied().unwrap_or(false);
-        a.segment_content |= !named;
-        match a.items.iter_mut().find(|it| it.key == key && it.kind == kind) {
+        let name = a.names.get(a.cur).copied().unwrap_or(false);
+        a.segment_content |= !name;
+        let k = match a.items.iter().position(|it| it.key == key && it.kind == kind) {
             None => {
                 let raw_pos = a.cur;
-                let name = named;
                 let indefinite = a.indefinite_heads.get(raw_pos).copied().unwrap_or(false);
                 let subject = !a.past_subject;
                 a.items.push(Item {
@@ -246,9 +256,15 @@ pub fn analyse(text: &str) -> Analysis {
                     word: String::new(),
                     compound: a.compounds.get(raw_pos).copied().unwrap_or(false),
                 });
+                a.items.len() - 1
             }
-            Some(it) if negated => it.negated = true,
-            Some(_) => {}
+            Some(k) => {
+                a.items[k].negated |= negated;
+                k
+            }
+        };
+        if name && kind == Kind::Word {
+            a.pending.push((a.segment, k));
         }
     };
     a.names = proper_names(&raw);
@@ -438,9 +454,6 @@ pub fn analyse(text: &str) -> Analysis {
                     state.many = true;
                 }
                 if !class.has(WordClass::STOP) {
-                    if a.names.get(i).copied().unwrap_or(false) {
-                        a.pending.push((a.segment, s.clone()));
-                    }
                     push(&mut a, s.clone(), t, Kind::Word, in_scope, c, many);
                 }
                 a.stems.insert(s);

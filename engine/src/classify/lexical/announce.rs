@@ -451,10 +451,6 @@ fn is_time(x: &Item) -> bool {
     )
 }
 
-fn shown(an: &Analysis, at: &[usize]) -> String {
-    at.iter().map(|&k| an.items[k].shown.as_str()).collect::<Vec<_>>().join(" ")
-}
-
 /// The stored memory's items a change replaces: not matched by the incoming memory, of the kind
 /// of the new value.
 const MAX_OLD_REST: usize = 5;
@@ -520,7 +516,7 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
     let span = old_of_kind.iter().map(|&j| b.items[j].raw_pos);
     let one_phrase = span.clone().max().zip(span.min()).is_none_or(|(last, first)| last - first < OLD_PHRASE);
     let says_little_else = rest.len() <= old_of_kind.len() + 1 && one_phrase;
-    let topic_shown = shown(a, &topic);
+    let topic_shown = a.shown(&topic);
     let what =
         if topic_shown.is_empty() { format!("\"{}\"", s.cue) } else { format!("\"{}\", of {topic_shown}", s.cue) };
     p.note("change_topic_words", topic.len() as f64);
@@ -532,15 +528,15 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
             let reason = if s.ended {
                 format!(
                     "announced change ({what}): {} no more; the earlier belief says {}",
-                    shown(a, &from),
-                    shown(b, &old)
+                    a.shown(&from),
+                    b.shown(&old)
                 )
             } else {
                 format!(
                     "announced change ({what}): from {} to {}; the earlier belief says {}",
-                    shown(a, &from),
-                    shown(a, &to),
-                    shown(b, &old)
+                    a.shown(&from),
+                    a.shown(&to),
+                    b.shown(&old)
                 )
             };
             return Some(p.verdict(Relation::Contradictory, Gate::AnnouncedChange, reason));
@@ -549,9 +545,9 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
             let reason = format!(
                 "announced change ({what}) from {} to {}, but the earlier belief says {}, which the change does not \
                  mention",
-                shown(a, &from),
-                shown(a, &to),
-                shown(b, &old_of_kind)
+                a.shown(&from),
+                a.shown(&to),
+                b.shown(&old_of_kind)
             );
             return Some(p.verdict(Relation::Contradictory, Gate::ChangedFromOther, reason));
         }
@@ -560,10 +556,7 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
     if old_of_kind.is_empty() || !says_little_else || rest.len() > MAX_OLD_REST {
         return None;
     }
-    let reason = format!(
-        "announced change ({what}): now {}; the earlier belief says {}",
-        shown(a, &new),
-        shown(b, &old_of_kind)
-    );
+    let reason =
+        format!("announced change ({what}): now {}; the earlier belief says {}", a.shown(&new), b.shown(&old_of_kind));
     Some(p.verdict(Relation::Contradictory, Gate::AnnouncedChange, reason))
 }

@@ -6,9 +6,8 @@
 //! (docs/adr/0034-denials-restrictions-splits.md).
 
 use super::analysis::{Analysis, Item, Kind};
-use super::gates::Pair;
+use super::gates::{Pair, who};
 use super::lexicon::lexicon;
-use super::values::ValCat;
 use super::verdict::{Gate, Relation, Verdict};
 
 /// The share of a denied clause's words the other side must assert.
@@ -32,22 +31,6 @@ pub(super) fn same_subject(a: &Analysis, b: &Analysis) -> bool {
     !sa.is_empty() && sa == sb
 }
 
-/// The two sides of a pair as (this side, the other side, this side is the incoming memory).
-fn sides<'a>(p: &Pair<'a>) -> [(&'a Analysis, &'a Analysis, bool); 2] {
-    [(p.a, p.b, true), (p.b, p.a, false)]
-}
-
-/// Who a side is, for reasons.
-fn who(of_a: bool) -> &'static str {
-    if of_a { "the incoming memory" } else { "the candidate" }
-}
-
-/// A value other than a category's (a number, a date, a time): what a denial is about when it
-/// names one ("did not drink coffee after 4pm").
-fn plain_value(x: &Item) -> bool {
-    matches!(x.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_)))
-}
-
 /// "Nicolan Ellys has never participated in any literary festivals but has frequently been a
 /// guest speaker at international photography exhibitions" against "Nicolan Ellys has been a
 /// guest speaker at several international literary festivals": a negated clause whose words
@@ -58,7 +41,7 @@ fn plain_value(x: &Item) -> bool {
 /// one of attitude ("I don't like reviewing PRs late" / "I prefer PRs reviewed within a day").
 pub(super) fn denied_clause(p: &mut Pair) -> Option<Verdict> {
     let lex = lexicon();
-    for (d, o, d_is_a) in sides(p) {
+    for (d, o, d_is_a) in p.sides() {
         if d.negs == 0 || d.hedged || !same_subject(d, o) {
             continue;
         }
@@ -75,7 +58,8 @@ pub(super) fn denied_clause(p: &mut Pair) -> Option<Verdict> {
             let covered: Vec<usize> = scope.iter().copied().filter(|&k| asserted(k)).collect();
             let share = covered.len() as f64 / scope.len() as f64;
             let worded = covered.iter().any(|&k| d.items[k].kind == Kind::Word && !d.items[k].name);
-            let values_asserted = scope.iter().all(|&k| !plain_value(&d.items[k]) || asserted(k));
+            // a number, date or time the denial names ("did not drink coffee after 4pm")
+            let values_asserted = scope.iter().all(|&k| !d.items[k].plain_value() || asserted(k));
             let denied = scope[0];
             let attitude_asserted =
                 !(d.items[denied].kind == Kind::Word && lex.attitude(&d.items[denied].key)) || asserted(denied);
@@ -84,12 +68,11 @@ pub(super) fn denied_clause(p: &mut Pair) -> Option<Verdict> {
             }
             p.note("denied_clause_covered", share);
             let cue = if d.neg_cue.is_empty() { "not" } else { d.neg_cue.as_str() };
-            let words: Vec<&str> = covered.iter().map(|&k| d.items[k].shown.as_str()).collect();
             let reason = format!(
                 "{} denies (\"{cue}\") of the same subject what {} asserts ({})",
                 who(d_is_a),
                 who(!d_is_a),
-                words.join(" ")
+                d.shown(&covered)
             );
             return Some(p.verdict(Relation::Contradictory, Gate::DeniedClause, reason));
         }
@@ -102,8 +85,8 @@ const RESTRICTION_CUES: [&str; 3] = ["exclusively", "solely", "outside"];
 
 /// What a restriction restricts: the items that tell what is restricted (the word after "only"
 /// in "only speaks English"; what the clause says before it in "speaks only English", "held
-/// exhibitions exclusively in Tokyo"; for "never … outside", what is denied before "outside") and the items of what it keeps ("English"; up to a connector or
-/// punctuation).
+/// exhibitions exclusively in Tokyo"; for "never … outside", what is denied before "outside"),
+/// and the items of what it keeps ("English"; up to a connector or punctuation).
 fn restriction_span(an: &Analysis, at: usize, outside: bool) -> (Vec<usize>, Vec<usize>) {
     let mut end = at;
     for r in at + 1..an.raw.len() {
@@ -143,7 +126,7 @@ fn restriction_span(an: &Analysis, at: usize, outside: bool) -> (Vec<usize>, Vec
 /// contributed to the music industry" / "contributed to several studio albums" is both). "Jon only
 /// speaks English" / "Jon speaks English fluently" keeps nothing the other lacks: both are true.
 pub(super) fn restricted(p: &mut Pair) -> Option<Verdict> {
-    for (r, o, r_is_a) in sides(p) {
+    for (r, o, r_is_a) in p.sides() {
         if r.restrictions.is_empty() || r.hedged || o.negs > 0 || !same_subject(r, o) {
             continue;
         }
@@ -165,16 +148,13 @@ pub(super) fn restricted(p: &mut Pair) -> Option<Verdict> {
                 continue;
             }
             let how = if x.outside { "never outside" } else { "only" };
-            let shown = |an: &Analysis, ks: &[usize]| {
-                ks.iter().map(|&k| an.items[k].shown.as_str()).collect::<Vec<_>>().join(" ")
-            };
             let reason = format!(
                 "{} restricts \"{}\" of the same subject (\"{how}\": {}), which leaves out what {} says ({})",
                 who(r_is_a),
                 o.items[pred].shown,
-                shown(r, &kept),
+                r.shown(&kept),
                 who(!r_is_a),
-                shown(o, &beyond)
+                o.shown(&beyond)
             );
             return Some(p.verdict(Relation::Contradictory, Gate::Restricted, reason));
         }

@@ -3,9 +3,10 @@
 //! one value, a correction that moves a fact to someone else, and swapped roles.
 
 use super::analysis::{Analysis, Item, Kind};
-use super::gates::Pair;
+use super::gates::{Pair, who};
 use super::lexicon::lexicon;
 use super::matching::{Step, align, items_match};
+use super::stem::stem;
 use super::values::ValCat;
 use super::verdict::{Gate, Relation, Verdict};
 
@@ -66,12 +67,12 @@ pub(super) fn correction(p: &mut Pair) -> Option<Verdict> {
                 .all(|y| n.items.iter().filter(in_clause).any(|x| x.person() && !x.negated && x.key == y.key));
             if (denied_here || elsewhere) && !all_named_here {
                 p.note("correction_restated", restated as f64);
-                let who: Vec<&str> = o.items.iter().filter(|x| x.person()).map(|x| x.shown.as_str()).collect();
+                let named: Vec<&str> = o.items.iter().filter(|x| x.person()).map(|x| x.shown.as_str()).collect();
                 let reason = format!(
                     "{} says of someone else what {} says of {}, and denies it of them or says something else of them",
-                    if side_is_a { "the incoming memory" } else { "the candidate" },
-                    if side_is_a { "the candidate" } else { "the incoming memory" },
-                    who.join(" ")
+                    who(side_is_a),
+                    who(!side_is_a),
+                    named.join(" ")
                 );
                 return Some(p.verdict(Relation::Contradictory, Gate::Correction, reason));
             }
@@ -146,7 +147,7 @@ pub(super) fn replaced_filler(p: &mut Pair) -> Option<Verdict> {
     // Alps in 2017" / "a conference in New York in 2015")
     let has = |an: &Analysis, items: &[usize], f: &dyn Fn(&Item) -> bool| items.iter().any(|&k| f(&an.items[k]));
     let ident = |x: &Item| x.kind == Kind::Ident || (x.compound && x.kind == Kind::Word);
-    let value = |x: &Item| matches!(x.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_)));
+    let value = Item::plain_value;
     let placed = |x: &Item| x.name || matches!(x.kind, Kind::Value(ValCat::Class(_), _));
     let said = has(ta, &region.a, &placed) && has(tb, &region.b, &placed);
     if has(ta, &region.a, &ident)
@@ -191,7 +192,7 @@ pub(super) fn replaced_filler(p: &mut Pair) -> Option<Verdict> {
     }
     let shape = "the filler of the same predicate";
     let (xa, xb) = (&ta.items[region.a[0]], &tb.items[region.b[0]]);
-    let (was, now) = (shown(ta, &region.a), shown(tb, &region.b));
+    let (was, now) = (ta.shown(&region.a), tb.shown(&region.b));
     if (xa.many || xb.many) && !(xa.exclusive || xb.exclusive) {
         let reason = format!(
             "{shape} is replaced ({was} vs {now}), but in a slot that holds many values at once, so both can be true"
@@ -234,7 +235,7 @@ pub(super) fn replaced_person(p: &mut Pair) -> Option<Verdict> {
     // likes small diffs" are both true (the predicate is the first word after the names)
     // a category's value is part of the deed ("is a marine biologist who has conducted research
     // in the Pacific Ocean"); a number, date or time is not
-    if rest_a.iter().filter(|x| !plain_value(x)).count() < MIN_DEED_WORDS
+    if rest_a.iter().filter(|x| !x.plain_value()).count() < MIN_DEED_WORDS
         || (rest_a.first().is_some_and(|x| lexicon().attitude(&x.key)) && !deed_with_someone(ta))
         || rest_a.len() != rest_b.len()
         || !rest_a.iter().zip(&rest_b).all(|(x, y)| items_match(x, y, p.cfg.prefix_min_len))
@@ -264,11 +265,6 @@ pub(super) fn replaced_person(p: &mut Pair) -> Option<Verdict> {
     Some(p.verdict(Relation::Contradictory, Gate::ReplacedPerson, reason))
 }
 
-/// A number, a date, a time: not a word of a deed.
-fn plain_value(x: &Item) -> bool {
-    matches!(x.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_)))
-}
-
 /// The deed words a part after a connector needs to be a deed of its own.
 const PART_DEED_WORDS: usize = 3;
 
@@ -286,7 +282,7 @@ fn deed_with_someone(an: &Analysis) -> bool {
     starts.iter().enumerate().any(|(n, &start)| {
         let end = starts.get(n + 1).copied().unwrap_or(an.items.len());
         let part = &an.items[start..end];
-        let deeds = part.iter().filter(|x| !x.person() && !plain_value(x)).count();
+        let deeds = part.iter().filter(|x| !x.person() && !x.plain_value()).count();
         let opened_by_attitude = part.iter().find(|x| !x.person()).is_some_and(|x| lex.attitude(&x.key));
         part.iter().any(Item::person) && deeds >= PART_DEED_WORDS && !opened_by_attitude
     })
@@ -322,8 +318,7 @@ fn leading_people(an: &Analysis) -> Vec<Vec<&str>> {
 /// together, or, in a contrast, gives one of them another value of the joint object ("Stanford
 /// University" for "the University of Manchester").
 pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
-    for j_is_a in [true, false] {
-        let (j, s) = if j_is_a { (p.a, p.b) } else { (p.b, p.a) };
+    for (j, s, j_is_a) in p.sides() {
         if j.negs > 0 || j.hedged || s.hedged || !(j.stems.contains("both") || j.stems.contains("all")) {
             continue;
         }
@@ -335,20 +330,16 @@ pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
         if p.partner(j_is_a, pred).is_none() || lexicon().attitude(&j.items[pred].key) {
             continue;
         }
-        // the segments of the split side that speak of one of the people alone
-        let whose = |key: &str| people.iter().position(|run| run.contains(&key));
+        // the segments of the split side that speak of one of the people alone (its mentions come
+        // in the order of their segments)
+        let whose = |x: &Item| people.iter().position(|run| x.person() && run.contains(&x.key.as_str()));
         let mut alone: Vec<(usize, u8)> = Vec::new();
-        let segments: Vec<u8> = {
-            let mut v: Vec<u8> = s.mentions.iter().map(|m| m.0).collect();
-            v.dedup();
-            v
-        };
-        for g in segments {
-            let mut who: Vec<usize> = s.mentions.iter().filter(|m| m.0 == g).filter_map(|m| whose(&m.1)).collect();
-            who.sort_unstable();
-            who.dedup();
-            if let [one] = who[..] {
-                alone.push((one, g));
+        for segment in s.mentions.chunk_by(|m, n| m.0 == n.0) {
+            let mut named: Vec<usize> = segment.iter().filter_map(|m| whose(&s.items[m.1])).collect();
+            named.sort_unstable();
+            named.dedup();
+            if let [one] = named[..] {
+                alone.push((one, segment[0].0));
             }
         }
         let mut each: Vec<usize> = alone.iter().map(|x| x.0).collect();
@@ -357,11 +348,11 @@ pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
         if each.len() < 2 {
             continue;
         }
-        let differ = s.stems.contains("differ") && !j.stems.contains("differ");
-        let apart = s.negs > 0 && (s.stems.contains("togeth") || s.stems.contains("together"));
+        let differ = stem("different");
+        let differ = s.stems.contains(&differ) && !j.stems.contains(&differ);
+        let apart = s.negs > 0 && s.stems.contains(&stem("together"));
         // the joint object: what follows the predicate, names of the people aside
-        let object: Vec<usize> =
-            (pred + 1..j.items.len()).filter(|&k| !j.items[k].person() || !whose_item(j, k, &people)).collect();
+        let object: Vec<usize> = (pred + 1..j.items.len()).filter(|&k| whose(&j.items[k]).is_none()).collect();
         let valued = |x: &Item| x.name || matches!(x.kind, Kind::Value(ValCat::Class(_), _));
         let replaced = s.contrast != 0
             && alone.iter().any(|&(_, g)| {
@@ -370,10 +361,7 @@ pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
                 let shares = object.iter().any(|&k| partner_in_g(k));
                 let lost = object.iter().any(|&k| valued(&j.items[k]) && !partner_in_g(k));
                 let own = (0..s.items.len()).any(|k| {
-                    in_g(k)
-                        && valued(&s.items[k])
-                        && p.partner(!j_is_a, k).is_none()
-                        && !(s.items[k].person() && whose(&s.items[k].key).is_some())
+                    in_g(k) && valued(&s.items[k]) && p.partner(!j_is_a, k).is_none() && whose(&s.items[k]).is_none()
                 });
                 shares && lost && own
             });
@@ -389,8 +377,8 @@ pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
         };
         let reason = format!(
             "{} tells of several people together what {} tells of each alone and {how} ({})",
-            if j_is_a { "the incoming memory" } else { "the candidate" },
-            if j_is_a { "the candidate" } else { "the incoming memory" },
+            who(j_is_a),
+            who(!j_is_a),
             j.items[pred].shown
         );
         return Some(p.verdict(Relation::Contradictory, Gate::JointSplit, reason));
@@ -398,19 +386,9 @@ pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
     None
 }
 
-/// Whether item `k` of `an` is a name of one of `people`.
-fn whose_item(an: &Analysis, k: usize, people: &[Vec<&str>]) -> bool {
-    people.iter().any(|run| run.contains(&an.items[k].key.as_str()))
-}
-
 /// How many items open the text as its subject ([`Item::subject`]).
 fn subject_len(an: &Analysis) -> usize {
     an.items.iter().take_while(|x| x.subject).count()
-}
-
-/// Items as written, joined.
-fn shown(an: &Analysis, items: &[usize]) -> String {
-    items.iter().map(|&k| an.items[k].shown.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 /// Swapped roles: "Marco reports to Sofia" / "Sofia reports to Marco"; "Debra translates for

@@ -10,7 +10,7 @@ use super::denial::{denied_clause, restricted};
 use super::frame::{correction, joint_split, order_differs, replaced_filler, replaced_person};
 use super::matching::{Overlap, match_items, overlap};
 use super::roles::role_holder;
-use super::values::{QualCat, ValCat, same_str};
+use super::values::{QualCat, same_str};
 use super::verdict::{Gate, Relation, Verdict};
 
 /// Everything the gates read about one pair, computed once.
@@ -80,6 +80,12 @@ impl<'a> Pair<'a> {
         }
     }
 
+    /// The two sides as (this side, the other side, this side is the incoming memory), the
+    /// incoming memory first.
+    pub(super) fn sides(&self) -> [(&'a Analysis, &'a Analysis, bool); 2] {
+        [(self.a, self.b, true), (self.b, self.a, false)]
+    }
+
     /// The partner of item `k` of the incoming memory (`of_a`) or of the candidate: its index on
     /// the other side.
     pub(super) fn partner(&self, of_a: bool, k: usize) -> Option<usize> {
@@ -90,6 +96,11 @@ impl<'a> Pair<'a> {
     pub(super) fn note(&mut self, name: &'static str, value: f64) {
         self.scores.push((name, value));
     }
+}
+
+/// Who a side is, for reasons: the incoming memory (`of_a`) or the candidate.
+pub(super) fn who(of_a: bool) -> &'static str {
+    if of_a { "the incoming memory" } else { "the candidate" }
 }
 
 /// Classifies one pair. `a` = the incoming memory, `b` = the stored candidate; kinds are the
@@ -150,13 +161,11 @@ const GUESS_COVERED: f64 = 0.5;
 /// the other side mentions at least half of its words. The subject (the leading names) is on
 /// both sides, not denied.
 pub(super) fn denied_guess(p: &mut Pair) -> Option<Verdict> {
-    for guess_is_b in [true, false] {
-        let (g, d) = if guess_is_b { (p.b, p.a) } else { (p.a, p.b) };
+    for (d, g, d_is_a) in p.sides() {
         if !g.hedged || g.negs > 0 || d.hedged || d.negs == 0 {
             continue;
         }
-        let partner =
-            |k: usize| -> Option<usize> { if guess_is_b { p.pa.iter().position(|m| *m == Some(k)) } else { p.pa[k] } };
+        let partner = |k: usize| p.partner(!d_is_a, k);
         let subject: Vec<usize> = (0..g.items.len()).filter(|&k| g.items[k].subject).collect();
         if subject.is_empty() || subject.iter().any(|&k| partner(k).is_none_or(|j| d.items[j].negated)) {
             continue;
@@ -172,11 +181,8 @@ pub(super) fn denied_guess(p: &mut Pair) -> Option<Verdict> {
         p.note("guess_claim_covered", covered);
         if denied && covered >= GUESS_COVERED {
             let cue = if d.neg_cue.is_empty() { "not" } else { d.neg_cue.as_str() };
-            let reason = format!(
-                "{} guesses what {} denies (\"{cue}\") of the same subject",
-                if guess_is_b { "the candidate" } else { "the incoming memory" },
-                if guess_is_b { "the incoming memory" } else { "the candidate" },
-            );
+            let reason =
+                format!("{} guesses what {} denies (\"{cue}\") of the same subject", who(!d_is_a), who(d_is_a),);
             return Some(p.verdict(Relation::Contradictory, Gate::DeniedGuess, reason));
         }
     }
@@ -301,7 +307,7 @@ fn enrichment_shape(longer: &Analysis, shared: &[bool]) -> bool {
     for (k, it) in longer.items.iter().enumerate() {
         // a value other than a category's (a time, a date, a number) is separable; a colour or
         // a material is a modifier like any other word
-        if shared[k] || matches!(it.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_))) {
+        if shared[k] || it.plain_value() {
             continue;
         }
         if k < last {
