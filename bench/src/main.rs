@@ -286,7 +286,19 @@ fn save_bulk(ml: &Memledger, corpus: &mut corpus::Corpus, size: usize) -> Durati
 /// A store of `size` realistic memories: how fast it fills, saves, rebuilds.
 fn store(size: usize, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
-    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    // Signed as the CLI opens a store: a key and a witness outside the store's directory.
+    // MEMLEDGER_BENCH_UNSIGNED=1 measures the same without them, for the cost of signing.
+    let trust = tempfile::tempdir().unwrap();
+    let signed = std::env::var_os("MEMLEDGER_BENCH_UNSIGNED").is_none();
+    let options = OpenOptions {
+        signer: signed.then(|| {
+            std::sync::Arc::new(memledger_engine::Signer::load_or_create(&trust.path().join("signing.key")).unwrap())
+        }),
+        witness_dir: signed.then(|| trust.path().join("witness")),
+        ..OpenOptions::default()
+    };
+    println!("[{size:>6}] signed checkpoints and witness         {}", if signed { "on" } else { "off (MEMLEDGER_BENCH_UNSIGNED)" });
+    let ml = Memledger::open(dir.path(), &options).unwrap();
     let mut corpus = corpus::Corpus::new(seed);
     let bulk = save_bulk(&ml, &mut corpus, size);
     let stats = ml.stats().unwrap();
@@ -354,6 +366,16 @@ fn store(size: usize, seed: u64) {
     println!(
         "[{size:>6}] rebuild of every view and the index  {} ({events} events)",
         per_sec(events as usize, started.elapsed())
+    );
+    let started = Instant::now();
+    let report = ml.ledger().verify().unwrap();
+    assert!(report.ok, "{report:?}");
+    println!(
+        "[{size:>6}] verify of the chain{}      {} ({} events, {} checkpoints)",
+        if signed { " and signatures" } else { "               " },
+        per_sec(report.events as usize, started.elapsed()),
+        report.events,
+        report.checkpoints
     );
     println!("[{size:>6}] peak RSS so far                      {:.0} MiB", peak_rss_mib());
 }

@@ -75,6 +75,7 @@ pub enum Command {
     Stream(commands::stream::Args),
     Rebuild(commands::rebuild::Args),
     Verify(commands::verify::Args),
+    Checkpoint(commands::checkpoint::Args),
     Stats(commands::stats::Args),
     Mcp(commands::mcp::Args),
     Serve(commands::serve::Args),
@@ -90,6 +91,7 @@ pub enum Command {
 }
 
 /// What every command gets: the global options and a way to reach the store.
+#[derive(Clone)]
 pub struct Context {
     pub dir: PathBuf,
     pub json: bool,
@@ -103,6 +105,8 @@ pub struct Context {
     pub ledger: Option<String>,
     /// The principal's token to act with (`--token`, `MEMLEDGER_TOKEN`); none: the owner.
     pub token: Option<String>,
+    /// Open a store that disagrees with its witness (`memledger witness accept`).
+    pub accept_witness: bool,
 }
 
 impl Context {
@@ -166,7 +170,7 @@ impl Context {
                 }
                 let dir = std::env::temp_dir()
                     .join(format!("memledger-empty-{}", memledger_schemas::MemoryId::random().hex()));
-                let options = OpenOptions { create: true, wait: self.wait, shared: None };
+                let options = OpenOptions { create: true, wait: self.wait, ..OpenOptions::default() };
                 match Memledger::open_with(&dir, &options, self.engine_config()) {
                     Ok(ml) => Ok(crate::backend::Opened::Empty { ml: Box::new(ml), dir }),
                     Err(e) => {
@@ -206,9 +210,25 @@ impl Context {
         }
     }
 
+    /// This machine's signing key, made on first use (docs/reliability.md); none without a
+    /// home directory to keep it in.
+    fn signer(&self) -> Result<Option<std::sync::Arc<memledger_engine::Signer>>, CliError> {
+        let Some(path) = crate::config::signing_key_path() else { return Ok(None) };
+        memledger_engine::Signer::load_or_create(&path)
+            .map(|s| Some(std::sync::Arc::new(s)))
+            .map_err(|e| CliError::new(Exit::Failure, e.to_string(), Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into())))
+    }
+
     /// Open the store in this process; `create` for commands that write.
     pub fn open_direct(&self, create: bool) -> Result<Memledger, CliError> {
-        let options = OpenOptions { create, wait: self.wait, shared: self.shared_ledger()? };
+        let options = OpenOptions {
+            create,
+            wait: self.wait,
+            shared: self.shared_ledger()?,
+            signer: self.signer()?,
+            witness_dir: crate::config::witness_dir(),
+            accept_witness: self.accept_witness,
+        };
         // Models over HTTP come from the environment (docs/models.md); none: the offline path.
         let config = self.engine_config();
         let ml = Memledger::open_with(&self.dir, &options, config).map_err(|e| match e {
@@ -287,6 +307,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         autostart: autostart.then_some(idle),
         ledger: cli.ledger.clone().or_else(|| crate::config::get().ledger.clone()),
         token: cli.token.clone().map(|t| t.trim().to_string()).filter(|t| !t.is_empty()),
+        accept_witness: false,
     };
     let mut out = Output::stdout(ctx.json);
     let result = match cli.command {
@@ -309,6 +330,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Stream(a) => commands::stream::run(&ctx, a, &mut out),
         Command::Rebuild(a) => commands::rebuild::run(&ctx, a, &mut out),
         Command::Verify(a) => commands::verify::run(&ctx, a, &mut out),
+        Command::Checkpoint(a) => commands::checkpoint::run(&ctx, a, &mut out),
         Command::Stats(a) => commands::stats::run(&ctx, a, &mut out),
         Command::Mcp(a) => commands::mcp::run(&ctx, a, &mut out),
         Command::Serve(a) => commands::serve::run(&ctx, a, &mut out),

@@ -89,6 +89,33 @@ pub struct SaveDefaults {
     pub memory_type: Option<String>,
 }
 
+/// memledger's directory in the user's config directory: `$XDG_CONFIG_HOME/memledger`, else
+/// `~/.config/memledger`.
+pub fn config_dir() -> Option<PathBuf> {
+    let var = |v: &str| std::env::var_os(v).filter(|x| !x.is_empty());
+    let base =
+        var("XDG_CONFIG_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("memledger"))
+}
+
+/// This machine's signing key (docs/reliability.md): `$MEMLEDGER_SIGNING_KEY`, else
+/// `signing.key` in [`config_dir`].
+pub fn signing_key_path() -> Option<PathBuf> {
+    std::env::var_os("MEMLEDGER_SIGNING_KEY")
+        .filter(|x| !x.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| config_dir().map(|d| d.join("signing.key")))
+}
+
+/// Where the witnesses of this machine's stores are kept: `$MEMLEDGER_WITNESS_DIR`, else
+/// `witness/` beside the signing key.
+pub fn witness_dir() -> Option<PathBuf> {
+    std::env::var_os("MEMLEDGER_WITNESS_DIR")
+        .filter(|x| !x.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| signing_key_path().and_then(|k| k.parent().map(|d| d.join("witness"))))
+}
+
 /// Where the config file is looked for.
 pub fn path() -> Option<PathBuf> {
     let var = |v: &str| std::env::var_os(v).filter(|x| !x.is_empty());

@@ -3,7 +3,8 @@
 //! contract tests of `cli.rs` run twice, directly (`cli`) and through a server
 //! (`cli_server::cli`); `server`, `schemathesis` and `ui` run a real `memledger serve`; `shared`
 //! runs machines on one shared ledger on a real PostgreSQL; `stream` mirrors a ledger to a real
-//! NATS JetStream and follows it with `export --follow`.
+//! NATS JetStream and follows it with `export --follow`; `tamper` forges stores without the
+//! signing key and runs agent-memory-integrity's attacks.
 
 mod support;
 
@@ -28,6 +29,7 @@ mod secrets;
 mod server;
 mod shared;
 mod stream;
+mod tamper;
 mod ui;
 
 /// Every file in cli/tests/ is one of the modules above.

@@ -62,7 +62,12 @@ fn a_save_holding_a_credential_is_refused_names_the_rule_and_writes_nothing() {
     assert_eq!(saved["outcome"], "added", "{saved}");
     assert_eq!(support::json(d, &["show", saved["memory_id"].as_str().unwrap()])["text"], text.as_str());
     assert!(!files_holding(d, secret).is_empty());
-    assert_eq!(support::json(d, &["stats"])["events"].as_u64().unwrap(), events + 2 * 2, "two saves, two events each");
+    // Two saves, each its observation and its decision (beside a classification per memory of the
+    // scope it was compared with).
+    let log = support::json_lines(d, &["log", "--since", &(events + 1).to_string()]);
+    let count = |kind: &str| log.iter().filter(|e| e["type"] == kind).count();
+    assert_eq!((count("memory_observed"), count("belief_added")), (2, 2), "{log:?}");
+    assert_eq!(log.len(), 4 + count("pair_classified"), "{log:?}");
 }
 
 #[test]

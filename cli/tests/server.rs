@@ -205,6 +205,10 @@ fn the_official_python_sdk_drives_mcp_over_streamable_http() {
     let dir3 = tmp.path().join("store3");
     let grant = "team:payments=read,write,resolve,erase@stated";
     let added = cli_json(&dir3, &["principals", "add", "sdk", "--kind", "agent", "--grant", grant]);
+    let policy = cli_json(
+        &dir3,
+        &["save", "--scope", "team:payments", "--source", "policy", "Billing deploys to staging on Tuesdays."],
+    );
     let head = cli_json(&dir3, &["stats"])["events"].as_u64().unwrap();
     let served3 = Served::start_with(&dir3, true, &["--allow-erase"]);
     let url3 = format!("http://127.0.0.1:{}/mcp", served3.port.unwrap());
@@ -212,6 +216,7 @@ fn the_official_python_sdk_drives_mcp_over_streamable_http() {
         .args([script, "--http", &url3, added["token"].as_str().unwrap()])
         .env("MEMLEDGER_TEST_ERASE_ALLOWED", "1")
         .env("MEMLEDGER_TEST_REFUSED_SCOPE", "team:billing")
+        .env("MEMLEDGER_TEST_POLICY_ID", policy["memory_id"].as_str().unwrap())
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -105,6 +105,21 @@ impl CandidateSearch<'_> {
                 out.push((r, false));
             }
         }
+        // An empty or short list of term matches does not prove novelty: a scope that holds no
+        // more memories than a save compares is compared whole ("Docs moved over to Mintlify"
+        // shares no term with "Documentation: Docusaurus").
+        if out.len() < self.top_k
+            && let Some(ids) = beliefs.active_in_scope_up_to(&save.scope, self.top_k)?
+        {
+            for id in ids {
+                if Some(id) != exclude
+                    && !out.iter().any(|(r, _)| r.memory_id == id)
+                    && let Some(r) = beliefs.get(id)?
+                {
+                    out.push((r, false));
+                }
+            }
+        }
         Ok(out)
     }
 }

@@ -23,6 +23,9 @@ pub enum Exit {
     NotFound = 4,
     /// The caller may not do this (its grants do not reach): nothing was written.
     NotPermitted = 5,
+    /// The store disagrees with its witness (restored from an older copy, truncated, replaced or
+    /// rewritten): refused, nothing was done (docs/reliability.md).
+    Witness = 6,
 }
 
 impl Exit {
@@ -40,6 +43,7 @@ impl Exit {
             3 => Exit::Conflict,
             4 => Exit::NotFound,
             5 => Exit::NotPermitted,
+            6 => Exit::Witness,
             _ => Exit::Failure,
         }
     }
@@ -82,6 +86,9 @@ pub enum EngineError {
     /// candidate search fails until the store is opened again (or a later reset succeeds).
     #[error("text index: the candidate index could not be brought up to date after an earlier error; reopen the store")]
     StaleTermCache,
+    /// `rebuild` refuses a ledger that does not verify: nothing was written ([`Exit::Failure`]).
+    #[error("the ledger does not verify at seq {seq} ({problem}): refusing to rebuild the views from it; nothing was written")]
+    Unverified { seq: u64, problem: String },
     #[error(transparent)]
     Open(#[from] OpenError),
     #[error(transparent)]
@@ -97,6 +104,12 @@ pub enum EngineError {
 pub enum BadInput {
     #[error("the memory text is empty")]
     EmptyText,
+    #[error("a save declares one relation: --replaces or --contradicts, not both")]
+    TwoDeclaredRelations,
+    #[error("a save that declares a relation (--replaces, --contradicts) is compared: it cannot also skip comparing (--no-dedup)")]
+    DeclaredWithoutDedup,
+    #[error("{target} is in scope {target_scope:?}; this save is in {scope:?}: a declared relation stays within one scope")]
+    DeclaredAcrossScopes { target: MemoryId, target_scope: String, scope: String },
     #[error("the memory text is {len} bytes; the limit is {max} (64 KiB)")]
     TextTooLong { len: usize, max: usize },
     #[error("the memory text contains a NUL byte")]
@@ -271,6 +284,7 @@ impl EngineError {
             EngineError::Conflict(_) => Exit::Conflict,
             EngineError::NotFound(_) => Exit::NotFound,
             EngineError::NotPermitted(_) | EngineError::Unauthenticated => Exit::NotPermitted,
+            EngineError::Open(OpenError::Witness { .. }) => Exit::Witness,
             EngineError::Import(
                 ImportError::Parse { .. } | ImportError::Chain { .. } | ImportError::Diverged { .. },
             ) => Exit::BadInput,

@@ -1,6 +1,6 @@
 //! Input validation: bad input is refused here, before anything is read or written.
 
-use memledger_schemas::{Authority, Evidence, MemoryType, Timestamp};
+use memledger_schemas::{Authority, Evidence, MemoryId, MemoryType, Timestamp};
 use serde::Deserialize;
 
 use crate::error::{BadInput, EngineError};
@@ -31,6 +31,29 @@ pub struct SaveRequest {
     /// Save the text even if it holds what looks like a credential (engine/src/secrets.rs).
     #[serde(default)]
     pub allow_secret: bool,
+    /// The caller's own judgement (docs/design.md §15): this memory replaces that one (an id or
+    /// a unique prefix), as its next version, within what its authority allows.
+    #[serde(default)]
+    pub replaces: Option<String>,
+    /// The caller's own judgement: this memory contradicts that one; a conflict opens.
+    #[serde(default)]
+    pub contradicts: Option<String>,
+}
+
+/// A relation the caller declares (`save --replaces`, `--contradicts`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeclaredRelation {
+    Replaces,
+    Contradicts,
+}
+
+/// A declared relation: the memory it names, as given, and once resolved.
+#[derive(Clone, Debug)]
+pub struct Declared {
+    pub relation: DeclaredRelation,
+    pub target: String,
+    /// Resolved (and the caller's right to read it checked) before the save plans.
+    pub id: Option<MemoryId>,
 }
 
 /// Where in a transcript a memory was said, as a caller gives it.
@@ -120,6 +143,8 @@ pub struct ValidSave {
     pub dedup: bool,
     /// How many `<private>…</private>` spans were removed from the text.
     pub private_spans: u32,
+    /// A relation the caller declared.
+    pub declared: Option<Declared>,
 }
 
 /// The tags around text that never reaches the store (the convention coding-agent memory tools
@@ -212,6 +237,15 @@ impl SaveRequest {
         let scope = field("scope", self.scope)?;
         let scope_named = scope.is_some();
         let scope = scope.unwrap_or_else(|| "personal".to_string());
+        let declared = match (field("replaces", self.replaces)?, field("contradicts", self.contradicts)?) {
+            (Some(_), Some(_)) => return Err(BadInput::TwoDeclaredRelations.into()),
+            (Some(target), None) => Some(Declared { relation: DeclaredRelation::Replaces, target, id: None }),
+            (None, Some(target)) => Some(Declared { relation: DeclaredRelation::Contradicts, target, id: None }),
+            (None, None) => None,
+        };
+        if declared.is_some() && self.no_dedup {
+            return Err(BadInput::DeclaredWithoutDedup.into());
+        }
         let effective_at = match self.effective_at {
             Some(s) => Some(Timestamp::parse_rfc3339(&s).map_err(BadInput::EffectiveAt)?),
             None => None,
@@ -229,6 +263,7 @@ impl SaveRequest {
             idempotency_key: field("idempotency-key", self.idempotency_key)?,
             dedup: !self.no_dedup,
             private_spans,
+            declared,
         })
     }
 }

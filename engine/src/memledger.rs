@@ -519,6 +519,25 @@ impl Memledger {
         actor: String,
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
+        // A declared relation names a memory the caller may read; the save goes to its scope
+        // unless it names one, and then it must be the same.
+        if let Some(declared) = &mut prepared.save.declared {
+            let id = self.reader().resolve_memory_id(&declared.target)?;
+            let target = self.reader().record(id)?;
+            caller.access().require(Verb::Read, &target.scope)?;
+            if !prepared.save.scope_named {
+                prepared.save.scope = target.scope.clone();
+                prepared.save.scope_named = true;
+            } else if prepared.save.scope != target.scope {
+                return Err(BadInput::DeclaredAcrossScopes {
+                    target: id,
+                    target_scope: target.scope,
+                    scope: prepared.save.scope.clone(),
+                }
+                .into());
+            }
+            declared.id = Some(id);
+        }
         if !prepared.save.scope_named {
             prepared.save.scope = caller.principal.own_scope();
         }
@@ -1362,6 +1381,14 @@ impl Memledger {
             }
         }
         let _guard = self.lock()?;
+        // The views are copied from the ledger: never from one that was altered.
+        let report = self.ledger.verify()?;
+        if !report.ok {
+            return Err(EngineError::Unverified {
+                seq: report.first_bad_seq.unwrap_or(0),
+                problem: report.problem.unwrap_or_default(),
+            });
+        }
         let events = self.views.rebuild_with_progress(&self.ledger, only, progress);
         let events = match events {
             Ok(events) => events,

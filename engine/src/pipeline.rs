@@ -13,12 +13,12 @@ use serde::Serialize;
 
 use crate::analysis_cache::AnalysisCache;
 use crate::candidates::CandidateSearch;
-use crate::classify::{Classification, classify_lexical_analysed, lexical};
+use crate::classify::{Classification, classify_lexical_admitted, lexical};
 use crate::co_enrich::{self, CoEnrichment};
 use crate::config::EngineConfig;
 use crate::error::{Conflict, EngineError};
 use crate::index::Index;
-use crate::input::{SaveRequest, ValidSave};
+use crate::input::{DeclaredRelation, SaveRequest, ValidSave};
 use crate::models::{Models, embed};
 use crate::reads::Reader;
 
@@ -76,6 +76,29 @@ pub struct SaveResult {
     /// Lower-authority memories it restates, superseded at once (each by a conflict settled
     /// `by: authority`).
     pub supersedes: Vec<MemoryId>,
+    /// The memories of the scope it was compared with and left standing, best first (at most
+    /// [`RELATED_MAX`]): what rules could not decide, for the caller to judge and, if it knows
+    /// better, declare (`--replaces`, `--contradicts`; docs/design.md §15).
+    pub related: Vec<Related>,
+}
+
+/// Most memories a save's answer names as `related`.
+pub const RELATED_MAX: usize = 5;
+
+/// A memory a save was compared with and left standing.
+#[derive(Clone, Debug, Serialize)]
+pub struct Related {
+    pub memory_id: MemoryId,
+    pub text: String,
+    pub recorded_at: Timestamp,
+    /// The lexical similarity in [0, 1].
+    pub score: f64,
+    /// The embedder's cosine, when one is configured.
+    pub cosine: Option<f64>,
+    /// The rule that decided the pair, and what the pair is (`complementary`, `unrelated`, or a
+    /// near miss across kinds).
+    pub gate: String,
+    pub relation: Relation,
 }
 
 /// How a save's decision may act, given who saves: the authority its memory carries, and
@@ -190,6 +213,11 @@ impl Planner<'_> {
                 break;
             }
         }
+        if let (Some(dup), Some(declared)) = (dup, &save.declared) {
+            // The text is held already: the caller declares how that memory stands to another.
+            events.extend(self.plan_declared_restatement(memory_id, dup, declared, stance, head)?);
+            return Ok(events);
+        }
         if let Some(dup) = dup {
             events.push(
                 EventBody::PairClassified(PairClassified {
@@ -222,19 +250,27 @@ impl Planner<'_> {
         let embedding =
             embed::embedding_candidates(self.models, self.reader, self.config.top_k, save, &mut candidates)?;
         let (records, same_keys): (Vec<MemoryRecord>, Vec<bool>) = candidates.into_iter().unzip();
+        // With an embedder, a pair its cosine admits is compared by the rules of change whatever
+        // its lexical similarity (docs/design.md §15).
+        let related_min = self.models.related_cosine_min();
         let mut classes: Vec<Classification> = records
             .iter()
             .map(|c| {
                 let analysis = self.analyses.of(c);
-                classify_lexical_analysed(
+                let admission = related_min.and_then(|min| {
+                    embedding.cosines.get(&c.memory_id).map(|&cosine| lexical::Admission { cosine, min })
+                });
+                classify_lexical_admitted(
                     &incoming,
                     &analysis,
                     Some(save.memory_type),
                     Some(c.memory_type),
                     self.config,
+                    admission,
                 )
             })
             .collect();
+        one_fact_changes_one_fact(&records, &mut classes);
         let models = self.models.classify_candidates(self.reader, save, &records, &mut classes, &embedding)?;
         let mut examined: Vec<Examined> = Vec::new();
         for (((candidate, same_key), mut class), model) in records.into_iter().zip(same_keys).zip(classes).zip(models) {
@@ -312,8 +348,45 @@ impl Planner<'_> {
             _ => None,
         };
 
+        // A relation the caller declared decides over the rules: its pair is recorded as
+        // classified by that caller (method `declared`), within what its authority allows.
+        let declared = match &save.declared {
+            Some(d) => Some((d.relation, self.declared_pair(d, &incoming, save, &mut examined)?)),
+            None => None,
+        };
+
         let mut decision: Vec<NewEvent> = Vec::new();
-        if let Some(i) = restatement {
+        if let Some((relation, i)) = declared {
+            if stance.propose {
+                decision.extend(self.propose(memory_id, stance, &mut examined, &[i]));
+            } else if relation == DeclaredRelation::Contradicts {
+                decision.extend(self.plan_conflict(
+                    save,
+                    memory_id,
+                    stance,
+                    &mut examined,
+                    &[i],
+                    head,
+                    events.len(),
+                )?);
+            } else if stance.authority < examined[i].candidate.authority {
+                decision.extend(self.plan_authority_conflict(memory_id, stance, &mut examined, i));
+            } else {
+                let (current, root) = (examined[i].candidate.memory_id, examined[i].candidate.root_id);
+                let version = self.reader.next_version(root)?;
+                examined[i].outcome = PairOutcome::Versioned;
+                decision.push(
+                    EventBody::BeliefVersioned(BeliefVersioned {
+                        memory_id,
+                        root_id: root,
+                        version,
+                        replaces: current,
+                        cause: VersionCause::Declared,
+                    })
+                    .into(),
+                );
+            }
+        } else if let Some(i) = restatement {
             examined[i].outcome = PairOutcome::Merged;
             let into = examined[i].candidate.memory_id;
             decision
@@ -412,7 +485,7 @@ impl Planner<'_> {
             .any(|e| matches!(&e.body, EventBody::ConflictResolved(b) if b.action != ResolutionAction::KeepNew));
         let current =
             decision.iter().any(|e| matches!(&e.body, EventBody::BeliefAdded(_) | EventBody::BeliefVersioned(_)));
-        if current && !withdrawn && !stance.propose {
+        if current && !withdrawn && !stance.propose && declared.is_none() {
             let touched: Vec<MemoryId> = decision.iter().flat_map(|e| e.body.memory_ids()).collect();
             let absorbed: Vec<usize> = (0..examined.len())
                 .filter(|&i| {
@@ -451,6 +524,168 @@ impl Planner<'_> {
         }
         events.extend(decision);
         Ok(events)
+    }
+
+    /// A declared relation in a save of a text the scope already holds (an agent's second call,
+    /// after reading `related`): the observation merges into the memory that holds it, and that
+    /// memory stands to the declared one as declared — a conflict between them, settled at once
+    /// (`by: declared`, the memory becoming the next version of the declared one's belief) when
+    /// it replaces it, the caller's authority allows, and the memory is a belief of its own;
+    /// else left for who may settle it.
+    fn plan_declared_restatement(
+        &self,
+        memory_id: MemoryId,
+        dup: MemoryId,
+        declared: &crate::input::Declared,
+        stance: Stance,
+        head: u64,
+    ) -> Result<Vec<NewEvent>, EngineError> {
+        let id = match declared.id {
+            Some(id) => id,
+            None => self.reader.resolve_memory_id(&declared.target)?,
+        };
+        let target = self.reader.current_of(id)?;
+        let held = self.reader.record(dup)?;
+        let merged = |outcome| -> Vec<NewEvent> {
+            vec![
+                EventBody::PairClassified(PairClassified {
+                    incoming: memory_id,
+                    candidate: dup,
+                    method: Method::Exact,
+                    relation: Relation::Identical,
+                    gate: "content_hash".into(),
+                    reason: "the same text is already an active memory in this scope".into(),
+                    scores: vec![("exact".into(), 1.0)],
+                    thresholds: Vec::new(),
+                    model: None,
+                    outcome,
+                })
+                .into(),
+                EventBody::BeliefMerged(BeliefMerged { memory_id, into: dup, kind: MergeKind::ExactDuplicate }).into(),
+            ]
+        };
+        if target.root_id == held.root_id {
+            // Of itself: nothing to declare.
+            return Ok(merged(PairOutcome::Merged));
+        }
+        let (verb, gate) = match declared.relation {
+            DeclaredRelation::Replaces => ("replaces", "declared_replaces"),
+            DeclaredRelation::Contradicts => ("contradicts", "declared_contradicts"),
+        };
+        let settle = declared.relation == DeclaredRelation::Replaces
+            && !stance.propose
+            && stance.authority >= target.authority
+            && held.version == 1
+            && held.root_id == held.memory_id;
+        let needs_authority = target.authority.max(stance.authority);
+        let kind = if stance.authority < target.authority { ConflictKind::Authority } else { ConflictKind::Contradiction };
+        let reason = format!("the caller declared that {} {verb} it", held.memory_id.short());
+        let mut events = merged(PairOutcome::Merged);
+        events.push(
+            EventBody::PairClassified(PairClassified {
+                incoming: memory_id,
+                candidate: target.memory_id,
+                method: Method::Declared,
+                relation: Relation::Contradictory,
+                gate: gate.into(),
+                reason: reason.clone(),
+                scores: Vec::new(),
+                thresholds: Vec::new(),
+                model: None,
+                outcome: if settle { PairOutcome::ConflictSettled } else { PairOutcome::ConflictOpened },
+            })
+            .into(),
+        );
+        let conflict_id = ConflictId::random();
+        events.push(
+            EventBody::ConflictOpened(ConflictOpened {
+                conflict_id,
+                incoming: dup,
+                candidates: vec![ConflictSide {
+                    memory_id: target.memory_id,
+                    root_id: target.root_id,
+                    version: target.version,
+                    reason,
+                }],
+                kind,
+                needs_authority,
+            })
+            .into(),
+        );
+        if settle {
+            // The events before: the observation, and the three above.
+            let opened_seq = head + 1 + events.len() as u64;
+            let to_version = self.reader.next_version(target.root_id)?;
+            events.push(NewEvent {
+                body: EventBody::ConflictResolved(ConflictResolved {
+                    conflict_id,
+                    action: ResolutionAction::KeepNew,
+                    by: "declared".into(),
+                    rationale: Some(format!("the caller declared that it {verb} the current version")),
+                    effects: vec![
+                        Effect::Reparented {
+                            memory_id: dup,
+                            from_root: dup,
+                            from_version: 1,
+                            to_root: target.root_id,
+                            to_version,
+                        },
+                        Effect::MadeStale { memory_id: target.memory_id },
+                        Effect::EdgeAdded { edge: Edge { kind: EdgeKind::Replaces, from: dup, to: target.memory_id } },
+                    ],
+                }),
+                causation: Some(opened_seq),
+            });
+        }
+        Ok(events)
+    }
+
+    /// The pair a declared relation names, among the examined candidates (added when candidate
+    /// search did not find it: it is classified lexically for the record), its classification
+    /// laid over by the caller's: its index in `examined`. The declared memory is the current
+    /// version of the lineage the caller named.
+    fn declared_pair(
+        &self,
+        declared: &crate::input::Declared,
+        incoming: &lexical::Analysis,
+        save: &ValidSave,
+        examined: &mut Vec<Examined>,
+    ) -> Result<usize, EngineError> {
+        let id = match declared.id {
+            Some(id) => id,
+            None => self.reader.resolve_memory_id(&declared.target)?,
+        };
+        let target = self.reader.current_of(id)?;
+        let i = match examined.iter().position(|e| e.candidate.memory_id == target.memory_id) {
+            Some(i) => i,
+            None => {
+                let analysis = self.analyses.of(&target);
+                let class = classify_lexical_admitted(
+                    incoming,
+                    &analysis,
+                    Some(save.memory_type),
+                    Some(target.memory_type),
+                    self.config,
+                    None,
+                );
+                examined.push(Examined { candidate: target, class, outcome: PairOutcome::NoEffect, model: None });
+                examined.len() - 1
+            }
+        };
+        let class = &mut examined[i].class;
+        let (verb, gate) = match declared.relation {
+            DeclaredRelation::Replaces => ("replaces", "declared_replaces"),
+            DeclaredRelation::Contradicts => ("contradicts", "declared_contradicts"),
+        };
+        class.reason = format!(
+            "the caller declared that this memory {verb} it (the rules said {} by {}: {})",
+            class.relation, class.gate, class.reason
+        );
+        class.method = Method::Declared;
+        class.relation = Relation::Contradictory;
+        class.gate = gate.into();
+        class.near_miss = false;
+        Ok(i)
     }
 
     /// With a chat model, a `merge_proposed` entry for the incoming memory and the candidates that
@@ -624,6 +859,37 @@ impl Planner<'_> {
     }
 }
 
+/// How closely an identity gate's pair speaks of one fact: the embedder's cosine when there is
+/// one, then the share of the stored fact the two share, then the lexical similarity.
+fn identity_strength(c: &Classification) -> (f64, f64, f64) {
+    let score = |name: &str| c.scores.iter().find(|(n, _)| n.as_str() == name).map_or(0.0, |(_, v)| *v);
+    (score("cosine"), score("identity_coverage"), c.score)
+}
+
+/// One fact changes one fact: of the candidates an identity gate
+/// (`classify::lexical::IDENTITY_GATES`) called contradictory, only the one it identifies best
+/// keeps that verdict; the others stay related, and their reasons say which memory it speaks of.
+/// In a scope of many memories a change statement shares a word or a cosine with several.
+fn one_fact_changes_one_fact(records: &[MemoryRecord], classes: &mut [Classification]) {
+    let identity = |c: &Classification| {
+        c.relation == Relation::Contradictory && lexical::IDENTITY_GATES.contains(&c.gate.as_str())
+    };
+    let Some(best) = (0..classes.len())
+        .filter(|&i| identity(&classes[i]))
+        .max_by(|&x, &y| identity_strength(&classes[x]).partial_cmp(&identity_strength(&classes[y])).unwrap_or(std::cmp::Ordering::Equal))
+    else {
+        return;
+    };
+    let chosen = records[best].memory_id;
+    for (i, c) in classes.iter_mut().enumerate() {
+        if i != best && identity(c) {
+            c.reason = format!("{}; but it speaks of {} more closely: related here", c.reason, chosen.short());
+            c.relation = Relation::Complementary;
+            c.gate = "identity_elsewhere".into();
+        }
+    }
+}
+
 /// The sides of a conflict-queue entry: the candidates at `at`, as they stand, with the
 /// classifier's reasons.
 fn sides_of(examined: &[Examined], at: &[usize]) -> Vec<ConflictSide> {
@@ -771,6 +1037,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         needs_authority: None,
         principal,
         supersedes: Vec::new(),
+        related: Vec::new(),
     };
     // Restatements of lower authority superseded beside the save's own decision.
     let absorbed: Vec<ConflictId> = events
@@ -816,15 +1083,33 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
                 result.co_enriches.push(b.candidate);
             }
             EventBody::MergeProposed(b) => result.merge_proposal = Some(b.conflict_id),
+            EventBody::PairClassified(b) if matches!(b.outcome, PairOutcome::NoEffect | PairOutcome::NearMiss) => {
+                let score = |name: &str| b.scores.iter().find(|(n, _)| n.as_str() == name).map(|(_, v)| *v);
+                let Some(record) = reader.beliefs().get(b.candidate)? else { continue };
+                if record.status != Status::Active {
+                    continue;
+                }
+                let recorded_at =
+                    reader.beliefs().observation(b.candidate)?.map_or(record.asserted_at, |o| o.recorded_at);
+                result.related.push(Related {
+                    memory_id: b.candidate,
+                    text: record.text,
+                    recorded_at,
+                    score: score("score").unwrap_or(0.0),
+                    cosine: score("cosine"),
+                    gate: b.gate.to_string(),
+                    relation: b.relation,
+                });
+            }
             EventBody::ConflictResolved(b) => {
-                result.settled_by_effective_time = true;
+                result.settled_by_effective_time = b.by == "effective_time";
                 result.outcome = match b.action {
                     ResolutionAction::KeepNew => Outcome::Versioned,
                     _ => Outcome::Historical,
                 };
                 for effect in &b.effects {
                     if let Effect::Reparented { memory_id, to_root, to_version, .. } = effect
-                        && *memory_id == observed
+                        && (*memory_id == observed || *memory_id == result.memory_id)
                     {
                         result.root_id = *to_root;
                         result.version = *to_version;
@@ -834,6 +1119,10 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
             _ => {}
         }
     }
+    // best first: the higher of the lexical score and the cosine, then the newer
+    let best = |r: &Related| r.score.max(r.cosine.unwrap_or(0.0));
+    result.related.sort_by(|x, y| best(y).total_cmp(&best(x)).then(y.recorded_at.cmp(&x.recorded_at)));
+    result.related.truncate(RELATED_MAX);
     Ok(result)
 }
 

@@ -69,6 +69,30 @@ pub const RERANK_DEPTH: usize = 20;
 pub const CONFLICT_NOTICE: &str =
     "Some of these memories conflict with each other. Ask the user which is current instead of asserting either.";
 
+/// Said after [`CONFLICT_NOTICE`] when a returned memory is an unconfirmed claim.
+pub const UNCONFIRMED_NOTICE: &str = "Those marked unconfirmed are lower-authority claims against a higher-authority \
+    memory returned before them: state the higher-authority one, and mention the claim only as unconfirmed.";
+
+/// An unconfirmed claim ranked above the higher-authority memory it conflicts with moves to just
+/// after it: a tie on score (or a newer agent's inference) never puts a guess before a person's
+/// rule. The rest keeps its order.
+fn confirmed_first(results: &mut Vec<RecallHit>) {
+    let mut i = 0;
+    while i < results.len() {
+        let hit = &results[i];
+        let above = hit.unconfirmed.then(|| {
+            results.iter().enumerate().skip(i + 1).filter(|(_, o)| hit.conflicts_with.contains(&o.memory_id) && o.authority > hit.authority).map(|(k, _)| k).max()
+        });
+        match above.flatten() {
+            Some(k) => {
+                let moved = results.remove(i);
+                results.insert(k, moved);
+            }
+            None => i += 1,
+        }
+    }
+}
+
 /// One memory `recall` returns (docs/cli.md).
 #[derive(Clone, Debug, Serialize)]
 pub struct RecallHit {
@@ -99,6 +123,12 @@ pub struct RecallHit {
     pub asserted_at: Timestamp,
     /// Active memories this one is in a pending conflict with.
     pub conflicts_with: Vec<MemoryId>,
+    /// The authority it was saved with (docs/design.md §13).
+    pub authority: Authority,
+    /// An unconfirmed claim: it is in a pending conflict with a memory of higher authority (an
+    /// agent's inference against a person's rule), which ranks before it; only that authority
+    /// can settle it.
+    pub unconfirmed: bool,
     /// `active`: true at the time asked about; `scheduled`: nothing of this belief is true then,
     /// and this version takes effect later.
     pub status: ReadStatus,
@@ -356,7 +386,14 @@ pub(crate) fn recall(
             continue;
         }
         // The belief as it stands at the time asked about, its scheduled changes beside it.
+        let authority = r.authority;
         let Some((m, scheduled)) = validity::in_time(reader, &lineage, r, query.valid_at)? else { continue };
+        let mut unconfirmed = false;
+        for other in &m.conflicts_with {
+            if reader.beliefs().get(*other)?.is_some_and(|o| o.status == Status::Active && o.authority > authority) {
+                unconfirmed = true;
+            }
+        }
         if question.about_time && (m.effective_at.is_some() || analyse(&m.text).states_time()) {
             score *= 1.0 + TIME_BONUS;
         }
@@ -378,6 +415,8 @@ pub(crate) fn recall(
             rerank: None,
             asserted_at: m.asserted_at,
             conflicts_with: m.conflicts_with,
+            authority,
+            unconfirmed,
             co_enrichments: Vec::new(),
         });
     }
@@ -385,6 +424,7 @@ pub(crate) fn recall(
     results.sort_by(|a, b| {
         b.score.total_cmp(&a.score).then(b.asserted_at.cmp(&a.asserted_at)).then(a.memory_id.cmp(&b.memory_id))
     });
+    confirmed_first(&mut results);
     results.truncate(chosen);
     let first = results.len().min(RERANK_DEPTH);
     let rerank_error = rerank(models, query.text, &mut results[..first]).err();
@@ -396,7 +436,14 @@ pub(crate) fn recall(
             .map(|r| CoEnrichedMemory { memory_id: r.memory_id, root_id: r.root_id, text: r.text })
             .collect();
     }
-    let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| CONFLICT_NOTICE.to_string());
+    confirmed_first(&mut results);
+    let notice = results.iter().any(|r| !r.conflicts_with.is_empty()).then(|| {
+        if results.iter().any(|r| r.unconfirmed) {
+            format!("{CONFLICT_NOTICE} {UNCONFIRMED_NOTICE}")
+        } else {
+            CONFLICT_NOTICE.to_string()
+        }
+    });
     let ranking = match (fused, reranked) {
         (false, false) => RANKING_BM25,
         (true, false) => RANKING_FUSED,

@@ -133,6 +133,7 @@ fn neighbours(search: &CandidateSearch<'_>, m: &MemoryRecord) -> Result<Vec<Memo
         idempotency_key: None,
         dedup: true,
         private_spans: 0,
+        declared: None,
     };
     Ok(search.of_text(&query, Some(m.memory_id))?.into_iter().map(|(r, _)| r.memory_id).collect())
 }

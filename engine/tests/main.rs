@@ -6,6 +6,7 @@ mod support;
 mod announced;
 mod asof;
 mod co_enrich;
+mod declared;
 mod models;
 mod principals;
 mod properties;

@@ -25,6 +25,13 @@ pub enum LedgerError {
     /// was acknowledged.
     #[error("shared ledger at {location}: {message}")]
     Shared { location: String, message: String },
+    /// An event read does not match its hash: the store was altered (`memledger verify` says
+    /// more). Nothing of it is served.
+    #[error("the event at seq {seq} does not match its hash: the ledger was altered; run `memledger verify`")]
+    Tampered { seq: u64 },
+    /// This machine may not append to a signed store (crate::signing).
+    #[error("{0}")]
+    Unsigned(String),
 }
 
 /// Opening a store failed.
@@ -45,6 +52,10 @@ pub enum OpenError {
     /// The shared ledger's URL or its tables cannot be used.
     #[error("shared ledger at {location}: {reason}")]
     Shared { location: String, reason: String },
+    /// The store disagrees with its witness (crate::witness): restored from an older copy,
+    /// truncated, replaced or rewritten.
+    #[error("{} disagrees with its witness: {reason}. If this copy is meant (a restore from backup), `memledger witness accept` takes it, recording who did", path.display())]
+    Witness { path: PathBuf, reason: String },
     #[error(transparent)]
     Storage(#[from] LedgerError),
 }

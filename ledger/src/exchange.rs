@@ -57,6 +57,7 @@ impl Ledger {
         let stream = stream.events;
         let read = stream.len() as u64;
         // 3. Under the append lock: it must share this store's prefix.
+        self.may_append()?;
         let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
         let Some((_, first)) = stream.first() else {
             return Ok(ImportReport { read: 0, already_present: 0, appended: 0, head_seq: head.seq });
@@ -102,8 +103,13 @@ impl Ledger {
         let appended = next.seq - head.seq;
         if appended > 0 {
             MetaTable::put_head(&mut batch, next);
+            // This machine vouches for what it imported: the new head is signed as an append's.
+            let signature = self.seal(&mut batch, next);
             self.store().write(batch, true)?;
             *head = next;
+            if let Some(signature) = signature {
+                self.write_witness(next, &signature);
+            }
             self.record_behind.store(false, std::sync::atomic::Ordering::Relaxed);
             // The imported events carry their own times: read the head's again on next append.
             *self.last_recorded_at.lock().unwrap_or_else(|p| p.into_inner()) = None;

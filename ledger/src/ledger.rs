@@ -1,6 +1,6 @@
 //! The `Ledger`: appends against an expected head, idempotency keys, reads and scans.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,8 +9,10 @@ use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId
 
 use crate::error::{AppendError, LedgerError, OpenError};
 use crate::shared::{EventLog, READ_CHUNK, link_problem};
+use crate::signing::{KeyRecord, Signer, StoreId};
 use crate::store::{Batch, CF_EVENTS, Store, Table};
-use crate::tables::{EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
+use crate::tables::{CheckpointsTable, EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
+use crate::witness::{WitnessRecord, WitnessWriter, witness_path};
 pub use crate::tables::{Head, SeqRange};
 
 /// How to open a store.
@@ -23,11 +25,27 @@ pub struct OpenOptions {
     /// The shared log this store copies and appends through (crate::shared), if any: the
     /// store's `events` table then holds a verified copy of that log's events.
     pub shared: Option<Arc<dyn EventLog>>,
+    /// This machine's signing key: the head of every commit is signed with it (crate::signing).
+    /// `None` leaves a store that was never signed unsigned. Not used for a copy of a shared log.
+    pub signer: Option<Arc<Signer>>,
+    /// The directory of this machine's witnesses (crate::witness): a store behind, or different
+    /// from, its witness is refused ([`OpenError::Witness`]), and every synced commit moves it.
+    pub witness_dir: Option<PathBuf>,
+    /// Open a store that disagrees with its witness anyway, to accept its head deliberately
+    /// ([`Ledger::witness_disagreement`], [`Ledger::accept_head`]).
+    pub accept_witness: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { create: true, wait: Duration::from_secs(10), shared: None }
+        OpenOptions {
+            create: true,
+            wait: Duration::from_secs(10),
+            shared: None,
+            signer: None,
+            witness_dir: None,
+            accept_witness: false,
+        }
     }
 }
 
@@ -37,6 +55,9 @@ impl std::fmt::Debug for OpenOptions {
             .field("create", &self.create)
             .field("wait", &self.wait)
             .field("shared", &self.shared.as_ref().map(|log| log.location()))
+            .field("signer", &self.signer.as_ref().map(|s| s.id()))
+            .field("witness_dir", &self.witness_dir)
+            .field("accept_witness", &self.accept_witness)
             .finish()
     }
 }
@@ -83,6 +104,24 @@ impl From<EventBody> for NewEvent {
     }
 }
 
+/// A head accepted although it disagreed with the witness ([`Ledger::accept_head`]).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Acceptance {
+    /// Who accepted it (the actor of the command).
+    pub by: String,
+    pub at: Timestamp,
+    pub reason: String,
+    pub head_seq: u64,
+    pub head_hash: String,
+    /// The witness's head it was accepted instead of, when there was a witness.
+    pub instead_of_seq: Option<u64>,
+    pub instead_of_hash: Option<String>,
+    /// How the store disagreed with the witness when it was opened.
+    pub disagreement: Option<String>,
+    /// The key that signed the record.
+    pub key_id: String,
+}
+
 /// The result of an append.
 #[derive(Clone, Debug)]
 pub enum Appended {
@@ -114,6 +153,19 @@ pub struct Ledger {
     /// Whether opening dropped commands staged when the store was last closed: the views are
     /// ahead of the ledger and must be replayed.
     rewound_on_open: AtomicBool,
+    /// The store's identity, which its checkpoints' signatures cover.
+    store_id: StoreId,
+    /// The key that signs each commit's head, when the store is signed on this machine.
+    signer: Option<Arc<Signer>>,
+    /// Why appends are refused: this machine's key is not one of the store's keys, or the head
+    /// it would extend is not signed.
+    foreign_key: Option<String>,
+    /// This store's witness file, when witnesses are kept.
+    witness: Option<PathBuf>,
+    /// The thread that writes it, and the store's canonical path the records name.
+    witness_writer: Option<(WitnessWriter, PathBuf)>,
+    /// How the store disagreed with its witness when it was opened with `accept_witness`.
+    witness_disagreement: Option<String>,
 }
 
 impl Ledger {
@@ -129,6 +181,18 @@ impl Ledger {
                 });
             }
             None => {
+                // A store without its format record holds no events and no table files (the
+                // record is its first write): either without it means the meta table was lost
+                // (a damaged manifest), never a new, empty ledger.
+                let has_tables = std::fs::read_dir(path)
+                    .map(|d| d.flatten().any(|f| f.path().extension().is_some_and(|x| x == "sst")))
+                    .unwrap_or(false);
+                if has_tables || store.scan_from(CF_EVENTS, &[])?.next().is_some() {
+                    return Err(OpenError::Unusable {
+                        path: path.into(),
+                        reason: "it holds events but no format record: its meta table is damaged or missing".into(),
+                    });
+                }
                 let mut batch = Batch::default();
                 MetaTable::put_store_format(&mut batch);
                 store.write(batch, true)?;
@@ -139,7 +203,18 @@ impl Ledger {
             path: path.into(),
             reason: format!("{reason}: the store is damaged after its last synced write"),
         })?;
-        let ledger = Ledger {
+        let (store_id, fresh) = match MetaTable::store_id(&store)? {
+            Some(id) => (id, false),
+            None => {
+                let id = StoreId::random();
+                let mut batch = Batch::default();
+                MetaTable::put_store_id(&mut batch, id);
+                store.write(batch, true)?;
+                (id, head.seq == 0)
+            }
+        };
+        let signer = options.signer.clone().filter(|_| options.shared.is_none());
+        let mut ledger = Ledger {
             store,
             head: Mutex::new(head),
             last_recorded_at: Mutex::new(None),
@@ -147,12 +222,229 @@ impl Ledger {
             shared: options.shared.clone(),
             staged: Mutex::default(),
             rewound_on_open: AtomicBool::new(false),
+            store_id,
+            signer,
+            foreign_key: None,
+            witness: options.witness_dir.as_ref().map(|dir| witness_path(dir, path)),
+            witness_writer: None,
+            witness_disagreement: None,
         };
         if let Some(log) = &ledger.shared {
             ledger.rewound_on_open.store(ledger.rewind_unshared_on_open()?, Ordering::Relaxed);
             ledger.attach(path, log.as_ref())?;
         }
+        if !fresh && let Some(disagreement) = ledger.disagreement_with_witness()? {
+            if !options.accept_witness {
+                return Err(OpenError::Witness { path: path.into(), reason: disagreement });
+            }
+            ledger.witness_disagreement = Some(disagreement);
+        }
+        if let Some(file) = ledger.witness.clone().filter(|_| ledger.signer.is_some()) {
+            let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+            ledger.witness_writer = Some((WitnessWriter::start(file), canonical));
+        }
+        ledger.enrol_signer()?;
         Ok(ledger)
+    }
+
+    /// The store's identity.
+    pub fn store_id(&self) -> StoreId {
+        self.store_id
+    }
+
+    /// The key signing this store's commits on this machine, if it is signed here.
+    pub fn signer(&self) -> Option<&Signer> {
+        self.signer.as_deref().filter(|_| self.foreign_key.is_none())
+    }
+
+    /// Register this machine's key in a store that has none yet (its first key, endorsed by
+    /// itself), and sign the head it finds: a store written before checkpoints existed is
+    /// covered from here on. A store whose keys do not include this machine's is opened, but its
+    /// appends are refused.
+    fn enrol_signer(&mut self) -> Result<(), LedgerError> {
+        let Some(signer) = self.signer.clone() else { return Ok(()) };
+        let keys = CheckpointsTable::keys(&self.store)?;
+        if keys.iter().any(|k| k.id == signer.id()) {
+            // Appending signs the new head, which would vouch for everything before it: the head
+            // found must be signed already, or events were appended without the key.
+            let head = self.head();
+            let signed = head.seq == 0
+                || CheckpointsTable::signature(&self.store, head.seq)?.is_some_and(|cp| {
+                    keys.iter()
+                        .find(|k| k.id == cp.key)
+                        .is_some_and(|k| crate::signing::checkpoint_holds(&k.public, self.store_id, head, &cp.signature))
+                });
+            if !signed {
+                self.foreign_key = Some(format!(
+                    "the store's head (seq {}) is not signed: events were appended or rewritten without the key; \
+                     nothing is appended on top of them (see `memledger verify`)",
+                    head.seq
+                ));
+            }
+            return Ok(());
+        }
+        if !keys.is_empty() {
+            let ids: Vec<String> = keys.iter().map(|k| k.id.hex()).collect();
+            self.foreign_key = Some(format!(
+                "this machine's signing key {} ({}) is not one of this store's keys ({}): appends are refused; use \
+                 the key file of the machine that signs it (MEMLEDGER_SIGNING_KEY)",
+                signer.id(),
+                signer.path().display(),
+                ids.join(", ")
+            ));
+            return Ok(());
+        }
+        let head = self.head();
+        let record = KeyRecord {
+            id: signer.id(),
+            public: signer.public(),
+            from_seq: head.seq.max(1),
+            endorsed_by: signer.id(),
+            endorsement: [0; 64],
+            retires: false,
+            machine: machine_name(),
+        };
+        let record = KeyRecord { endorsement: signer.endorse(self.store_id, &record.public, record.from_seq), ..record };
+        let mut batch = Batch::default();
+        CheckpointsTable::put_key(&mut batch, &record);
+        let signature = self.seal(&mut batch, head);
+        self.store.write(batch, true)?;
+        if let Some(signature) = signature {
+            self.write_witness(head, &signature);
+        }
+        Ok(())
+    }
+
+    /// Add the signed checkpoint of `head` to `batch` (nothing for an empty ledger or an
+    /// unsigned store): its signature.
+    pub(crate) fn seal(&self, batch: &mut Batch, head: Head) -> Option<[u8; 64]> {
+        let signer = self.signer.as_ref().filter(|_| head.seq > 0 && self.foreign_key.is_none())?;
+        let signature = signer.sign_checkpoint(self.store_id, head);
+        CheckpointsTable::put_signature(batch, head.seq, signer.id(), &signature);
+        Some(signature)
+    }
+
+    /// Appends are refused while this machine's key is not one of the store's.
+    pub(crate) fn may_append(&self) -> Result<(), LedgerError> {
+        match &self.foreign_key {
+            Some(reason) => Err(LedgerError::Unsigned(reason.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Move the witness to `head`, durable and signed. Best effort: a witness that could not be
+    /// written lags behind the store, which weakens the check and breaks nothing.
+    pub(crate) fn write_witness(&self, head: Head, signature: &[u8; 64]) {
+        let (Some((writer, store)), Some(signer)) = (&self.witness_writer, &self.signer) else { return };
+        writer.submit(WitnessRecord::new(store, self.store_id, head, signer.id(), signature));
+    }
+
+    /// How the store disagrees with `witness` (another store, a head behind it, a different
+    /// event at its seq, a signature no key of the store made), if it does.
+    pub fn disagreement_with(&self, witness: &WitnessRecord, source: &str) -> Result<Option<String>, LedgerError> {
+        let (store_id, at, key, signature) = match witness.parts() {
+            Ok(parts) => parts,
+            Err(problem) => return Ok(Some(format!("the witness {source} is unreadable: {problem}"))),
+        };
+        let head = self.head();
+        if store_id != self.store_id {
+            return Ok(Some(format!(
+                "the witness {source} is of store {} at seq {}, and this is store {} (head seq {}): the store was \
+                 replaced by another",
+                store_id.hex(),
+                at.seq,
+                self.store_id.hex(),
+                head.seq
+            )));
+        }
+        if head.seq < at.seq {
+            return Ok(Some(format!(
+                "the store's head is seq {} but its witness {source} has seen seq {}: the store was restored from an \
+                 older copy or truncated",
+                head.seq, at.seq
+            )));
+        }
+        if EventsTable::get(&self.store, at.seq)?.map(|e| e.hash) != Some(at.hash) {
+            return Ok(Some(format!(
+                "the store's event at seq {} is not the one its witness {source} signed (head seq {}): its history was \
+                 rewritten",
+                at.seq, head.seq
+            )));
+        }
+        let keys = CheckpointsTable::keys(&self.store)?;
+        let signed = keys
+            .iter()
+            .find(|k| k.id == key)
+            .is_some_and(|k| crate::signing::checkpoint_holds(&k.public, self.store_id, at, &signature));
+        if !signed {
+            return Ok(Some(format!(
+                "the witness {source} at seq {} is not signed by a key of this store (key {})",
+                at.seq,
+                key.hex()
+            )));
+        }
+        Ok(None)
+    }
+
+    fn disagreement_with_witness(&self) -> Result<Option<String>, LedgerError> {
+        let Some(path) = &self.witness else { return Ok(None) };
+        let witness = match WitnessRecord::read(path) {
+            Ok(w) => w,
+            Err(LedgerError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Ok(Some(e.to_string())),
+        };
+        self.disagreement_with(&witness, &path.display().to_string())
+    }
+
+    /// How the store disagreed with its witness when it was opened to accept it.
+    pub fn witness_disagreement(&self) -> Option<&str> {
+        self.witness_disagreement.as_deref()
+    }
+
+    /// The newest checkpoint, as a witness record: the head and its signature, if it is signed.
+    pub fn checkpoint(&self) -> Result<Option<WitnessRecord>, LedgerError> {
+        let head = self.head();
+        let Some(signed) = CheckpointsTable::signature(&self.store, head.seq)? else { return Ok(None) };
+        let store = std::fs::canonicalize(self.store.path()).unwrap_or_else(|_| self.store.path().to_path_buf());
+        Ok(Some(WitnessRecord::new(&store, self.store_id, head, signed.key, &signed.signature)))
+    }
+
+    /// Take the store's head as its history from now on, although it disagreed with its
+    /// witness (a deliberate restore from a backup): record who accepted which head instead of
+    /// which, signed, beside the checkpoints, sign the head and move the witness to it.
+    pub fn accept_head(&self, by: &str, reason: &str) -> Result<Acceptance, LedgerError> {
+        self.may_append()?;
+        let signer = self.signer().ok_or_else(|| {
+            LedgerError::Unsigned("this store is not signed on this machine: there is no witness to accept".into())
+        })?;
+        let head = self.head();
+        let witness = self.witness.as_ref().and_then(|p| WitnessRecord::read(p).ok());
+        let acceptance = Acceptance {
+            by: by.into(),
+            at: Timestamp::now(),
+            reason: reason.into(),
+            head_seq: head.seq,
+            head_hash: head.hash.hex(),
+            instead_of_seq: witness.as_ref().map(|w| w.seq),
+            instead_of_hash: witness.map(|w| w.hash),
+            disagreement: self.witness_disagreement.clone(),
+            key_id: signer.id().hex(),
+        };
+        let mut batch = Batch::default();
+        let body = serde_json::to_vec(&acceptance).map_err(|e| LedgerError::Inconsistent(e.to_string()))?;
+        let signature = signer.sign_record(self.store_id, &body);
+        CheckpointsTable::put_acceptance(&mut batch, acceptance.at, &body, &signature);
+        let checkpoint = self.seal(&mut batch, head);
+        self.store.write(batch, true)?;
+        if let Some(checkpoint) = checkpoint {
+            self.write_witness(head, &checkpoint);
+        }
+        Ok(acceptance)
+    }
+
+    /// Every accepted head, oldest first.
+    pub fn acceptances(&self) -> Result<Vec<Acceptance>, LedgerError> {
+        CheckpointsTable::acceptances(&self.store)
     }
 
     /// Check that this store copies `log` (or holds nothing yet, and from now on does), that
@@ -417,6 +709,11 @@ impl Ledger {
         if self.record_behind.load(Ordering::Relaxed) {
             self.write_head_record(*head, true)?;
             self.record_behind.store(false, Ordering::Relaxed);
+            if self.witness.is_some()
+                && let Some(signed) = CheckpointsTable::signature(&self.store, head.seq)?
+            {
+                self.write_witness(*head, &signed.signature);
+            }
             Ok(())
         } else {
             self.store.sync_wal()
@@ -439,6 +736,7 @@ impl Ledger {
         commands: Vec<(CommandMeta, Vec<NewEvent>)>,
         sync: bool,
     ) -> Result<Vec<Appended>, AppendError> {
+        self.may_append()?;
         let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
         if head.seq != expected_head {
             return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
@@ -504,10 +802,14 @@ impl Ledger {
             if sync {
                 MetaTable::put_head(&mut batch, next);
             }
+            let signature = self.seal(&mut batch, next);
             self.store.write(batch, sync)?;
             *head = next;
             *last_at = Some(recorded_at);
             self.record_behind.store(!sync, Ordering::Relaxed);
+            if sync && let Some(signature) = signature {
+                self.write_witness(next, &signature);
+            }
         }
         Ok(results)
     }
@@ -540,6 +842,7 @@ impl Ledger {
         meta: &CommandMeta,
         erasure: MemoryErased,
     ) -> Result<Event, AppendError> {
+        self.may_append()?;
         let mut head = self.head.lock().unwrap_or_else(|p| p.into_inner());
         if head.seq != expected_head {
             return Err(AppendError::Conflict { expected: expected_head, actual: head.seq });
@@ -568,7 +871,11 @@ impl Ledger {
         if MetaTable::purge(&self.store)?.is_none() {
             MetaTable::put_purge(&mut batch, seq);
         }
+        let signature = self.seal(&mut batch, next);
         self.store.write(batch, true)?;
+        if let Some(signature) = signature {
+            self.write_witness(next, &signature);
+        }
         *head = next;
         *last_at = Some(recorded_at);
         self.record_behind.store(false, Ordering::Relaxed);
@@ -590,9 +897,9 @@ impl Ledger {
         self.store.write(batch, true)
     }
 
-    /// One event by seq.
+    /// One event by seq, checked against its hash ([`LedgerError::Tampered`] if it was altered).
     pub fn get(&self, seq: u64) -> Result<Option<Event>, LedgerError> {
-        EventsTable::get(&self.store, seq)
+        EventsTable::get(&self.store, seq)?.map(|e| checked(e, seq)).transpose()
     }
 
     /// Events with `from <= seq <= to`, in order.
@@ -608,17 +915,19 @@ impl Ledger {
         Ok(out)
     }
 
-    /// Every event from `from_seq` on, in order. A record that does not decode is an error item.
+    /// Every event from `from_seq` on, in order. A record that does not decode, or whose hash
+    /// does not match its contents ([`LedgerError::Tampered`]), is an error item: nothing
+    /// altered is served.
     pub fn scan(&self, from_seq: u64) -> Result<impl Iterator<Item = Result<Event, LedgerError>> + '_, LedgerError> {
         let start = EventsTable::key(from_seq.max(1));
         Ok(self.store.scan_from(CF_EVENTS, &start)?.map(|item| {
             let (k, v) = item?;
-            EventsTable::decode_row(&k, &v).map_err(unreadable)
+            checked(EventsTable::decode_row(&k, &v).map_err(unreadable)?, key_seq(&k))
         }))
     }
 
     /// As [`Ledger::scan`], but the events whose type ([`EventBody::type_name`]) is in `skip` are
-    /// not decoded: each comes as its seq alone. For replaying views that ignore those types.
+    /// not decoded (nor served, so not checked): each comes as its seq alone. For replaying views that ignore those types.
     pub fn scan_skipping<'a>(
         &'a self,
         from_seq: u64,
@@ -627,7 +936,10 @@ impl Ledger {
         let start = EventsTable::key(from_seq.max(1));
         Ok(self.store.scan_from(CF_EVENTS, &start)?.map(move |item| {
             let (k, v) = item?;
-            EventsTable::decode_row_unless(&k, &v, skip).map_err(unreadable)
+            match EventsTable::decode_row_unless(&k, &v, skip).map_err(unreadable)? {
+                (seq, Some(event)) => Ok((seq, Some(checked(event, seq)?))),
+                skipped => Ok(skipped),
+            }
         }))
     }
 }
@@ -656,6 +968,27 @@ pub(crate) fn unsealed(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, i
 pub(crate) fn erasure_event(prev: Head, recorded_at: Timestamp, meta: &CommandMeta, erasure: MemoryErased) -> Event {
     let new = NewEvent { body: EventBody::MemoryErased(erasure), causation: None };
     Event { idempotency_key: None, ..unsealed(prev, recorded_at, meta, 0, new) }
+}
+
+/// The event stored under `seq`, if its hash matches its contents (the error names the seq it
+/// is stored under: its own may be what was altered).
+fn checked(event: Event, seq: u64) -> Result<Event, LedgerError> {
+    if event.hash_is_valid() { Ok(event) } else { Err(LedgerError::Tampered { seq }) }
+}
+
+/// The seq an `events` key names.
+fn key_seq(key: &[u8]) -> u64 {
+    key.try_into().map(u64::from_be_bytes).unwrap_or(0)
+}
+
+/// This machine's name, as key records carry it.
+fn machine_name() -> String {
+    std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown".into())
 }
 
 /// A stored event that does not decode, met while scanning.

@@ -2,9 +2,10 @@
 //! value layout (see docs/format.md). Integer keys are big-endian so byte order is numeric order.
 
 use memledger_schemas::codec::{decode_event, encode_event, peek_event};
-use memledger_schemas::{Event, Hash};
+use memledger_schemas::{Event, Hash, Timestamp};
 
 use crate::error::LedgerError;
+use crate::signing::{KeyId, KeyRecord, StoreId};
 use crate::store::{Batch, CF_EVENTS, CF_IDEMPOTENCY, CF_META, Store};
 
 /// `events`: seq (u64 BE) → `format ‖ bincode(Event)`.
@@ -111,7 +112,8 @@ impl Head {
 /// `b"purge"` → the seq (u64 BE) of an erasure whose old bytes may still be in the store's files.
 /// `b"shared_log"` → the id (UTF-8) of the shared log the store copies, when it copies one.
 /// `b"unshared"` → the shared log's head (as `b"head"`) when commands were staged ahead of it
-/// (crate::staging), until they are flushed or dropped.
+/// (crate::staging), until they are flushed or dropped. `b"store_id"` → 16 random bytes, the
+/// store's identity in its checkpoints' signatures (crate::signing).
 pub struct MetaTable;
 
 const HEAD_KEY: &[u8] = b"head";
@@ -119,6 +121,7 @@ const PURGE_KEY: &[u8] = b"purge";
 const STORE_FORMAT_KEY: &[u8] = b"store_format";
 const SHARED_LOG_KEY: &[u8] = b"shared_log";
 const UNSHARED_KEY: &[u8] = b"unshared";
+const STORE_ID_KEY: &[u8] = b"store_id";
 /// The layout version of the tables above.
 pub const STORE_FORMAT: u16 = 1;
 
@@ -204,6 +207,21 @@ impl MetaTable {
         batch.put(CF_META, &secret_key(name), secret.to_vec());
     }
 
+    /// The store's identity, which every checkpoint signature covers (crate::signing).
+    pub fn store_id(store: &Store) -> Result<Option<StoreId>, LedgerError> {
+        match store.get(CF_META, STORE_ID_KEY)? {
+            None => Ok(None),
+            Some(v) => v
+                .try_into()
+                .map(|id| Some(StoreId(id)))
+                .map_err(|v: Vec<u8>| LedgerError::Inconsistent(format!("store_id record has {} bytes", v.len()))),
+        }
+    }
+
+    pub fn put_store_id(batch: &mut Batch, id: StoreId) {
+        batch.put(CF_META, STORE_ID_KEY, id.0);
+    }
+
     pub fn put_shared_log(batch: &mut Batch, id: &str) {
         batch.put(CF_META, SHARED_LOG_KEY, id.as_bytes());
     }
@@ -221,4 +239,102 @@ impl MetaTable {
 /// The meta key of the store's secret `name`.
 fn secret_key(name: &str) -> Vec<u8> {
     [b"secret:".as_slice(), name.as_bytes()].concat()
+}
+
+/// Checkpoints, in `meta` under the prefix `b"checkpoint/"`: then `b"s"` ‖ seq (u64 BE) → key id (8 bytes) ‖ Ed25519 signature (64 bytes) of the
+/// checkpoint at that seq, written in the same batch as the events it ends; `b"k"` ‖ key id →
+/// a [`KeyRecord`], written with the first checkpoint the key signs (crate::signing); `b"a"` ‖
+/// time (i64 BE, µs) → signature (64 bytes) ‖ JSON of a head accepted against its witness.
+pub struct CheckpointsTable;
+
+/// The table the checkpoints live in, and the prefix of their keys there.
+pub const CF_CHECKPOINTS: &str = CF_META;
+const PREFIX: &[u8] = b"checkpoint/";
+
+impl CheckpointsTable {
+    pub fn signature_key(seq: u64) -> Vec<u8> {
+        [PREFIX, b"s", &seq.to_be_bytes()].concat()
+    }
+
+    pub fn put_signature(batch: &mut Batch, seq: u64, key: KeyId, signature: &[u8; 64]) {
+        let mut value = [0u8; 72];
+        value[..8].copy_from_slice(&key.0);
+        value[8..].copy_from_slice(signature);
+        batch.put(CF_CHECKPOINTS, Self::signature_key(seq), value);
+    }
+
+    pub fn put_key(batch: &mut Batch, record: &KeyRecord) {
+        batch.put(CF_CHECKPOINTS, [PREFIX, b"k", &record.id.0].concat(), record.encode());
+    }
+
+    /// Every key record, in key-id order.
+    pub fn keys(store: &Store) -> Result<Vec<KeyRecord>, LedgerError> {
+        let mut out = Vec::new();
+        for row in store.scan_prefix(CF_CHECKPOINTS, b"checkpoint/k")? {
+            let (key, value) = row?;
+            out.push(KeyRecord::decode(&value).ok_or_else(|| {
+                LedgerError::Inconsistent(format!(
+                    "key record {} does not decode",
+                    crate::signing::hex(&key[PREFIX.len() + 1..])
+                ))
+            })?);
+        }
+        Ok(out)
+    }
+
+    /// Every signature, by seq ascending: (seq, key id, signature), or the seq of a record that
+    /// does not decode.
+    pub fn signatures(store: &Store) -> Result<impl Iterator<Item = Result<Signed, u64>> + '_, LedgerError> {
+        Ok(store.scan_prefix(CF_CHECKPOINTS, b"checkpoint/s")?.map(|row| {
+            let (key, value) = row.map_err(|_| 0u64)?;
+            let at = PREFIX.len() + 1;
+            let seq = key.get(at..at + 8).and_then(|k| k.try_into().ok()).map(u64::from_be_bytes).ok_or(0u64)?;
+            if value.len() != 72 {
+                return Err(seq);
+            }
+            Ok(Signed {
+                seq,
+                key: KeyId(value[..8].try_into().map_err(|_| seq)?),
+                signature: value[8..].try_into().map_err(|_| seq)?,
+            })
+        }))
+    }
+
+    /// Record an accepted head (crate::ledger::Acceptance, as JSON) and its signature.
+    pub fn put_acceptance(batch: &mut Batch, at: Timestamp, body: &[u8], signature: &[u8; 64]) {
+        let key = [PREFIX, b"a", &at.0.to_be_bytes()].concat();
+        batch.put(CF_CHECKPOINTS, key, [signature.as_slice(), body].concat());
+    }
+
+    /// Every accepted head, oldest first.
+    pub fn acceptances(store: &Store) -> Result<Vec<crate::ledger::Acceptance>, LedgerError> {
+        let mut out = Vec::new();
+        for row in store.scan_prefix(CF_CHECKPOINTS, b"checkpoint/a")? {
+            let (_, value) = row?;
+            let body = value.get(64..).unwrap_or_default();
+            out.push(serde_json::from_slice(body).map_err(|e| {
+                LedgerError::Inconsistent(format!("an accepted-head record does not decode: {e}"))
+            })?);
+        }
+        Ok(out)
+    }
+
+    /// The signature at `seq`, if one is stored.
+    pub fn signature(store: &Store, seq: u64) -> Result<Option<Signed>, LedgerError> {
+        Ok(store.get(CF_CHECKPOINTS, &Self::signature_key(seq))?.and_then(|value| {
+            (value.len() == 72).then(|| Signed {
+                seq,
+                key: KeyId(value[..8].try_into().unwrap_or_default()),
+                signature: value[8..].try_into().unwrap_or([0; 64]),
+            })
+        }))
+    }
+}
+
+/// A stored checkpoint signature.
+#[derive(Clone, Copy, Debug)]
+pub struct Signed {
+    pub seq: u64,
+    pub key: KeyId,
+    pub signature: [u8; 64],
 }

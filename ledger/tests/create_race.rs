@@ -20,7 +20,7 @@ const ROUNDS: usize = 100;
 #[test]
 fn create_one_store_as_a_child() {
     let Some(dir) = std::env::var_os(CHILD_ENV) else { return };
-    let options = OpenOptions { create: true, wait: Duration::from_secs(60), shared: None };
+    let options = OpenOptions { create: true, wait: Duration::from_secs(60), shared: None, ..OpenOptions::default() };
     let ledger: Ledger = match Ledger::open(std::path::Path::new(&dir), &options, &[]) {
         Ok(l) => l,
         Err(e) => {
@@ -67,7 +67,7 @@ fn processes_creating_the_same_store_at_once_all_succeed() {
             );
         }
         let ledger =
-            Ledger::open(&dir, &OpenOptions { create: false, wait: Duration::from_secs(10), shared: None }, &[])
+            Ledger::open(&dir, &OpenOptions { create: false, wait: Duration::from_secs(10), shared: None, ..OpenOptions::default() }, &[])
                 .unwrap();
         assert_eq!(ledger.head().seq, 0);
         assert!(ledger.verify().unwrap().ok);

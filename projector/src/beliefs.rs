@@ -665,6 +665,22 @@ impl<'a> BeliefReader<'a> {
         self.ids_at(&hkey(&digest8(scope), hash))
     }
 
+    /// The active memories of `scope` when it holds at most `limit` of them, else `None`: read
+    /// off the content-hash index, so at most `limit + 1` entries are read however large the
+    /// scope.
+    pub fn active_in_scope_up_to(&self, scope: &str, limit: usize) -> Result<Option<Vec<MemoryId>>, ProjectError> {
+        let prefix = key(b'h', &[&digest8(scope)]);
+        let mut out = Vec::new();
+        for item in self.store.scan_prefix(TABLE, &prefix)? {
+            let (_, v) = item?;
+            out.extend(ids_of(&v)?);
+            if out.len() > limit {
+                return Ok(None);
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// Active memories in `scope` with this fact key.
     pub fn active_by_fact_key(&self, scope: &str, fact_key: &str) -> Result<Vec<MemoryId>, ProjectError> {
         self.ids_at(&kkey(&digest8(scope), fact_key))

@@ -536,6 +536,18 @@ pub const NAMES_ADDED_V5: &[&str] = &[
     "restricted",
     "joint_split",
     "denied_clause_covered",
+    // Fact identity: updates written in other words (docs/adr/0035-fact-identity.md).
+    "ended_value",
+    "named_old_value",
+    "reversed_rule",
+    "changed_value",
+    "identity_topic_words",
+    "identity_coverage",
+    "cosine_related_min",
+    "identity_elsewhere",
+    // A relation the caller declared (docs/design.md §15).
+    "declared_replaces",
+    "declared_contradicts",
 ];
 
 /// A format's table of name codes: the name at index `i` is written as the byte `i + 1`. Each is

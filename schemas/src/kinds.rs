@@ -78,6 +78,9 @@ named_enum!(
         Lexical => "lexical",
         Embedding => "embedding",
         Llm => "llm",
+        /// The principal that saved declared the relation itself (`save --replaces`,
+        /// `--contradicts`; docs/design.md §15).
+        Declared => "declared",
     }
 );
 
@@ -120,6 +123,8 @@ named_enum!(
         FactKey => "fact_key",
         /// The new memory says that the old value changed ("we moved CI to GitLab") (format 5 on).
         AnnouncedChange => "announced_change",
+        /// The principal that saved it declared that it replaces the old one (`save --replaces`).
+        Declared => "declared",
     }
 );
 

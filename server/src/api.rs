@@ -151,6 +151,14 @@ pub struct SaveBody {
     /// Save it even if the text holds what looks like a credential (refused otherwise: docs/privacy.md).
     #[serde(default)]
     pub allow_secret: bool,
+    /// Your own judgement: this memory replaces that one (an id or a unique prefix of 6+ hex
+    /// digits; one of the save's `related`), as its next version within what your authority
+    /// allows (else a conflict opens for who may settle it).
+    #[serde(default)]
+    pub replaces: Option<String>,
+    /// Your own judgement: this memory contradicts that one; a conflict opens.
+    #[serde(default)]
+    pub contradicts: Option<String>,
 }
 
 /// Where in a transcript a memory was said.

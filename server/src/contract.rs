@@ -53,6 +53,33 @@ pub struct SaveDoc {
     needs_authority: Option<Authority>,
     /// The principal that saved it.
     principal: String,
+    /// How many `<private>…</private>` spans were removed before anything was stored.
+    private_spans_removed: u32,
+    /// Memories that, like this one, each add a detail of their own to one earlier version.
+    co_enriches: Vec<String>,
+    /// The conflict-queue entry proposing one text for them, when a chat model proposed it.
+    merge_proposal: Option<String>,
+    /// Lower-authority memories it restates, superseded at once.
+    supersedes: Vec<String>,
+    /// The memories of the scope it was compared with and left standing, best first (at most 5).
+    related: Vec<RelatedDoc>,
+}
+
+/// A memory a save was compared with and left standing: for the caller to judge, and to
+/// declare (`replaces`, `contradicts`) when it knows the new memory changes it.
+#[derive(Serialize, ToSchema)]
+pub struct RelatedDoc {
+    memory_id: String,
+    text: String,
+    recorded_at: String,
+    /// The lexical similarity in [0, 1].
+    score: f64,
+    /// The embedder's cosine, when one is configured.
+    cosine: Option<f64>,
+    /// The rule that decided the pair.
+    gate: String,
+    /// `complementary`, `unrelated`, or a near miss across kinds.
+    relation: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -149,6 +176,11 @@ pub struct RecallHitDoc {
     scheduled: Vec<ScheduledDoc>,
     /// Active memories that each add, like this one, a detail of their own to one earlier version.
     co_enrichments: Vec<CoEnrichedDoc>,
+    /// How much its word counts.
+    authority: Authority,
+    /// Nothing of higher authority confirms it and a belief of higher authority in the scope
+    /// disagrees with it: ranked after the confirmed results.
+    unconfirmed: bool,
 }
 
 /// `recall`: best first.
@@ -305,6 +337,18 @@ pub struct VerifyDoc {
     head_hash: String,
     first_bad_seq: Option<u64>,
     problem: Option<String>,
+    /// Events whose texts an erasure removed.
+    erased_events: u64,
+    /// Of those, the ones of formats 1 and 2, checked by their links alone.
+    erased_unprovable: u64,
+    /// Whether the store is signed: then every event must be covered by a signed checkpoint.
+    signed: bool,
+    /// The last seq a valid signed checkpoint covers.
+    signed_through: Option<u64>,
+    /// Signed checkpoints checked.
+    checkpoints: u64,
+    /// The ids of the keys the store's checkpoints may be signed with.
+    keys: Vec<String>,
     views_consistent: bool,
     inconsistent_views: Vec<String>,
 }

@@ -1,8 +1,10 @@
-//! The MCP tools (save_memory, recall_memory, memory_history, why_memory, list_conflicts,
-//! resolve_conflict, erase_memory), served over stdio by `memledger mcp` and over streamable HTTP
-//! at `/mcp` by `memledger serve`. Each tool is a store command ([`Call`]) answered with the
-//! command's `--json` document, so the tools say exactly what the CLI says. Explicit edits
-//! (`update`, `forget`) stay with people, in the CLI; an agent may ask for an erasure, which is
+//! The MCP tools (save_memory, update_memory, recall_memory, memory_history, why_memory,
+//! list_conflicts, resolve_conflict, erase_memory), served over stdio by `memledger mcp` and over
+//! streamable HTTP at `/mcp` by `memledger serve`. Each tool is a store command ([`Call`])
+//! answered with the command's `--json` document, so the tools say exactly what the CLI says.
+//! An agent's own judgement that a memory replaces another (update_memory, save_memory's
+//! `replaces`) is a save declaring it, under the agent's authority; unconditional edits
+//! (`update`, `forget`) stay with people, in the CLI. An agent may ask for an erasure, which is
 //! carried out only where a person started the server with `--allow-erase` (a dry run always).
 //! Every event a call writes records the principal its token authenticated (over HTTP, the
 //! request's bearer token; on stdio, `MEMLEDGER_TOKEN`; none: the store's owner) and, as whom
@@ -41,7 +43,19 @@ then call resolve_conflict with their answer. Never decide a conflict silently a
 Save one claim per call, in plain words. Types: `fact` — a stable truth about the world or the user (\"the staging db \
 runs on Postgres 16\"); `preference` — how the user likes things done (\"prefers pnpm over npm\"); `episode` — a \
 time-bound event or decision (\"shipped the viewer on 2026-07-05\"); `procedure` — reusable how-to steps (\"to release: \
-bump VERSION, tag, push\"). The default is fact.";
+bump VERSION, tag, push\"). The default is fact. The answer's `related` lists the memories of the scope it was compared \
+with and left standing, best first: read them. memledger's rules catch many changes but not all; when one of them is \
+something this memory changes (an older value, a rule it reverses, a holder it replaces), declare it — call \
+update_memory with that id and this text (or save_memory with `replaces`), or save with `contradicts` when you cannot \
+tell which is current — and memledger records the relation as your judgement. Your authority still applies: replacing \
+a person's stated rule or policy opens a conflict for them to settle instead.";
+
+const UPDATE_DESCRIPTION: &str = "Declare that a new text replaces a memory: the memory the id names (or a unique prefix \
+of 6+ hex digits; typically one a save listed as `related`, or one recall returned) gets this text as its next \
+version, recorded as your judgement (method `declared`). Use it when you know a fact changed (\"docs moved to \
+Mintlify\" replaces \"the docs site is built with Docusaurus\"), not to reword or to add a detail (save that \
+instead). Within your authority: replacing a memory of higher authority (a person's stated rule, a policy) opens a \
+conflict for someone who may settle it, and the answer says so; do not call it again to force it.";
 
 const RECALL_DESCRIPTION: &str = "Find the active memories that answer a question (BM25 over words; stale versions are \
 never returned). Call it before answering anything the user may have told you before. A result whose `conflicts_with` is \
@@ -105,6 +119,29 @@ pub struct SaveParams {
     /// key, a token, a password in a URL). Such a save is refused otherwise; set this only when
     /// the user has said to store it.
     pub allow_secret: Option<bool>,
+    /// Your judgement: this memory replaces that one (its id, e.g. from `related` or a recall):
+    /// it becomes its next version, within your authority.
+    pub replaces: Option<String>,
+    /// Your judgement: this memory contradicts that one and you cannot tell which is current: a
+    /// conflict opens for the user.
+    pub contradicts: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct UpdateParams {
+    /// The memory this text replaces: its id, or a unique prefix of 6+ hex digits.
+    pub id: String,
+    /// The new text: what is true now, one claim in plain words.
+    pub text: String,
+    /// Its authority: `inferred` (your own conclusion; the default for an agent), `imported`
+    /// or `stated` (the user's own words, said to you just now).
+    pub source: Option<String>,
+    /// Where it came from, in your words.
+    pub origin: Option<String>,
+    /// When the change took effect in the world (RFC 3339), if not now.
+    pub effective_at: Option<String>,
+    /// A repeated key returns the first result and writes nothing: use one per intended update when retrying.
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -244,6 +281,15 @@ impl McpServer {
     }
 }
 
+/// A save's answer with what to do about a conflict it left pending.
+fn with_save_notice(mut v: Value) -> Value {
+    let settled = v["settled_by_effective_time"] == json!(true) || v["outcome"] == json!("versioned");
+    if !v["conflict_id"].is_null() && !settled {
+        v["notice"] = json!(CONFLICT_ON_SAVE);
+    }
+    v
+}
+
 const CONFLICT_ON_SAVE: &str = "This memory contradicts one the user already holds; both stay active. Show the user both \
 statements (list_conflicts), ask which is current, and record their answer with resolve_conflict. Do not decide it yourself.";
 
@@ -267,15 +313,31 @@ impl McpServer {
             idempotency_key: p.idempotency_key,
             no_dedup: false,
             allow_secret: p.allow_secret.unwrap_or(false),
+            replaces: p.replaces,
+            contradicts: p.contradicts,
         };
-        let answer = self.run(Call::Save(body), &context).await.map(|mut v| {
-            let pending = !v["conflict_id"].is_null() && v["settled_by_effective_time"] != json!(true);
-            if pending {
-                v["notice"] = json!(CONFLICT_ON_SAVE);
-            }
-            v
-        });
-        Ok(to_result(answer))
+        Ok(to_result(self.run(Call::Save(body), &context).await.map(with_save_notice)))
+    }
+
+    #[tool(name = "update_memory", description = UPDATE_DESCRIPTION)]
+    async fn update_memory(
+        &self,
+        Parameters(p): Parameters<UpdateParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        // A save declaring what it replaces: in the memory's own scope, its type, compared as
+        // any save is, recorded as this principal's judgement (not `memledger update`, a
+        // person's unconditional edit).
+        let body = api::SaveBody {
+            text: p.text,
+            source: p.source,
+            origin: p.origin,
+            effective_at: p.effective_at,
+            idempotency_key: p.idempotency_key,
+            replaces: Some(p.id),
+            ..api::SaveBody::default()
+        };
+        Ok(to_result(self.run(Call::Save(body), &context).await.map(with_save_notice)))
     }
 
     #[tool(name = "recall_memory", description = RECALL_DESCRIPTION)]

@@ -31,10 +31,13 @@ EXPECTED_TOOLS = {
     "list_conflicts",
     "resolve_conflict",
     "erase_memory",
+    "update_memory",
 }
 ERASE_ALLOWED = os.environ.get("MEMLEDGER_TEST_ERASE_ALLOWED") == "1"
 # Run as a principal whose grants do not reach this scope: a save there must be refused.
 REFUSED_SCOPE = os.environ.get("MEMLEDGER_TEST_REFUSED_SCOPE")
+# A person's policy the agent may read but not overrule: its declared replacement opens a conflict.
+POLICY_ID = os.environ.get("MEMLEDGER_TEST_POLICY_ID")
 
 
 def check(condition, message):
@@ -98,7 +101,9 @@ async def scenario(read, write):
 
             tools = {t.name: t for t in (await session.list_tools()).tools}
             check(EXPECTED_TOOLS <= set(tools), f"tools: {sorted(tools)}")
-            check("update_memory" not in tools and "update" not in tools, "explicit edits stay human")
+            check("update" not in tools and "forget" not in tools, "unconditional edits stay human")
+            check("related" in tools["save_memory"].description and "update_memory" in tools["save_memory"].description,
+                  "save_memory tells the agent to read `related` and declare")
             for word in ("fact", "preference", "episode", "procedure"):
                 check(word in tools["save_memory"].description, f"save_memory does not teach {word}")
             check("the user" in tools["resolve_conflict"].description, "resolve_conflict: a decision the user gave")
@@ -114,7 +119,7 @@ async def scenario(read, write):
             print(f"saved: {first['outcome']} then {second['outcome']} (conflict {conflict})", flush=True)
 
             found = await call(session, "recall_memory", query="which postgres does billing run", scope="team:payments")
-            check(len(found["results"]) == 2, f"recall: {found}")
+            check(len([r for r in found["results"] if "Postgres" in r["text"]]) == 2, f"recall: {found}")
             check(found["notice"], f"recall has no conflict notice: {found}")
             print(f"recall: {len(found['results'])} results, notice: {found['notice']}", flush=True)
 
@@ -147,6 +152,30 @@ async def scenario(read, write):
             text = "".join(block.text for block in refused.content if getattr(block, "type", "") == "text")
             check(refused.is_error and "stripe-access-token" in text and secret not in text, f"secret save: {text}")
             print("a save holding a credential: refused, naming its rule", flush=True)
+
+            # Two memories the rules cannot relate (no shared word, no embedder): the save names the
+            # first as related; the agent judges that the second replaces it and declares it.
+            lunch = await call(session, "save_memory", text="Team lunches are ordered from Sweetgreen.", scope="team:payments")
+            moved = await call(session, "save_memory", text="We get the Friday food from Dig Inn these days.", scope="team:payments")
+            check(moved["outcome"] == "added", f"the rules relate nothing: {moved}")
+            related = [r["memory_id"] for r in moved["related"]]
+            check(lunch["memory_id"] in related, f"the earlier memory is related: {moved}")
+            declared = await call(session, "update_memory", id=lunch["memory_id"],
+                                  text="We get the Friday food from Dig Inn these days.")
+            check(declared["outcome"] == "versioned", f"the declared replacement: {declared}")
+            lineage = await call(session, "memory_history", id=lunch["memory_id"])
+            check([v["status"] for v in lineage["versions"]] == ["active", "stale"], f"declared lineage: {lineage}")
+            check("Dig Inn" in lineage["versions"][0]["text"], f"the new version: {lineage}")
+            decided = await call(session, "why_memory", id=lunch["memory_id"])
+            methods = {d["method"] for d in decided["decisions"]}
+            check("declared" in methods, f"recorded as declared: {decided}")
+            print(f"update_memory: {lunch['memory_id'][:6]} replaced by a declaration ({declared['outcome']})", flush=True)
+
+            if POLICY_ID:
+                overrule = await call(session, "update_memory", id=POLICY_ID, text="Billing deploys to staging on Thursdays.")
+                check(overrule["outcome"] == "conflict" and overrule["needs_authority"] == "policy", f"overrule: {overrule}")
+                check("notice" in overrule, f"the answer says what to do: {overrule}")
+                print("update_memory of a person's policy: a conflict that needs policy authority", flush=True)
 
             if REFUSED_SCOPE:
                 refused = await session.call_tool("save_memory", {"text": "x runs on y", "scope": REFUSED_SCOPE})

@@ -6,8 +6,9 @@ use std::io::BufRead;
 use std::collections::HashMap;
 
 use memledger_engine::EngineConfig;
-use memledger_engine::classify::{Classification, classify_lexical};
+use memledger_engine::classify::{Classification, classify_lexical, classify_lexical_admitted, lexical};
 use memledger_engine::input::{parse_type, validate_text};
+use memledger_schemas::MemoryType;
 use memledger_engine::models::embed::{cosine, gate_identical};
 use memledger_engine::models::{EmbedSide, ModelConfig, Models};
 use serde::Deserialize;
@@ -19,8 +20,10 @@ use crate::output::{CliError, Output};
 /// Classify a pair of texts (or every pair in a JSON Lines file) without writing anything.
 ///
 /// With an embedder configured (MEMLEDGER_EMBED_URL and MEMLEDGER_EMBED_MODEL, docs/models.md)
-/// both texts are embedded: the cosine is reported and a lexical `identical` stands only at
-/// MEMLEDGER_EMBED_IDENTICAL_MIN or above, as when saving. A failing embedder is an error here.
+/// both texts are embedded: the cosine is reported, a pair whose cosine is in the model's related
+/// band is compared by the rules of change whatever its lexical similarity, and a lexical
+/// `identical` stands only at MEMLEDGER_EMBED_IDENTICAL_MIN or above, as when saving. A failing
+/// embedder is an error here.
 ///
 /// Example: memledger classify "deploy on Tuesday" "do not deploy on Tuesday"
 #[derive(clap::Args, Debug)]
@@ -40,6 +43,25 @@ pub struct Args {
     pub pairs: Option<String>,
 }
 
+/// Two texts and their types, incoming first.
+type Texts<'a> = (&'a str, &'a str, Option<MemoryType>, Option<MemoryType>);
+
+/// A pair classified, with the embedder's cosine when one is configured.
+fn classify_pair(
+    embedder: Option<&Embedder>,
+    vectors: &HashMap<String, Vec<f32>>,
+    pair: Texts,
+    config: &EngineConfig,
+) -> (Classification, Option<f64>) {
+    match (embedder, vectors.get(pair.0), vectors.get(pair.1)) {
+        (Some(e), Some(va), Some(vb)) => {
+            let (c, cos) = e.classify(pair, (va, vb), config);
+            (c, Some(cos))
+        }
+        _ => (classify_lexical(pair.0, pair.1, pair.2, pair.3, config), None),
+    }
+}
+
 #[derive(Deserialize)]
 struct Pair {
     id: serde_json::Value,
@@ -54,6 +76,7 @@ struct Embedder {
     models: Models,
     model: String,
     min: f64,
+    related_min: f64,
 }
 
 impl Embedder {
@@ -65,7 +88,9 @@ impl Embedder {
         }
         let model = config.embed.as_ref()?.model.clone();
         let min = config.identical_cosine_min;
-        Some(Embedder { models: Models::new(config), model, min })
+        let models = Models::new(config);
+        let related_min = models.related_cosine_min()?;
+        Some(Embedder { models, model, min, related_min })
     }
 
     /// The vector of every distinct text, in one pass (batches of 64).
@@ -93,12 +118,22 @@ impl Embedder {
         }
     }
 
-    /// Record the cosine and apply the identical gate; the cosine.
-    fn apply(&self, c: &mut Classification, a: &[f32], b: &[f32]) -> f64 {
-        let cos = cosine(a, b);
+    /// Classify a pair as a save would with these vectors: admitted by the cosine, recorded,
+    /// and under the identical gate.
+    fn classify(&self, pair: Texts, vectors: (&[f32], &[f32]), config: &EngineConfig) -> (Classification, f64) {
+        let cos = cosine(vectors.0, vectors.1);
+        let admission = lexical::Admission { cosine: cos, min: self.related_min };
+        let mut c = classify_lexical_admitted(
+            &lexical::analyse(pair.0),
+            &lexical::analyse(pair.1),
+            pair.2,
+            pair.3,
+            config,
+            Some(admission),
+        );
         c.scores.push(("cosine".into(), cos));
-        gate_identical(c, cos, self.min, &self.model);
-        cos
+        gate_identical(&mut c, cos, self.min, &self.model);
+        (c, cos)
     }
 }
 
@@ -135,11 +170,7 @@ pub fn run(_ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError>
         };
         for (pair, ta, tb) in pairs {
             let (a, b) = (pair.a.trim(), pair.b.trim());
-            let mut c = classify_lexical(a, b, ta, tb, &config);
-            let cos = match (&embedder, vectors.get(a), vectors.get(b)) {
-                (Some(e), Some(va), Some(vb)) => Some(e.apply(&mut c, va, vb)),
-                _ => None,
-            };
+            let (c, cos) = classify_pair(embedder.as_ref(), &vectors, (a, b, ta, tb), &config);
             out.json_line(&json!({
                 "id": pair.id, "relation": c.relation, "score": c.score, "method": c.method,
                 "gate": c.gate, "reason": c.reason, "cosine": cos,
@@ -151,14 +182,11 @@ pub fn run(_ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError>
     let b = validate_text(args.b.as_deref().unwrap_or_default())?;
     let ta = args.type_a.as_deref().map(parse_type).transpose()?;
     let tb = args.type_b.as_deref().map(parse_type).transpose()?;
-    let mut c = classify_lexical(&a, &b, ta, tb, &config);
-    let mut cos = None;
-    if let Some(e) = &embedder {
-        let vectors = e.vectors(&[&a, &b])?;
-        if let (Some(va), Some(vb)) = (vectors.get(a.as_str()), vectors.get(b.as_str())) {
-            cos = Some(e.apply(&mut c, va, vb));
-        }
-    }
+    let vectors = match &embedder {
+        Some(e) => e.vectors(&[&a, &b])?,
+        None => HashMap::new(),
+    };
+    let (c, cos) = classify_pair(embedder.as_ref(), &vectors, (&a, &b, ta, tb), &config);
     if out.json {
         return out.json_line(&c);
     }

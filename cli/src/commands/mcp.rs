@@ -48,6 +48,7 @@ pub fn run(ctx: &Context, args: Args, _out: &mut Output) -> Result<(), CliError>
         autostart: None,
         ledger: ctx.ledger.clone(),
         token: ctx.token.clone(),
+        accept_witness: false,
     });
     let socket = memledger_server::files::socket(&ctx.dir);
     let use_server = !ctx.no_server;

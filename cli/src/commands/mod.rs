@@ -1,5 +1,6 @@
 //! One module per command, each an `Args` struct (its doc comment is the help text) and `run`.
 
+pub mod checkpoint;
 pub mod classify;
 pub mod completions;
 pub mod conflicts;

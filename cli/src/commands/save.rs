@@ -49,6 +49,13 @@ pub struct Args {
     /// Store it as a new belief without comparing.
     #[arg(long)]
     pub no_dedup: bool,
+    /// Declare that this memory replaces that one (an id or a prefix; e.g. one the answer named
+    /// as related): it becomes its next version, within what your authority allows.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["contradicts", "from", "no_dedup"])]
+    pub replaces: Option<String>,
+    /// Declare that this memory contradicts that one: a conflict opens for a person to settle.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["from", "no_dedup"])]
+    pub contradicts: Option<String>,
     /// Save many: JSON Lines of {"text", "type", "scope", "source", "origin", "evidence",
     /// "effective_at", "fact_key", "idempotency_key", "allow_secret"}; a refused line is reported
     /// with its number and the rest are saved.
@@ -94,7 +101,19 @@ fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
     if r.private_spans_removed > 0 {
         line.push_str(&format!("  ({} <private> span(s) removed before saving)", r.private_spans_removed));
     }
-    out.line(line)
+    out.line(line)?;
+    for related in &r.related {
+        let cosine = related.cosine.map(|c| format!(", cosine {c:.2}")).unwrap_or_default();
+        out.line(format!(
+            "  related {}  {:?}  ({} by {}, score {:.2}{cosine})",
+            related.memory_id.short(),
+            related.text,
+            related.relation,
+            related.gate,
+            related.score
+        ))?;
+    }
+    Ok(())
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -113,6 +132,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         idempotency_key: args.idempotency_key,
         no_dedup: args.no_dedup,
         allow_secret: args.allow_secret,
+        replaces: args.replaces,
+        contradicts: args.contradicts,
     };
     // Through a server, the server refuses bad input (and writes nothing); here, it is refused
     // before the store is created or opened.
@@ -143,6 +164,8 @@ pub(crate) fn request_of(body: &api::SaveBody) -> SaveRequest {
         idempotency_key: body.idempotency_key.clone(),
         no_dedup: body.no_dedup,
         allow_secret: body.allow_secret,
+        replaces: body.replaces.clone(),
+        contradicts: body.contradicts.clone(),
     }
 }
 

@@ -613,6 +613,8 @@ impl Importing<'_> {
             idempotency_key: Some(key),
             no_dedup: false,
             allow_secret: false,
+            replaces: None,
+            contradicts: None,
         };
         (save, shown)
     }

@@ -7,16 +7,36 @@ use crate::app::Context;
 use crate::output::{CliError, Output};
 use memledger_engine::error::Exit;
 
-/// Verify the hash chain from the first event to the head, that every view equals a fresh
+/// Verify the hash chain from the first event to the head, every signed checkpoint (each event
+/// must be covered by one signed with a key of the store), that every view equals a fresh
 /// replay, and that the text index holds exactly the active memories under their candidate
-/// terms. Exit 1 when anything is wrong.
+/// terms. Exit 1 when anything is wrong. With `--witness FILE` (from `memledger checkpoint
+/// --to`), the store must also hold the history that witness signed: exit 6 when it does not.
 ///
-/// Example: memledger verify
+/// Example: memledger verify --witness /mnt/team/witness/laptop.json
 #[derive(clap::Args, Debug)]
-pub struct Args {}
+pub struct Args {
+    /// A witness record to check the store against (opens the store here, not through a server).
+    #[arg(long, value_name = "FILE")]
+    pub witness: Option<std::path::PathBuf>,
+}
 
-pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError> {
-    ctx.run(Call::Verify(Empty {}), out)
+pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    let Some(path) = args.witness else { return ctx.run(Call::Verify(Empty {}), out) };
+    let witness = memledger_engine::WitnessRecord::read(&path).map_err(memledger_engine::EngineError::from)?;
+    let ml = ctx.open_direct(false)?;
+    let disagreement = ml
+        .ledger()
+        .disagreement_with(&witness, &path.display().to_string())
+        .map_err(memledger_engine::EngineError::from)?;
+    if let Some(problem) = disagreement {
+        return Err(CliError::new(
+            Exit::Witness,
+            format!("{} disagrees with the witness: {problem}", ctx.dir.display()),
+            Some("a copy older than, or different from, the one the witness signed".into()),
+        ));
+    }
+    execute(&ml, out)
 }
 
 pub fn execute(ml: &Memledger, out: &mut Output) -> Result<(), CliError> {

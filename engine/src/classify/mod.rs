@@ -66,13 +66,33 @@ pub fn classify_lexical_analysed(
     candidate_type: Option<MemoryType>,
     config: &EngineConfig,
 ) -> Classification {
-    let v = lexical::classify_analysed(
+    classify_lexical_admitted(incoming, candidate, incoming_type, candidate_type, config, None)
+}
+
+/// [`classify_lexical_analysed`] with the embedder's cosine of the pair and its model family's
+/// related band: a pair the cosine admits is compared by the rules of change even when its
+/// lexical similarity is below the band (docs/design.md §15). The band is recorded with the
+/// thresholds.
+pub fn classify_lexical_admitted(
+    incoming: &lexical::Analysis,
+    candidate: &lexical::Analysis,
+    incoming_type: Option<MemoryType>,
+    candidate_type: Option<MemoryType>,
+    config: &EngineConfig,
+    admission: Option<lexical::Admission>,
+) -> Classification {
+    let v = lexical::classify_admitted(
         incoming,
         candidate,
         incoming_type.map(|t| t.as_str()),
         candidate_type.map(|t| t.as_str()),
         &config.lexical,
+        admission,
     );
+    let mut thresholds = recorded_thresholds(config);
+    if let Some(a) = admission {
+        thresholds.push(("cosine_related_min".into(), a.min));
+    }
     Classification {
         relation: relation_of(v.relation),
         method: Method::Lexical,
@@ -80,7 +100,7 @@ pub fn classify_lexical_analysed(
         reason: v.reason,
         score: sanitize(v.score),
         scores: v.scores.into_iter().map(|(k, s)| (Name::from(k), sanitize(s))).collect(),
-        thresholds: recorded_thresholds(config),
+        thresholds,
         incoming_adds: v.incoming_adds,
         candidate_adds: v.candidate_adds,
         near_miss: v.near_miss,
@@ -105,4 +125,4 @@ pub fn index_terms(text: &str) -> Vec<String> {
 }
 
 /// Bump when [`index_terms`] changes what it returns: the belief view is then rebuilt.
-pub const INDEX_TERMS_VERSION: u32 = 4;
+pub const INDEX_TERMS_VERSION: u32 = 5;

@@ -37,6 +37,9 @@ pub const ENV_EMBED_IDENTICAL_MIN: &str = "MEMLEDGER_EMBED_IDENTICAL_MIN";
 /// Calibrated on multilingual-e5-small (docs/quality.md): the best macro-F1 on SICK, with no
 /// more false merges than the lexical rules alone.
 pub const DEFAULT_IDENTICAL_COSINE_MIN: f64 = 0.97;
+/// The cosine at or above which the embedder admits a pair to the rules of change whatever its
+/// lexical similarity (default: its model family's, `models::embed::related_band`).
+pub const ENV_EMBED_RELATED_MIN: &str = "MEMLEDGER_EMBED_RELATED_MIN";
 /// API keys tried, in order, when the memledger-specific one is not set.
 pub const FALLBACK_KEYS: &[&str] = &["OPENROUTER_API_KEY", "OPENAI_API_KEY"];
 
@@ -121,6 +124,9 @@ pub struct ModelConfig {
     /// With an embedder, a lexical `identical` verdict stands only at this cosine or above
     /// (`models::embed::gate_identical`).
     pub identical_cosine_min: f64,
+    /// With an embedder, a pair at this cosine or above is compared by the rules of change even
+    /// below the lexical related band; `None`: the model family's (`models::embed::related_band`).
+    pub related_cosine_min: Option<f64>,
     /// The embedding prompts configured over the model family's (`models::prompts`).
     pub embed_prompts: PromptSettings,
     /// What was wrong with the environment (a URL without a model, a bad number): said once at open.
@@ -154,6 +160,7 @@ impl Default for ModelConfig {
             embed: None,
             rerank: None,
             identical_cosine_min: DEFAULT_IDENTICAL_COSINE_MIN,
+            related_cosine_min: None,
             embed_prompts: PromptSettings::default(),
             notes: Vec::new(),
         }
@@ -214,6 +221,15 @@ impl ModelConfig {
                 }
             },
         };
+        let related_cosine_min = get(ENV_EMBED_RELATED_MIN).and_then(|v| match v.parse::<f64>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => Some(x),
+            _ => {
+                notes.push(format!(
+                    "{ENV_EMBED_RELATED_MIN}={v:?} is not a cosine from 0 to 1; using the model family's"
+                ));
+                None
+            }
+        });
         let fallback_key = || FALLBACK_KEYS.iter().find_map(|k| get(k));
         let mut endpoint = |url_var: &str, model_var: &str, key: Option<String>| -> Option<Endpoint> {
             match (get(url_var), get(model_var)) {
@@ -247,7 +263,7 @@ impl ModelConfig {
             }
         };
         let embed_prompts = PromptSettings { input_type, ..embed_prompts };
-        ModelConfig { llm, embed, rerank, identical_cosine_min, embed_prompts, notes }
+        ModelConfig { llm, embed, rerank, identical_cosine_min, related_cosine_min, embed_prompts, notes }
     }
 
     /// Whether any model is configured.

@@ -200,6 +200,24 @@ pub fn model_change_note(store: &Store, configured: Option<&str>) -> Option<Stri
     })
 }
 
+/// The related band of an embedding model family (`models::prompts` names the families): the
+/// cosine at or above which two texts speak of one thing by that family's measure, so that a pair
+/// is compared by the rules of change whatever its lexical similarity. Families' cosines live in
+/// different ranges: E5's rarely fall below 0.7 for any two English sentences; models without a
+/// known family get memloom's candidate threshold raised a little. Calibrated as
+/// docs/quality.md says (scripts/eval/written_updates.py and the consistent sets).
+pub fn related_band(family: &str) -> f64 {
+    match family {
+        "e5" | "e5-instruct" => E5_RELATED_BAND,
+        _ => DEFAULT_RELATED_BAND,
+    }
+}
+
+/// [`related_band`] of the E5 family.
+pub const E5_RELATED_BAND: f64 = 0.85;
+/// [`related_band`] of a model of no known family.
+pub const DEFAULT_RELATED_BAND: f64 = 0.6;
+
 /// The cosine gate for `identical`: a lexical identical verdict (other than equal texts) stands
 /// only when the embedder agrees that the texts say nearly the same, at cosine `min` or above;
 /// below it the pair is kept distinct (`complementary`, gate `cosine_below_identical`). The gate

@@ -132,6 +132,13 @@ impl Models {
         &self.config
     }
 
+    /// The cosine at or above which the embedder admits a pair to the rules of change: as
+    /// configured, else the related band of its model family ([`embed::related_band`]).
+    pub fn related_cosine_min(&self) -> Option<f64> {
+        let endpoint = self.embedder()?;
+        Some(self.config.related_cosine_min.unwrap_or_else(|| embed::related_band(&EmbedPrompts::for_model(&endpoint.model).source)))
+    }
+
     /// The chat model, when configured.
     pub fn llm(&self) -> Option<&Endpoint> {
         self.config.llm.as_ref()

@@ -55,6 +55,8 @@ class SaveRequest(TypedDict, total=False):
     idempotency_key: str
     no_dedup: bool
     allow_secret: bool
+    replaces: str
+    contradicts: str
 
 
 def _given(**fields: Any) -> dict[str, Any]:
@@ -190,10 +192,14 @@ class Memledger:
         idempotency_key: str | None = None,
         no_dedup: bool = False,
         allow_secret: bool = False,
+        replaces: str | None = None,
+        contradicts: str | None = None,
     ) -> m.SaveResult:
         """Save one memory: ``.outcome`` (added, merged, versioned, conflict, historical,
-        proposed), ``.memory_id``, ``.conflict_id``. ``source`` is its authority (``stated``,
-        ``policy``, ``inferred``, ``imported``); default: the caller's in the scope."""
+        proposed), ``.memory_id``, ``.conflict_id``, ``.related`` (what it was compared with and
+        left standing). ``source`` is its authority (``stated``, ``policy``, ``inferred``,
+        ``imported``); default: the caller's in the scope. ``replaces`` / ``contradicts``: your
+        own judgement that it replaces (is the next version of) or contradicts that memory."""
         body = _given(
             text=text,
             type=type,
@@ -206,6 +212,8 @@ class Memledger:
             idempotency_key=idempotency_key,
             no_dedup=no_dedup,
             allow_secret=allow_secret,
+            replaces=replaces,
+            contradicts=contradicts,
         )
         return self._doc(m.SaveResult, "POST", "/v1/memories", json=body, retry=idempotency_key is not None)
 

@@ -84,8 +84,22 @@ class Model(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=False, populate_by_name=True)
 
 
+class Related(Model):
+    """A memory a save was compared with and left standing: for the caller to judge, and to
+    declare (``replaces=``, ``contradicts=``) when it knows the new memory changes it."""
+
+    memory_id: str
+    text: str
+    recorded_at: str
+    score: float
+    cosine: float | None = None
+    gate: str
+    relation: str
+
+
 class SaveResult(Model):
-    """``save``: what the save did. ``conflict_id`` when it opened a conflict (or a proposal)."""
+    """``save``: what the save did. ``conflict_id`` when it opened a conflict (or a proposal);
+    ``related``: the memories it was compared with and left standing, best first."""
 
     outcome: Outcome
     memory_id: str
@@ -95,9 +109,14 @@ class SaveResult(Model):
     replayed: bool
     seqs: list[int]
     settled_by_effective_time: bool
+    private_spans_removed: int
+    co_enriches: list[str]
+    merge_proposal: str | None = None
     source: Authority
     needs_authority: Authority | None = None
     principal: str
+    supersedes: list[str]
+    related: list[Related]
 
 
 class BatchLineError(Model):
@@ -176,6 +195,8 @@ class RecallHit(Model):
     valid_to: str | None = None
     scheduled: list[Scheduled]
     co_enrichments: list[CoEnriched]
+    authority: Authority
+    unconfirmed: bool
 
 
 class RecallResult(Model):
@@ -312,6 +333,12 @@ class VerifyReport(Model):
     head_hash: str
     first_bad_seq: int | None = None
     problem: str | None = None
+    erased_events: int
+    erased_unprovable: int
+    signed: bool
+    signed_through: int | None = None
+    checkpoints: int
+    keys: list[str]
     views_consistent: bool
     inconsistent_views: list[str]
 

@@ -48,6 +48,7 @@ ROUTES: dict[tuple[str, str], str] = {
 #: The model each route answers with, by the name of its schema in ``/openapi.json``.
 SCHEMAS: dict[str, str] = {
     "SaveDoc": "SaveResult",
+    "RelatedDoc": "Related",
     "MemoryDoc": "Memory",
     "ListDoc": "MemoryList",
     "ScheduledDoc": "Scheduled",

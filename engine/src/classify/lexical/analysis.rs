@@ -2,6 +2,7 @@
 //! stems every word leaves (antonyms live among them).
 
 use super::announce::{self, Statement};
+use super::cues::{self, Cues};
 use super::lexicon::{Entry, WordClass, lexicon};
 use super::roles::{self, RoleSlot};
 use super::stem::stem;
@@ -84,6 +85,8 @@ pub struct Analysis {
     /// Per raw token: whether a clause boundary follows it, and whether it is a connector
     /// word (all that [`enrichment_shape`] asks of the raw tokens; kept instead of the tokens).
     pub(super) raw: Vec<RawFlags>,
+    /// Per raw token, lowercase: what the identity gates read around a value ("in April").
+    pub(super) lower: Vec<String>,
     /// raw position of the token being analysed.
     pub(super) cur: usize,
     /// [`index_terms_of`] this analysis, made once ([`Analysis::index_terms`]).
@@ -110,6 +113,8 @@ pub struct Analysis {
     pub(super) change: Option<Box<Statement>>,
     /// the slot of one holder it states ("my manager is Sarah"), if it states one.
     pub(super) role: Option<Box<RoleSlot>>,
+    /// how it says it stands to what was said before ("now", "dropped X", "also"…).
+    pub(super) cues: Cues,
     /// every mention of a person (the index of its item) with its segment, in the segments that
     /// say something besides names ("Dara attended Edinburgh, while Ferdano attended Oxford"; not
     /// the list "None of the four — A, B, C —"): who each part of the text is about.
@@ -136,6 +141,11 @@ impl Analysis {
     /// --from` makes them on its reading thread, ahead of both.
     pub fn index_terms(&self) -> &[String] {
         self.terms.get_or_init(|| index_terms_of(self))
+    }
+
+    /// Whether the word before raw token `at` is one of `words` (lowercase).
+    pub(super) fn preceded_by(&self, at: usize, words: &[&str]) -> bool {
+        at > 0 && self.lower.get(at - 1).is_some_and(|w| words.contains(&w.as_str()))
     }
 
     /// The items at `at`, as written, joined: for reasons.
@@ -378,7 +388,7 @@ pub fn analyse(text: &str) -> Analysis {
             push(&mut a, q.to_string(), t, Kind::Qual(QualCat::Platform), in_scope, c, many);
         } else if let Some(q) = region_qualifier(t) {
             push(&mut a, q, t, Kind::Qual(QualCat::Region), in_scope, c, many);
-        } else if w.chars().any(|c| c.is_ascii_digit()) {
+        } else if w.chars().any(|c| c.is_ascii_digit()) && lex.alias(w) == w {
             match parse_value(t) {
                 Some((cat, u, canon)) => {
                     let (cat, u, canon) = merge_following(cat, u, canon, &raw, i, &mut consumed);
@@ -431,10 +441,11 @@ pub fn analyse(text: &str) -> Analysis {
                 it.word = stem(w);
             }
         } else if w.chars().any(|c| c.is_alphanumeric()) {
-            if is_identifier(t) {
+            // a short form written like an identifier ("k8s") is the word it stands for
+            if is_identifier(t) && lex.alias(w) == w {
                 push(&mut a, ident_key(t), t, Kind::Ident, in_scope, c, many);
             } else {
-                let base = lex.base(w);
+                let base = lex.alias(lex.base(w));
                 let raw_stem = stem(w);
                 let s = if base == w { raw_stem.clone() } else { stem(base) };
                 // "is painted blue", "was made of": a passive names a state, not a deed repeated
@@ -510,9 +521,11 @@ pub fn analyse(text: &str) -> Analysis {
     a.speaker = raw.first().is_some_and(|r| matches!(r.lower.as_str(), "i" | "we"));
     a.change = announce::read(&raw).map(Box::new);
     a.role = roles::read(&raw).map(Box::new);
+    a.cues = cues::read(&raw);
     a.norm = norm;
     a.raw = Vec::with_capacity(raw.len());
     a.raw.extend(raw.iter().map(|r| RawFlags { boundary: r.boundary, connector: connector(&r.lower) }));
+    a.lower = raw.into_iter().map(|r| r.lower).collect();
     // Analyses are kept (the pipeline caches one per stored memory): no spare capacity.
     a.items.shrink_to_fit();
     a.stems.finish();

@@ -397,7 +397,7 @@ fn read_sentence(raw: &[RawTok], start: usize, end: usize, lex: &super::lexicon:
 /// in the past tense ("I was born in Paris", "my sister grew up in Lyon", "I lived in Rome", "I
 /// used to work at IBM"). "I have lived…", "I am based…", "I live…" tell what holds. The verb is
 /// the first auxiliary, or before it the first word in -ed or of an irregular past.
-fn past_event(b: &Analysis) -> bool {
+pub(super) fn past_event(b: &Analysis) -> bool {
     let lex = lexicon();
     let words: Vec<&str> = b.norm.split(' ').collect();
     for (k, &w) in words.iter().enumerate().skip(1) {
@@ -409,7 +409,8 @@ fn past_event(b: &Analysis) -> bool {
         if class.has(WordClass::VERB) {
             return matches!(w, "was" | "were" | "did" | "had");
         }
-        if class != WordClass::default() {
+        // "a cat named Pepper", "a team called Foundations": a name given, not a deed
+        if class != WordClass::default() || matches!(w, "named" | "called") {
             continue;
         }
         let regular = w.len() >= 5 && w.ends_with("ed") && !w.ends_with("eed");

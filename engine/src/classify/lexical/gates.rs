@@ -8,6 +8,7 @@ use super::change::{Change, evidence_of_change};
 use super::config::LexicalConfig;
 use super::denial::{denied_clause, restricted};
 use super::frame::{correction, joint_split, order_differs, replaced_filler, replaced_person};
+use super::identity::changed_identity;
 use super::matching::{Overlap, match_items, overlap};
 use super::roles::role_holder;
 use super::values::{QualCat, same_str};
@@ -29,6 +30,9 @@ pub(super) struct Pair<'a> {
     pub(super) jaccard: f64,
     /// every score computed so far, in order.
     pub(super) scores: Vec<(&'static str, f64)>,
+    /// the embedder's cosine of the pair and the least cosine at which it says the two speak of
+    /// one thing, when an embedder is configured.
+    pub(super) cosine: Option<(f64, f64)>,
 }
 
 impl<'a> Pair<'a> {
@@ -58,7 +62,7 @@ impl<'a> Pair<'a> {
             ("negations_a", a.negs as f64),
             ("negations_b", b.negs as f64),
         ];
-        Pair { a, b, cfg, pa, used, all, score, jaccard, scores }
+        Pair { a, b, cfg, pa, used, all, score, jaccard, scores, cosine: None }
     }
 
     /// The relation a pair without evidence of change has at similarity `s`.
@@ -117,16 +121,70 @@ pub fn classify_analysed(
     kind_b: Option<&str>,
     cfg: &LexicalConfig,
 ) -> Verdict {
+    classify_admitted(ta, tb, kind_a, kind_b, cfg, None)
+}
+
+/// The embedder's say on a pair: its cosine, and the least cosine at which the embedder's model
+/// family speaks of one thing (the related band, calibrated per family).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Admission {
+    pub cosine: f64,
+    pub min: f64,
+}
+
+/// [`classify_analysed`] with the embedder's cosine: a pair the cosine admits is compared by the
+/// rules of change whatever its lexical similarity (docs/design.md §15), and its reason says
+/// which score admitted it.
+pub fn classify_admitted(
+    ta: &Analysis,
+    tb: &Analysis,
+    kind_a: Option<&str>,
+    kind_b: Option<&str>,
+    cfg: &LexicalConfig,
+    admission: Option<Admission>,
+) -> Verdict {
     let mut p = Pair::new(ta, tb, cfg);
-    let v = decide(&mut p);
+    p.cosine = admission.map(|x| (x.cosine, x.min));
+    let mut v = decide(&mut p);
+    if let Some(Admission { cosine, min }) = admission
+        && cosine >= min
+        && v.relation == Relation::Unrelated
+        && v.gate == Gate::BelowBand
+    {
+        v.relation = Relation::Complementary;
+        v.gate = Gate::RelatedBand;
+        v.reason = format!(
+            "lexical similarity {:.2} is below the related band, but cosine {cosine:.3} ≥ {min:.2} admitted the pair: \
+             compared by the rules of change, nothing says the value changed",
+            p.score
+        );
+    }
     let kinds_differ = matches!((kind_a, kind_b), (Some(x), Some(y)) if !x.trim().eq_ignore_ascii_case(y.trim()));
     finish(v, p.scores, kinds_differ, kind_a, kind_b)
 }
 
 fn decide(p: &mut Pair) -> Verdict {
-    if let Some(v) = exact_text(p).or_else(|| no_content(p)).or_else(|| qualifier_differs(p)) {
+    if let Some(v) = exact_text(p).or_else(|| no_content(p)) {
         return v;
     }
+    if let Some(v) = qualifier_differs(p) {
+        // Distinct facts, unless the differing qualifier is the value said to have changed:
+        // "Correction: prod DB is in eu-west-1" / "Prod database region: us-east-1".
+        let said = p.a.cues.change().is_some();
+        return changed_identity(p).filter(|w| said && w.gate == Gate::ChangedValue).unwrap_or(v);
+    }
+    let v = decide_by_words(p);
+    // Rewordings the gates above cannot align: one fact in other words, its value changed.
+    if v.relation != Relation::Contradictory
+        && let Some(w) = changed_identity(p)
+    {
+        return w;
+    }
+    v
+}
+
+/// The gates that read the two texts word by word.
+fn decide_by_words(p: &mut Pair) -> Verdict {
     // A change the incoming memory announces, or another holder of a role of one holder, decides
     // before the evidence gates: "I no longer work at Google" is a new version, not a denial.
     if let Some(v) = announced_change(p).or_else(|| role_holder(p)) {

@@ -25,6 +25,8 @@ const ANTONYMS_EXTRA: &str = include_str!("../lexicon/antonyms-extra.tsv");
 const IRREGULAR: &str = include_str!("../lexicon/irregular.tsv");
 const VALUES: &str = include_str!("../lexicon/values.tsv");
 const ONE_VALUE: &str = include_str!("../lexicon/one_value.tsv");
+const ALIASES: &str = include_str!("../lexicon/aliases.tsv");
+const FIRST_NAMES: &str = include_str!("../lexicon/first_names.txt");
 
 /// The classes of a function word (`grammar.tsv`), as bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -126,6 +128,10 @@ pub(super) struct Lexicon {
     /// category (or `nationality`) → the markers after which its value is one at a time
     /// (`one_value.tsv`).
     one_value: FxHashMap<&'static str, Vec<&'static str>>,
+    /// a short form or synonym → the word it stands for (`aliases.tsv`).
+    aliases: FxHashMap<&'static str, &'static str>,
+    /// given names, lowercase (`first_names.txt`).
+    first_names: FxHashSet<&'static str>,
 }
 
 /// Lines of a data file that are not comments or blank, split on tabs.
@@ -233,6 +239,8 @@ impl Lexicon {
             irregular_verbs,
             values,
             one_value,
+            first_names: FIRST_NAMES.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).collect(),
+            aliases: rows(ALIASES).filter_map(|r| Some((*r.first()?, *r.get(1)?))).collect(),
         }
     }
 
@@ -249,6 +257,20 @@ impl Lexicon {
     pub(super) fn base<'w>(&self, w: &'w str) -> &'w str {
         match self.irregular.get(w) {
             Some(base) => base,
+            None => w,
+        }
+    }
+
+    /// Whether a lowercased word is a given name (`first_names.txt`).
+    pub(super) fn first_name(&self, w: &str) -> bool {
+        self.first_names.contains(w)
+    }
+
+    /// The word a short form or synonym stands for ("db" → "database", `aliases.tsv`), else
+    /// the word itself.
+    pub(super) fn alias<'w>(&self, w: &'w str) -> &'w str {
+        match self.aliases.get(w) {
+            Some(canonical) => canonical,
             None => w,
         }
     }

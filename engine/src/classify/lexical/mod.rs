@@ -14,11 +14,15 @@ mod change;
 #[cfg(test)]
 mod change_tests;
 mod config;
+mod cues;
 mod denial;
 #[cfg(test)]
 mod denial_tests;
 mod frame;
 mod gates;
+mod identity;
+#[cfg(test)]
+mod identity_tests;
 mod lexicon;
 mod matching;
 mod roles;
@@ -32,7 +36,8 @@ mod verdict;
 
 pub use analysis::{Analysis, analyse};
 pub use config::LexicalConfig;
-pub use gates::{classify, classify_analysed};
+pub use gates::{Admission, classify, classify_admitted, classify_analysed};
+pub use identity::IDENTITY_GATES;
 pub use terms::{index_terms, index_terms_of, subject_terms};
 pub use verdict::{Gate, Relation, Verdict};
 

@@ -859,4 +859,9 @@ fn the_lexicon_loads_every_line() {
     assert!(lines(include_str!("../lexicon/demonyms.tsv")) >= 50, "demonyms");
     assert!(lexicon().describes_people("polish") && lexicon().describes_people("welsh"));
     assert!(antonyms > 2_500, "{antonyms} antonym stems");
+    assert_eq!(super::cues::cue_count(), lines(include_str!("../lexicon/cues.tsv")), "every cue loads");
+    for line in include_str!("../lexicon/aliases.tsv").lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let (word, canonical) = line.split_once('\t').expect("word<TAB>canonical");
+        assert_eq!(lexicon().alias(word), canonical, "alias {word}");
+    }
 }

@@ -112,6 +112,19 @@ pub enum Gate {
     /// contradictory: one side says people did one thing together or alike ("both attended the
     /// University of Manchester"), the other tells it of each alone and that they did not.
     JointSplit,
+    /// contradictory: the incoming memory says that what the stored one holds holds no more
+    /// ("dropped piano" / "piano lesson every Saturday"; "the Slack integration is cancelled").
+    EndedValue,
+    /// contradictory: the incoming memory names the stored one's value as the old one ("use
+    /// Paddle rather than Stripe" / "billing runs on Stripe").
+    NamedOldValue,
+    /// contradictory: the incoming memory reverses a rule or a preference the stored one states
+    /// and says it is new ("pushing to main is fine now" / "never push to main").
+    ReversedRule,
+    /// contradictory: one fact (the same subject and attribute, by shared words, aliases or the
+    /// embedder's cosine) with another value of the same kind, said to be new ("Docs moved over
+    /// to Mintlify" / "The docs site is built with Docusaurus").
+    ChangedValue,
 }
 
 impl Gate {
@@ -148,11 +161,15 @@ impl Gate {
             Gate::DeniedClause => "denied_clause",
             Gate::Restricted => "restricted",
             Gate::JointSplit => "joint_split",
+            Gate::EndedValue => "ended_value",
+            Gate::NamedOldValue => "named_old_value",
+            Gate::ReversedRule => "reversed_rule",
+            Gate::ChangedValue => "changed_value",
         }
     }
 
     /// Every gate, for documentation and exhaustive tests.
-    pub const ALL: [Gate; 30] = [
+    pub const ALL: [Gate; 34] = [
         Gate::ExactText,
         Gate::MergeBand,
         Gate::RelatedBand,
@@ -183,6 +200,10 @@ impl Gate {
         Gate::DeniedClause,
         Gate::Restricted,
         Gate::JointSplit,
+        Gate::EndedValue,
+        Gate::NamedOldValue,
+        Gate::ReversedRule,
+        Gate::ChangedValue,
     ];
 }
 

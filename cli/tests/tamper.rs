@@ -1,0 +1,305 @@
+//! Forgers who have read docs/format.md but do not hold the signing key, each working on the
+//! store's files directly: what they do must leave `verify` failing (before and after a
+//! `rebuild`, which refuses), reads must refuse an altered event, and a store restored from an
+//! older copy must be refused when opened. Then the external tamper suite, agent-memory-integrity
+//! (PyPI), runs its nine at-rest attacks through `tests/tamper/memledger_agmi.py`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use memledger_ledger::store::{Batch, CF_EVENTS, Store};
+use memledger_ledger::tables::{CF_CHECKPOINTS, CheckpointsTable, EventsTable, Head, MetaTable};
+use memledger_schemas::{Event, EventBody, EventId};
+use serde_json::Value;
+use tempfile::TempDir;
+
+use crate::support::{self, code};
+
+/// One machine: a home of its own, so its own signing key and witnesses.
+struct Machine {
+    home: TempDir,
+}
+
+impl Machine {
+    fn new() -> Machine {
+        Machine { home: tempfile::tempdir().unwrap() }
+    }
+
+    fn run(&self, store: &Path, args: &[&str]) -> Output {
+        let mut command = support::memledger(store);
+        command
+            .env("HOME", self.home.path())
+            .env("XDG_CONFIG_HOME", self.home.path().join("config"))
+            .env("MEMLEDGER_NO_SERVER", "1")
+            .env_remove("MEMLEDGER_SIGNING_KEY")
+            .env_remove("MEMLEDGER_WITNESS_DIR")
+            .env_remove("MEMLEDGER_CONFIG");
+        command.args(args).output().unwrap()
+    }
+
+    fn json(&self, store: &Path, args: &[&str]) -> Value {
+        let out = self.run(store, &[&["--json"], args].concat());
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    /// `verify --json`: the exit code and the report (none when opening was refused).
+    fn verify(&self, store: &Path) -> (i32, Option<Value>, String) {
+        let out = self.run(store, &["--json", "verify"]);
+        let report = serde_json::from_slice(&out.stdout).ok();
+        (code(&out), report, String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// A store with four saves on `machine`.
+fn seeded(machine: &Machine) -> (TempDir, PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    for text in [
+        "The docs site is built with Docusaurus.",
+        "Transactional email goes out through Mailgun.",
+        "Deploys happen on Tuesdays after the standup.",
+        "The billing service is written in Go.",
+    ] {
+        let out = machine.run(&store, &["save", text]);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    (root, store)
+}
+
+fn raw(store: &Path) -> Store {
+    Store::open(store, &[], false, Duration::from_secs(10)).unwrap()
+}
+
+fn events(store: &Store) -> Vec<Event> {
+    store
+        .scan_from(CF_EVENTS, &[])
+        .unwrap()
+        .map(|row| {
+            let (k, v) = row.unwrap();
+            EventsTable::decode_row(&k, &v).unwrap()
+        })
+        .collect()
+}
+
+/// The seq of the observation whose text contains `needle`.
+fn observed(events: &[Event], needle: &str) -> u64 {
+    events
+        .iter()
+        .find(|e| matches!(&e.body, EventBody::MemoryObserved(b) if b.text.contains(needle)))
+        .map(|e| e.seq)
+        .unwrap()
+}
+
+fn set_text(event: &mut Event, text: &str) {
+    let EventBody::MemoryObserved(b) = &mut event.body else { panic!("seq {} is no observation", event.seq) };
+    b.text = text.into();
+    b.content_hash = memledger_schemas::Hash(*blake3::hash(text.as_bytes()).as_bytes());
+}
+
+/// Forger 1: rewrite one memory's text and recompute every later hash and the head record, as
+/// docs/format.md describes them.
+fn rewrite_and_rechain(store: &Path, needle: &str, text: &str) -> u64 {
+    let db = raw(store);
+    let mut all = events(&db);
+    let seq = observed(&all, needle);
+    set_text(&mut all[seq as usize - 1], text);
+    let mut batch = Batch::default();
+    let mut prev = all[seq as usize - 2].hash;
+    for event in &mut all[seq as usize - 1..] {
+        event.prev_hash = prev;
+        event.seal();
+        prev = event.hash;
+        EventsTable::put(&mut batch, event);
+    }
+    let last = all.last().unwrap();
+    MetaTable::put_head(&mut batch, Head { seq: last.seq, hash: last.hash });
+    db.write(batch, true).unwrap();
+    seq
+}
+
+/// Forger 2: a whole save appended after the head with valid links and hashes.
+fn append_after_head(store: &Path, text: &str) -> u64 {
+    let db = raw(store);
+    let all = events(&db);
+    let last = all.last().unwrap();
+    let mut forged = all.iter().find(|e| matches!(e.body, EventBody::MemoryObserved(_))).unwrap().clone();
+    forged.seq = last.seq + 1;
+    forged.event_id = EventId::random();
+    forged.idempotency_key = None;
+    forged.recorded_at = last.recorded_at;
+    forged.prev_hash = last.hash;
+    set_text(&mut forged, text);
+    forged.seal();
+    let mut batch = Batch::default();
+    EventsTable::put(&mut batch, &forged);
+    MetaTable::put_head(&mut batch, Head { seq: forged.seq, hash: forged.hash });
+    db.write(batch, true).unwrap();
+    forged.seq
+}
+
+/// Forger 3: drop the last save, its checkpoint with it, and move the head back.
+fn truncate_last_save(store: &Path) -> u64 {
+    let db = raw(store);
+    let all = events(&db);
+    let last = all.last().unwrap();
+    let kept: Vec<&Event> = all.iter().filter(|e| e.correlation_id != last.correlation_id).collect();
+    let new_head = kept.last().unwrap();
+    let mut batch = Batch::default();
+    for e in all.iter().filter(|e| e.seq > new_head.seq) {
+        batch.delete(CF_EVENTS, EventsTable::key(e.seq));
+        batch.delete(CF_CHECKPOINTS, CheckpointsTable::signature_key(e.seq));
+    }
+    MetaTable::put_head(&mut batch, Head { seq: new_head.seq, hash: new_head.hash });
+    db.write(batch, true).unwrap();
+    new_head.seq
+}
+
+#[test]
+fn a_history_rewritten_and_rechained_without_the_key_fails_verify_and_rebuild_refuses_it() {
+    let owner = Machine::new();
+    let (_root, store) = seeded(&owner);
+    let seq = rewrite_and_rechain(&store, "Mailgun", "Transactional email goes out through Postmark.");
+
+    // On the machine that wrote it, the witness notices at once: the store is refused.
+    let (exit, _, stderr) = owner.verify(&store);
+    assert_eq!(exit, 6, "{stderr}");
+    assert!(stderr.contains("rewritten") && stderr.contains("witness"), "{stderr}");
+    assert_eq!(code(&owner.run(&store, &["rebuild"])), 6);
+
+    // Anywhere else (no witness, another key), the signatures do.
+    let other = Machine::new();
+    let (exit, report, stderr) = other.verify(&store);
+    let report = report.unwrap_or_else(|| panic!("no report: {stderr}"));
+    assert_eq!(exit, 1, "{report}");
+    assert_eq!(report["first_bad_seq"], seq, "{report}");
+    assert!(report["problem"].as_str().unwrap().contains("no valid signature covers"), "{report}");
+    let rebuild = other.run(&store, &["rebuild"]);
+    assert_eq!(code(&rebuild), 1);
+    let stderr = String::from_utf8_lossy(&rebuild.stderr);
+    assert!(stderr.contains("refusing to rebuild") && stderr.contains(&format!("seq {seq}")), "{stderr}");
+    let (exit, report, _) = other.verify(&store);
+    assert_eq!((exit, report.unwrap()["first_bad_seq"].clone()), (1, Value::from(seq)), "still failing after rebuild");
+    // And the copy on the other machine is not signed over by it.
+    assert_ne!(code(&other.run(&store, &["save", "Search runs on Typesense."])), 0);
+}
+
+#[test]
+fn a_validly_chained_tail_appended_without_the_key_fails_verify_and_is_not_signed_over() {
+    let owner = Machine::new();
+    let (_root, store) = seeded(&owner);
+    let head = owner.json(&store, &["verify"])["head_seq"].as_u64().unwrap();
+    let forged = append_after_head(&store, "The deploy freeze is lifted for everyone.");
+    assert_eq!(forged, head + 1);
+
+    for machine in [&owner, &Machine::new()] {
+        let (exit, report, stderr) = machine.verify(&store);
+        let report = report.unwrap_or_else(|| panic!("no report: {stderr}"));
+        assert_eq!(exit, 1, "{report}");
+        assert_eq!(report["first_bad_seq"], forged, "{report}");
+        assert!(report["problem"].as_str().unwrap().contains("unsigned tail"), "{report}");
+    }
+    // The owner's next save would sign the forged event into its history: refused instead.
+    let save = owner.run(&store, &["save", "Search runs on Typesense."]);
+    assert_eq!(code(&save), 1);
+    assert!(String::from_utf8_lossy(&save.stderr).contains("not signed"), "{}", String::from_utf8_lossy(&save.stderr));
+    assert_eq!(code(&owner.run(&store, &["rebuild"])), 1);
+    assert_eq!(owner.verify(&store).0, 1, "still failing after rebuild");
+}
+
+#[test]
+fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_accepts_it() {
+    let owner = Machine::new();
+    let (root, store) = seeded(&owner);
+    let head = owner.json(&store, &["verify"])["head_seq"].as_u64().unwrap();
+    let witness = root.path().join("witness.json");
+    owner.json(&store, &["checkpoint", "--to", witness.to_str().unwrap()]);
+    let kept = truncate_last_save(&store);
+
+    let (exit, _, stderr) = owner.verify(&store);
+    assert_eq!(exit, 6, "{stderr}");
+    assert!(stderr.contains(&format!("head is seq {kept}")) && stderr.contains(&format!("seq {head}")), "{stderr}");
+    for args in [&["rebuild"][..], &["list"], &["save", "Search runs on Typesense."]] {
+        assert_eq!(code(&owner.run(&store, args)), 6, "{args:?}");
+    }
+    // A copy checked elsewhere against the witness file fails the same way.
+    let elsewhere = Machine::new();
+    let out = elsewhere.run(&store, &["verify", "--witness", witness.to_str().unwrap()]);
+    assert_eq!(code(&out), 6, "{}", String::from_utf8_lossy(&out.stderr));
+
+    // Accepting the restore is deliberate and recorded.
+    let out = owner.run(&store, &["--actor", "cli:ana", "checkpoint", "--accept", "restored from Monday's backup"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The views still hold the dropped save: the ledger verifies, and a rebuild catches them up.
+    let (exit, report, _) = owner.verify(&store);
+    let report = report.unwrap();
+    assert_eq!((exit, &report["ok"], &report["views_consistent"]), (1, &Value::Bool(true), &Value::Bool(false)), "{report}");
+    assert!(owner.run(&store, &["rebuild"]).status.success());
+    assert_eq!(owner.verify(&store).0, 0);
+    let accepted = owner.json(&store, &["checkpoint", "--accepted"]);
+    let first = &accepted["accepted"][0];
+    assert_eq!((first["by"].as_str(), first["head_seq"].as_u64()), (Some("cli:ana"), Some(kept)), "{accepted}");
+    assert_eq!(first["instead_of_seq"], head);
+    assert!(owner.run(&store, &["save", "Search runs on Typesense."]).status.success());
+}
+
+#[test]
+fn reads_refuse_an_event_altered_in_place() {
+    let owner = Machine::new();
+    let (_root, store) = seeded(&owner);
+    let seq = {
+        let db = raw(&store);
+        let mut all = events(&db);
+        let seq = observed(&all, "Tuesdays");
+        set_text(&mut all[seq as usize - 1], "Deploys happen on Fridays after the standup.");
+        let mut batch = Batch::default();
+        EventsTable::put(&mut batch, &all[seq as usize - 1]);
+        db.write(batch, true).unwrap();
+        seq
+    };
+    for args in [&["log"][..], &["export"], &["rebuild"]] {
+        let out = owner.run(&store, args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(code(&out), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("seq {seq}")), "{args:?}: {stderr}");
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("Fridays"), "{args:?} served the altered text");
+    }
+    assert_eq!(owner.verify(&store).0, 1);
+}
+
+#[test]
+fn the_external_tamper_suite_detects_all_nine_attacks() {
+    let venv = std::env::var_os("MEMLEDGER_PYTHON_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/memledger/python-venv"));
+    let check = venv.join("bin/agmi-check");
+    if !check.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must run agent-memory-integrity, but {} is missing (scripts/setup_tests.sh installs it)",
+            check.display()
+        );
+        println!("SKIPPED: {} is missing; scripts/setup_tests.sh installs agent-memory-integrity", check.display());
+        return;
+    }
+    let out_dir = tempfile::tempdir().unwrap();
+    let report = out_dir.path().join("agmi.json");
+    let adapter = support::manifest_dir().parent().unwrap().join("tests/tamper");
+    let out = Command::new(&check)
+        .args(["--adapter", "memledger_agmi:MemledgerAdapter", "--json"])
+        .arg(&report)
+        .env("PYTHONPATH", &adapter)
+        .env("MEMLEDGER_BIN", support::bin())
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "agmi-check exited {:?}:\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let edits = report["edits"].as_array().unwrap();
+    assert_eq!(edits.len(), 9, "{report}");
+    for edit in edits {
+        assert!(matches!(edit["verdict"].as_str(), Some("REPORTED" | "REJECTED")), "{edit}");
+    }
+}

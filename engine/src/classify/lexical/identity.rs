@@ -1,0 +1,426 @@
+//! Fact identity (docs/design.md §15): what a memory is about — its subject, attribute and
+//! qualifiers — apart from the value it gives. Agents rarely repeat the old wording: "Docs moved
+//! over to Mintlify" updates "The docs site is built with Docusaurus" with one shared word. Two
+//! memories are of one identity when they share what the fact is about (a content word that is
+//! not a value, or an alias of one), or when the embedder's cosine says so; they are then two
+//! versions of one fact when the evidence says the value changed:
+//!
+//! - the incoming memory says what it names holds no more ("dropped piano", "X was cancelled",
+//!   "no longer uses X") and the stored one says it holds (`ended_value`);
+//! - it names the stored memory's value as the old one ("rather than Stripe", "from Kofi", "NIH,
+//!   not NSF"): `named_old_value`;
+//! - it reverses a rule or a preference the stored one states, saying it is new ("is fine now",
+//!   "allowed again", "no more"): `reversed_rule`;
+//! - it gives another value of the same kind (a name for a name, a time for a time, a city for a
+//!   city), saying that something changed ("now", "moved", "raised", "took over", "as of",
+//!   "correction"), or restating every other word of the fact: `changed_value`.
+//!
+//! What it adds beside another ("also", "too"), a one-off ("today") or a plan ("considering")
+//! changes nothing, and neither does a change of another subject: two people named where each
+//! fact's subject stands are two facts.
+
+use super::analysis::{Analysis, Item, Kind};
+use super::announce::past_event;
+use super::cues::CueKind;
+use super::gates::Pair;
+use super::lexicon::lexicon;
+use super::values::{QualCat, ValCat};
+use super::verdict::{Gate, Relation, Verdict};
+
+/// The gates of this module: weaker evidence than the word-by-word gates', so a save's pipeline
+/// lets them decide only for the candidate they identify best (one fact changes one fact).
+pub const IDENTITY_GATES: [&str; 4] = ["ended_value", "named_old_value", "reversed_rule", "changed_value"];
+
+/// Stems that name whom a memory is about without saying what about it: shared alone, they make
+/// no identity (the assistant's "User …").
+const GENERIC: [&str; 4] = ["user", "client", "custom", "person"];
+
+/// A value: a number, a time, a date, an identifier, a value of the lexicon's categories, a
+/// proper name, or a qualifier where no subject stands ("Prod moved to eu-west-1": the region
+/// is what moved, not whose fact it is).
+fn valued(x: &Item) -> bool {
+    match x.kind {
+        Kind::Value(..) | Kind::Ident => true,
+        Kind::Word => x.name || opening_name(x),
+        // an environment names which fact it is ("staging", "production"), never the value
+        Kind::Qual(c) => !x.subject && c != QualCat::Environment,
+    }
+}
+
+/// A given name that opens its text ("Marco is leading frontend now"): a name, though written
+/// where any word is capitalised.
+fn opening_name(x: &Item) -> bool {
+    x.raw_pos == 0 && x.shown.starts_with(char::is_uppercase) && lexicon().first_name(&x.shown.to_lowercase())
+}
+
+fn generic(x: &Item) -> bool {
+    x.kind == Kind::Word && GENERIC.contains(&x.key.as_str())
+}
+
+/// A person where a fact's subject stands: who the fact is about, not a value of it.
+fn subject_person(x: &Item) -> bool {
+    x.person() && x.subject
+}
+
+/// An acronym ("API", "CI", "NAS"): a thing's name, and a word of what a fact is about.
+fn acronym(x: &Item) -> bool {
+    x.shown.len() > 1 && x.shown.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
+/// Who a fact is about, as far as words tell: a given name where the subject stands or that
+/// opens the text ("Caroline …", "Maria's cousin …"); a product's name where the subject
+/// stands ("Netflix", "Sentry") is what the fact is about.
+fn subject_like(an: &Analysis, k: usize) -> bool {
+    let x = &an.items[k];
+    let opens = k == 0 && x.raw_pos == 0 && x.shown.starts_with(char::is_uppercase);
+    !acronym(x) && !generic(x) && (subject_person(x) || opens) && lexicon().first_name(&x.shown.to_lowercase())
+}
+
+/// Whether `new` can be the value that replaced `old`: values of one category (a quantity's unit
+/// may be left unsaid on one side), or two names (a name, an identifier, a proper noun of the
+/// lexicon).
+fn same_kind(new: &Item, old: &Item) -> bool {
+    match (new.kind, old.kind) {
+        (Kind::Value(c, u), Kind::Value(d, v)) => {
+            let amount = |c: ValCat| matches!(c, ValCat::Number | ValCat::Quantity);
+            (c == d && (u == v || u.0.is_empty() || v.0.is_empty())) || (amount(c) && amount(d))
+        }
+        (Kind::Qual(c), Kind::Qual(d)) => c == d,
+        _ => named(new) && named(old),
+    }
+}
+
+/// Whether `new` and `old` are of one category, strictly: what a change of a fact about its
+/// subject alone needs ("Lives in Lisbon" / "Moved to Porto", not "Lives in Lisbon" / "Moved to
+/// Figma").
+fn same_category(new: &Item, old: &Item) -> bool {
+    match (new.kind, old.kind) {
+        (Kind::Value(ValCat::Class(c), _), Kind::Value(ValCat::Class(d), _)) => c == d,
+        (Kind::Qual(c), Kind::Qual(d)) => c == d,
+        _ => false,
+    }
+}
+
+/// Whether a fact is about the speaker or the user, said or left unsaid: "I …", "we …", "my …",
+/// "User …", or a bare predicate ("Lives in Lisbon", "Moved to Porto").
+fn personal(an: &Analysis) -> bool {
+    let bare = an.items.first().is_some_and(|x| x.raw_pos == 0 && x.kind == Kind::Word && !x.name)
+        && (an.cues.found.first().is_some_and(|c| c.at == 0) || an.items[0].shown.ends_with('s'));
+    an.speaker || an.first_person || an.items.first().is_some_and(generic) || bare
+}
+
+/// A named thing: a proper name, an identifier, a proper noun of the lexicon.
+fn named(x: &Item) -> bool {
+    match x.kind {
+        Kind::Ident => true,
+        Kind::Word => x.name || opening_name(x),
+        Kind::Value(ValCat::Class(_), _) => x.shown.starts_with(char::is_uppercase),
+        _ => false,
+    }
+}
+
+/// Whether two matched items are the same thing as written: a name as a name ("Teams" is not
+/// "team chat"); a word that opens its text is capitalised whatever it is.
+fn same_form(x: &Item, y: &Item) -> bool {
+    // a word matched by its beginning ("pepper" / "pepperoni") is one word only when neither is
+    // a name
+    if x.key != y.key {
+        return !named(x) && !named(y) && !opening_capital(x) && !opening_capital(y);
+    }
+    x.raw_pos == 0 || y.raw_pos == 0 || named(x) == named(y)
+}
+
+/// A word capitalised because it opens its text (or a name that does).
+fn opening_capital(x: &Item) -> bool {
+    x.raw_pos == 0 && x.shown.starts_with(char::is_uppercase)
+}
+
+/// Verbs that say little of what a fact is about: shared alone, they make no identity ("is
+/// called Beacon" / "asked to be called Bobby"; "builds the rotation" / "is built with
+/// Docusaurus").
+const LIGHT: [&str; 26] = [
+    "call", "name", "use", "get", "make", "take", "give", "keep", "put", "set", "go", "come", "see", "look", "find",
+    "need", "think", "know", "say", "tell", "ask", "tri", "help", "build", "happen", "occur",
+];
+
+fn light(x: &Item) -> bool {
+    x.kind == Kind::Word && LIGHT.contains(&x.key.as_str())
+}
+
+/// The items of `an` at the raw positions `at`.
+fn items_at(an: &Analysis, at: &[usize]) -> Vec<usize> {
+    (0..an.items.len()).filter(|&k| at.contains(&an.items[k].raw_pos)).collect()
+}
+
+/// What the identity of the pair rests on, for the reason.
+fn basis(p: &Pair, topic: &[usize]) -> String {
+    if !topic.is_empty() {
+        format!("both speak of {}", p.a.shown(topic))
+    } else if let Some((c, min)) = p.cosine {
+        format!("cosine {c:.3} ≥ {min:.2} says they speak of one thing")
+    } else {
+        "both speak of the same subject".to_string()
+    }
+}
+
+/// The identity gates, in order; `None` when the pair is not one fact changed.
+pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
+    let (a, b) = (p.a, p.b);
+    // added beside another, once, as a plan or a guess: nothing held changes
+    if a.cues.has(CueKind::Beside) || a.cues.has(CueKind::Tentative) || a.cues.has(CueKind::Once) || a.hedged {
+        return None;
+    }
+    // an occasion is not a state a change overturns
+    if b.cues.has(CueKind::Once) || b.cues.has(CueKind::Beside) {
+        return None;
+    }
+    let pa = p.pa.clone();
+    let partner = |k: usize| pa[k];
+    let handover = a.cues.has(CueKind::Handover);
+    // two people where the subjects stand: two facts, unless one takes over from the other
+    let other_subject = |x: &Analysis, y: &Analysis, x_is_a: bool| {
+        x.items.iter().enumerate().any(|(k, it)| {
+            subject_person(it) && if x_is_a { partner(k).is_none() } else { !p.used[k] }
+        }) && y.items.iter().any(subject_person)
+    };
+    if !handover && (other_subject(a, b, true) && other_subject(b, a, false)) {
+        return None;
+    }
+    // the speaker on one side, someone else on the other ("My brother now works at Meta" / "I
+    // work at Google"; "We switched from Slack" / "Alice uses Slack"): two subjects
+    let someone = |x: &Analysis| (x.first_person && !x.speaker) || (!x.items.is_empty() && subject_like(x, 0));
+    if (a.speaker && someone(b)) || (b.speaker && someone(a)) {
+        return None;
+    }
+    // each opens with a capitalised word the other does not hold: two subjects ("John
+    // organized…" / "James has worked…")
+    // (an opening verb of change is no subject: "Cancelled Netflix…", "Moved to Porto…")
+    let opener = |x: &Analysis, x_is_a: bool| {
+        !x.items.is_empty()
+            && subject_like(x, 0)
+            && !x.cues.found.iter().any(|c| c.at == x.items[0].raw_pos)
+            && if x_is_a { partner(0).is_none() } else { !p.used[0] }
+    };
+    if !handover && opener(a, true) && opener(b, false) {
+        return None;
+    }
+    // what both speak of, besides whom
+    // (a word both open with names whom the facts are about, unless one side writes it lower
+    // case inside a sentence: "Docs moved…" / "The docs site…")
+    let topic: Vec<usize> = (0..a.items.len())
+        .filter(|&k| partner(k).is_some_and(|j| !(subject_like(a, k) && subject_like(b, j))))
+        .filter(|&k| !generic(&a.items[k]) && !subject_person(&a.items[k]) && !light(&a.items[k]))
+        .filter(|&k| partner(k).is_some_and(|j| same_form(&a.items[k], &b.items[j])))
+        // (a number or a date both hold says when or how much, not what about; a weekday, a place
+        // says more)
+        .filter(|&k| !matches!(a.items[k].kind, Kind::Value(ValCat::Number | ValCat::Quantity | ValCat::Date | ValCat::Month | ValCat::RelDay, _)))
+        // (nor do the words that say it changed: "since the migration")
+        .filter(|&k| !a.cues.spans(a.items[k].raw_pos))
+        .collect();
+    let admitted = p.cosine.is_some_and(|(c, min)| c >= min);
+    p.note("identity_topic_words", topic.len() as f64);
+    // what the stored fact says besides its values and whom it is about: the shared words must
+    // be a good part of it (a long story shares a word or two with anything)
+    let about = (0..b.items.len())
+        .filter(|&j| !valued(&b.items[j]) && !generic(&b.items[j]) && !subject_like(b, j) && !light(&b.items[j]))
+        .count();
+    let covered = admitted || topic.len() * COVERAGE_DEN >= about.max(1) * COVERAGE_NUM;
+    p.note("identity_coverage", topic.len() as f64 / about.max(1) as f64);
+    let cue = a.cues.change().cloned();
+    // a name shared is whom or what the facts mention; one fact shares a word of what it says
+    let worded = admitted
+        || topic.iter().any(|&k| {
+            let x = &a.items[k];
+            (x.kind == Kind::Word && ((!x.name && !opening_name(x)) || acronym(x))) || matches!(x.kind, Kind::Ident | Kind::Value(..))
+        });
+
+    // 1. what the incoming memory says ended, the stored one holds
+    let ended = items_at(a, &a.cues.ended);
+    if a.cues.has(CueKind::Ended) && !ended.is_empty() && b.change.is_none() && !b.cues.has(CueKind::Ended) {
+        let held: Vec<usize> = ended
+            .iter()
+            .copied()
+            .filter(|&k| partner(k).is_some_and(|j| !b.items[j].negated && same_form(&a.items[k], &b.items[j])))
+            // a person ends as a value ("Gloria retired" / "Executive assistant: Gloria"), not as
+            // whom the stored fact is about
+            .filter(|&k| !generic(&a.items[k]) && partner(k).is_some_and(|j| !subject_like(b, j)))
+            .collect();
+        let enough = held.iter().any(|&k| valued(&a.items[k])) || held.len() >= 2 || (!held.is_empty() && held.len() == ended.len());
+        if enough && !past_event(b) {
+            let shown = a.shown(&held);
+            let cue = cue.as_ref().map_or("no longer", |c| c.shown.as_str());
+            let reason = format!("the incoming memory says {shown} holds no more (\"{cue}\"); the stored one says it does");
+            return Some(p.verdict(Relation::Contradictory, Gate::EndedValue, reason));
+        }
+    }
+
+    // 2. the incoming memory names the stored one's value as the old one
+    let old = items_at(a, &a.cues.old);
+    // held as what it is: a name as a name ("Teams" is not the stored "team chat")
+    let held: Vec<usize> = old
+        .iter()
+        .copied()
+        .filter(|&k| partner(k).is_some_and(|j| !b.items[j].negated && same_form(&a.items[k], &b.items[j])))
+        .collect();
+    // a name, or the whole of what it names ("from her home country" is not held by "a loving
+    // home")
+    if !held.is_empty() && (held.len() == old.len() || held.iter().any(|&k| valued(&a.items[k]))) {
+        let rest = topic.iter().filter(|k| !old.contains(k)).count();
+        // a rename names the old name, which is then all the identity there is: a name on both sides
+        let renamed = a.cues.renamed
+            && held.iter().any(|&k| {
+                partner(k).is_some_and(|j| named(&b.items[j]) || b.items[j].compound || matches!(b.items[j].kind, Kind::Ident))
+            });
+        if (rest > 0 && covered) || admitted || renamed {
+            let shown = a.shown(&held);
+            let reason = format!(
+                "the incoming memory names {shown} as the old value; the stored one holds it ({})",
+                basis(p, &topic)
+            );
+            return Some(p.verdict(Relation::Contradictory, Gate::NamedOldValue, reason));
+        }
+    }
+
+    let Some(cue) = cue else { return strong_identity(p, &topic) };
+
+    // 3. a rule or a preference reversed, said to be new
+    if matches!(cue.kind, CueKind::Now | CueKind::Again | CueKind::Ended | CueKind::Correction | CueKind::Since) {
+        let flipped: Vec<usize> =
+            (0..a.items.len()).filter(|&k| partner(k).is_some_and(|j| a.items[k].negated != b.items[j].negated)).collect();
+        // a prohibition lifted says so ("is fine now", "allowed again"): one word of the rule
+        // is enough then
+        // (all but one word of what the prohibition forbids: "fine to push to main" lifts "never
+        // push directly to main", "fine to push to the docs branch" does not)
+        let forbidden: Vec<usize> = (0..b.items.len()).filter(|&j| b.items[j].negated).collect();
+        let restated = forbidden.iter().filter(|&&j| p.used[j]).count();
+        let permits = a.negs == 0
+            && b.negs > 0
+            && PERMISSIONS.iter().any(|w| a.lower.iter().any(|x| x == w))
+            && restated + 1 >= forbidden.len().max(2);
+        let enough = if permits { !topic.is_empty() } else { topic.len() >= 2.min(a.items.len()) };
+        if !flipped.is_empty() && enough && covered && worded {
+            let reason = format!(
+                "the incoming memory reverses what the stored one says of {} (\"{}\")",
+                a.shown(&flipped),
+                cue.shown
+            );
+            return Some(p.verdict(Relation::Contradictory, Gate::ReversedRule, reason));
+        }
+    }
+
+    // 4. another value of the same kind, said to be new ("instead of" and an ending speak of
+    // the old value they name, above)
+    if cue.kind == CueKind::Ended || (cue.kind == CueKind::Instead && !a.cues.old.is_empty()) {
+        return None;
+    }
+    if past_event(b) && !matches!(cue.kind, CueKind::Correction) {
+        return None;
+    }
+    let (x, y) = replaced_value(p)?;
+    let (new, was) = (&a.items[x], &b.items[y]);
+    // Nothing shared but whom the facts are about: only a move of one short fact's value into
+    // another of its category ("User relocated to Amsterdam" / "User is based in Berlin").
+    let subject_only = topic.is_empty() && !admitted;
+    if subject_only
+        && !(same_category(new, was) && cue.kind == CueKind::Change && b.items.len() <= SHORT_FACT && personal(a) && personal(b))
+    {
+        return None;
+    }
+    if !subject_only && !(covered && (worded || cue.kind == CueKind::Correction)) {
+        return None;
+    }
+    let reason = format!(
+        "the incoming memory gives {} where the stored one has {} (\"{}\"; {})",
+        new.shown,
+        was.shown,
+        cue.shown,
+        basis(p, &topic)
+    );
+    Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}
+
+/// The words that lift a prohibition ("pushing to main is fine now").
+const PERMISSIONS: [&str; 6] = ["fine", "ok", "okay", "allowed", "permitted", "acceptable"];
+
+/// The least share of the stored fact's words (besides its values and subject) the two must
+/// share to be one fact by words alone: a third.
+const COVERAGE_NUM: usize = 1;
+const COVERAGE_DEN: usize = 3;
+
+/// The most content items of the stored fact whose value a change of its subject alone can
+/// replace: one short fact, not a story about someone.
+const SHORT_FACT: usize = 6;
+
+/// Whether two amounts count the same thing: one unit ("30s" / "60 seconds"), or the same word
+/// after each ("3 projects" / "10 projects"), or the new one is what a change went to ("cut to
+/// 300/min").
+fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
+    let (new, was) = (&p.a.items[x], &p.b.items[y]);
+    let amount = |x: &Item| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _));
+    let (Kind::Value(_, u), Kind::Value(_, v)) = (new.kind, was.kind) else { return true };
+    if !(amount(new) && amount(was)) {
+        return true;
+    }
+    if !u.0.is_empty() && u == v {
+        return true;
+    }
+    let after_a = p.a.items.get(x + 1).filter(|n| n.raw_pos == new.raw_pos + 1);
+    let after_b = p.b.items.get(y + 1).filter(|n| n.raw_pos == was.raw_pos + 1);
+    if let (Some(_), Some(_)) = (after_a, after_b)
+        && p.pa[x + 1] == Some(y + 1)
+    {
+        return true;
+    }
+    // raised or lowered to it, from the stored fact's one amount ("cut to 300/min" / "rate
+    // limit: 1000 req/min")
+    let amounts = |an: &Analysis| an.items.iter().filter(|x| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _))).count();
+    p.a.cues.found.iter().any(|c| matches!(c.kind, CueKind::Raised | CueKind::Lowered)) && amounts(p.b) == 1
+}
+
+/// A time that says when the change happened, not what changed: "in April", "since March",
+/// "last week", "by May" ("on Wednesdays", "at 9:30" may be the value itself).
+fn when_of_change(an: &Analysis, k: usize) -> bool {
+    let x = &an.items[k];
+    let time = matches!(x.kind, Kind::Value(ValCat::Date | ValCat::Month | ValCat::RelDay, _))
+        || (matches!(x.kind, Kind::Value(ValCat::Number, _)) && x.key.parse::<u32>().is_ok_and(|y| (1900..2100).contains(&y)));
+    time && an.preceded_by(x.raw_pos, &["in", "since", "last", "of", "from", "by", "starting"])
+}
+
+/// The first value of the incoming memory the stored one lacks that can have replaced one of the
+/// stored memory's values the incoming one lacks: (its index, the old one's index).
+fn replaced_value(p: &Pair) -> Option<(usize, usize)> {
+    let (a, b) = (p.a, p.b);
+    let new: Vec<usize> = (0..a.items.len())
+        .filter(|&k| p.pa[k].is_none() && valued(&a.items[k]) && !generic(&a.items[k]) && !when_of_change(a, k))
+        .collect();
+    let old: Vec<usize> =
+        (0..b.items.len()).filter(|&j| !p.used[j] && valued(&b.items[j]) && !generic(&b.items[j])).collect();
+    new.iter().find_map(|&k| {
+        old.iter().find(|&&j| same_kind(&a.items[k], &b.items[j]) && same_measure(p, k, j)).map(|&j| (k, j))
+    })
+}
+
+/// Without a word of change: the facts say every word alike but one value each, of one kind.
+fn strong_identity(p: &mut Pair, topic: &[usize]) -> Option<Verdict> {
+    let (a, b) = (p.a, p.b);
+    if topic.is_empty() || a.negs != b.negs {
+        return None;
+    }
+    let only_a: Vec<usize> = (0..a.items.len()).filter(|&k| p.pa[k].is_none()).collect();
+    let only_b: Vec<usize> = (0..b.items.len()).filter(|&j| !p.used[j]).collect();
+    let ([x], [y]) = (&only_a[..], &only_b[..]) else { return None };
+    let (new, was) = (&a.items[*x], &b.items[*y]);
+    // what differs is a value, not whom or what the fact is about ("the billing-3 service" /
+    // "the billing-2 service": two services)
+    let qualifier = matches!(new.kind, Kind::Qual(_)) || matches!(was.kind, Kind::Qual(_));
+    if !(valued(new) && valued(was) && same_kind(new, was)) || new.many || was.many || new.subject || was.subject || qualifier {
+        return None;
+    }
+    let reason = format!(
+        "the same fact with another value: {} where the stored one has {} ({})",
+        new.shown,
+        was.shown,
+        basis(p, topic)
+    );
+    Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}

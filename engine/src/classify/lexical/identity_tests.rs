@@ -1,0 +1,149 @@
+//! Fact identity by classes of shapes: each gate on at least three differently worded cases (a
+//! new memory against the one it changes), each case also with the sides swapped (an older
+//! memory arriving second says no change), and the compatible shapes that share the topic and
+//! must stay quiet: an addition ("also", "too"), a one-off, a plan, another subject, another
+//! attribute of the same subject. None of these sentences comes from an evaluation set.
+
+use super::change_tests::c;
+use super::*;
+
+/// The gates that read two texts word by word decide first where they can (an announced change,
+/// a negation of the rest): the shape is caught by `gate` or by one of them.
+#[track_caller]
+fn changed(incoming: &str, stored: &str, gate: Gate) {
+    let v = c(incoming, stored);
+    let earlier = matches!(v.gate, Gate::AnnouncedChange | Gate::Negation | Gate::ValueMismatch | Gate::ReplacedFiller);
+    assert!(
+        v.relation == Relation::Contradictory && (v.gate == gate || earlier),
+        "{incoming:?} against {stored:?}: {} ({}), wanted {}",
+        v.reason,
+        v.gate.as_str(),
+        gate.as_str()
+    );
+}
+
+#[track_caller]
+fn quiet(incoming: &str, stored: &str) {
+    let v = c(incoming, stored);
+    assert_ne!(v.relation, Relation::Contradictory, "{incoming:?} against {stored:?}: {} ({})", v.reason, v.gate.as_str());
+}
+
+/// The old memory arriving after the new one says no change: it carries no cue, so only the
+/// word-by-word gates may call the pair (never an identity gate).
+#[track_caller]
+fn one_way(incoming: &str, stored: &str, gate: Gate) {
+    changed(incoming, stored, gate);
+    let back = c(stored, incoming);
+    assert!(
+        !matches!(back.gate, Gate::EndedValue | Gate::NamedOldValue | Gate::ReversedRule | Gate::ChangedValue),
+        "{stored:?} against {incoming:?} is called {} ({})",
+        back.gate.as_str(),
+        back.reason
+    );
+}
+
+#[test]
+fn what_the_new_memory_says_ended_the_stored_one_holds() {
+    one_way("We cancelled the Heroku subscription last month.", "The marketing site runs on Heroku.", Gate::EndedValue);
+    one_way("The Slack integration is cancelled; it is off the roadmap.", "We are building a Slack integration in Q3.", Gate::EndedValue);
+    one_way("Gave up the saxophone this spring.", "Takes saxophone lessons every Thursday.", Gate::EndedValue);
+    one_way("Grafana dashboards were decommissioned after the audit.", "Service health lives in Grafana dashboards.", Gate::EndedValue);
+    one_way("We no longer use Sentry; errors go to the logs.", "The backend reports exceptions to Sentry.", Gate::EndedValue);
+    one_way("Olga retired in June.", "Office manager: Olga", Gate::EndedValue);
+}
+
+#[test]
+fn an_ending_of_something_else_changes_nothing() {
+    // another thing ended, a plan to end it, an ending that is a delivery
+    quiet("We cancelled the Zoom subscription.", "The marketing site runs on Heroku.");
+    quiet("We might cancel the Heroku subscription next year.", "The marketing site runs on Heroku.");
+    quiet("Maria dropped off cookies at the shelter.", "Maria volunteers at the shelter on weekends.");
+    quiet("Had to leave the meetup early.", "Goes to the Rust meetup every month.");
+}
+
+#[test]
+fn the_new_memory_names_the_stored_value_as_the_old_one() {
+    one_way("Use Paddle rather than Stripe for billing going forward.", "Billing runs on Stripe.", Gate::NamedOldValue);
+    one_way("Correction: the offsite is in Porto, not Lisbon.", "The team offsite is in Lisbon.", Gate::NamedOldValue);
+    one_way("We migrated search off Algolia onto Meilisearch.", "Site search is powered by Algolia.", Gate::NamedOldValue);
+    one_way("Book flights with Lufthansa instead of Ryanair for work trips.", "Work trips are booked on Ryanair.", Gate::NamedOldValue);
+    one_way("packages/web was renamed to apps/web.", "The frontend lives in packages/web.", Gate::NamedOldValue);
+}
+
+#[test]
+fn an_old_value_the_stored_memory_does_not_hold_is_another_fact() {
+    quiet("Use Paddle rather than Lemon Squeezy for billing.", "Invoices are emailed on the first of the month.");
+    quiet("Maria adopted a puppy from a shelter.", "Maria gave a talk at the shelter where she volunteers.");
+    quiet("She moved here from her home country four years ago.", "She wants to give kids a loving home.");
+}
+
+#[test]
+fn a_rule_reversed_and_said_to_be_new() {
+    one_way("Deploying on Fridays is fine again since the canary rollout.", "No deploys on Fridays.", Gate::ReversedRule);
+    one_way("Pushing straight to main is fine now for hotfixes.", "Never push directly to main.", Gate::ReversedRule);
+    one_way("Don't squash commits anymore; merge commits keep history.", "Always squash commits before merging.", Gate::ReversedRule);
+    one_way("No more emoji in commit messages from now on.", "Emoji in commit messages are welcome.", Gate::ReversedRule);
+}
+
+#[test]
+fn a_rule_restated_or_of_another_thing_is_no_reversal() {
+    quiet("Never deploy on Fridays.", "No deploys on Fridays.");
+    quiet("Pushing to the docs branch is fine now.", "Never push directly to main.");
+    quiet("Deploys are also fine on Mondays.", "No deploys on Fridays.");
+}
+
+#[test]
+fn another_value_of_the_same_kind_said_to_be_new() {
+    one_way("Docs moved over to Mintlify last sprint.", "The docs site is built with Docusaurus.", Gate::ChangedValue);
+    one_way("We send transactional mail with Postmark now.", "Transactional email goes out through Mailgun.", Gate::ChangedValue);
+    one_way("Starting Monday, standup moves to 10:15.", "Standup is at 9:30 daily.", Gate::ChangedValue);
+    one_way("Raised the gateway's timeout to 60 seconds.", "Gateway request timeout: 30s", Gate::ChangedValue);
+    one_way("Correction: prod DB is in eu-west-1.", "Prod database region: us-east-1", Gate::ChangedValue);
+    one_way("Marco is leading frontend now.", "Frontend tech lead: Priya", Gate::ChangedValue);
+    one_way("The wiki moved to Notion in March.", "Our wiki is hosted on Confluence.", Gate::ChangedValue);
+    one_way("User relocated to Amsterdam.", "User is based in Berlin.", Gate::ChangedValue);
+}
+
+#[test]
+fn another_value_beside_the_first_or_of_another_attribute_is_compatible() {
+    // also, too, as well
+    quiet("We also send newsletters with Mailchimp now.", "Transactional email goes out through Mailgun.");
+    quiet("Leo reviews frontend PRs too.", "Maya reviews frontend PRs.");
+    quiet("Sofia knows the Terraform modules as well.", "Ask Omar about Terraform.");
+    // a one-off, a plan
+    quiet("This week's standup is at 11 because of the all-hands.", "Standup is at 9:30 daily.");
+    quiet("We are considering moving the docs to Mintlify.", "The docs site is built with Docusaurus.");
+    // another subject, another attribute, another environment
+    quiet("Staging moved to Fly.io last month.", "Production runs on AWS ECS.");
+    quiet("The API is deployed on Render now.", "The API is written in Go.");
+    quiet("Caroline moved to a new flat in Leeds.", "Melanie lives in York.");
+    // a change that says when it happened is not a change of every dated fact of the speaker
+    quiet("I switched from Firefox to Arc in April.", "My birthday is on 23 July.");
+    quiet("I moved to Lisbon in 2021.", "I like my terminal font at 14 points.");
+}
+
+#[test]
+fn the_embedder_admits_a_pair_the_words_do_not() {
+    let (a, b) = (analyse("Exceptions get reported to Rollbar now."), analyse("Error tracking: Sentry"));
+    let cfg = LexicalConfig::default();
+    let lexical = classify_admitted(&a, &b, None, None, &cfg, None);
+    assert_eq!(lexical.gate, Gate::BelowBand, "{}", lexical.reason);
+    let low = classify_admitted(&a, &b, None, None, &cfg, Some(Admission { cosine: 0.80, min: 0.85 }));
+    assert_eq!(low.gate, Gate::BelowBand, "below the band the cosine admits nothing: {}", low.reason);
+    let admitted = classify_admitted(&a, &b, None, None, &cfg, Some(Admission { cosine: 0.91, min: 0.85 }));
+    assert_eq!((admitted.relation, admitted.gate), (Relation::Contradictory, Gate::ChangedValue), "{}", admitted.reason);
+    assert!(admitted.reason.contains("cosine 0.910"), "the reason names the score that admitted it: {}", admitted.reason);
+    // admitted but with nothing that says the value changed: related, and the reason says why
+    let (a, b) = (analyse("Exceptions include the request id."), analyse("Error tracking: Sentry"));
+    let related = classify_admitted(&a, &b, None, None, &cfg, Some(Admission { cosine: 0.91, min: 0.85 }));
+    assert_eq!((related.relation, related.gate), (Relation::Complementary, Gate::RelatedBand), "{}", related.reason);
+    assert!(related.reason.contains("cosine 0.910 ≥ 0.85 admitted the pair"), "{}", related.reason);
+}
+
+#[test]
+fn short_forms_are_the_words_they_stand_for() {
+    for (x, y) in [("k8s", "Kubernetes"), ("DB", "database"), ("repo", "repository"), ("mail", "email")] {
+        let (a, b) = (analyse(&format!("the {x} is down")), analyse(&format!("the {y} is down")));
+        assert_eq!(a.items[0].key, b.items[0].key, "{x} / {y}");
+    }
+}
