@@ -297,7 +297,10 @@ fn store(size: usize, seed: u64) {
         witness_dir: signed.then(|| trust.path().join("witness")),
         ..OpenOptions::default()
     };
-    println!("[{size:>6}] signed checkpoints and witness         {}", if signed { "on" } else { "off (MEMLEDGER_BENCH_UNSIGNED)" });
+    println!(
+        "[{size:>6}] signed checkpoints and witness         {}",
+        if signed { "on" } else { "off (MEMLEDGER_BENCH_UNSIGNED)" }
+    );
     let ml = Memledger::open(dir.path(), &options).unwrap();
     let mut corpus = corpus::Corpus::new(seed);
     let bulk = save_bulk(&ml, &mut corpus, size);

@@ -214,9 +214,13 @@ impl Context {
     /// home directory to keep it in.
     fn signer(&self) -> Result<Option<std::sync::Arc<memledger_engine::Signer>>, CliError> {
         let Some(path) = crate::config::signing_key_path() else { return Ok(None) };
-        memledger_engine::Signer::load_or_create(&path)
-            .map(|s| Some(std::sync::Arc::new(s)))
-            .map_err(|e| CliError::new(Exit::Failure, e.to_string(), Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into())))
+        memledger_engine::Signer::load_or_create(&path).map(|s| Some(std::sync::Arc::new(s))).map_err(|e| {
+            CliError::new(
+                Exit::Failure,
+                e.to_string(),
+                Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into()),
+            )
+        })
     }
 
     /// Open the store in this process; `create` for commands that write.

@@ -234,7 +234,11 @@ fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_acc
     // The views still hold the dropped save: the ledger verifies, and a rebuild catches them up.
     let (exit, report, _) = owner.verify(&store);
     let report = report.unwrap();
-    assert_eq!((exit, &report["ok"], &report["views_consistent"]), (1, &Value::Bool(true), &Value::Bool(false)), "{report}");
+    assert_eq!(
+        (exit, &report["ok"], &report["views_consistent"]),
+        (1, &Value::Bool(true), &Value::Bool(false)),
+        "{report}"
+    );
     assert!(owner.run(&store, &["rebuild"]).status.success());
     assert_eq!(owner.verify(&store).0, 0);
     let accepted = owner.json(&store, &["checkpoint", "--accepted"]);
@@ -295,7 +299,12 @@ fn the_external_tamper_suite_detects_all_nine_attacks() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "agmi-check exited {:?}:\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "agmi-check exited {:?}:\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let edits = report["edits"].as_array().unwrap();
     assert_eq!(edits.len(), 9, "{report}");

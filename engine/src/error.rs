@@ -87,7 +87,9 @@ pub enum EngineError {
     #[error("text index: the candidate index could not be brought up to date after an earlier error; reopen the store")]
     StaleTermCache,
     /// `rebuild` refuses a ledger that does not verify: nothing was written ([`Exit::Failure`]).
-    #[error("the ledger does not verify at seq {seq} ({problem}): refusing to rebuild the views from it; nothing was written")]
+    #[error(
+        "the ledger does not verify at seq {seq} ({problem}): refusing to rebuild the views from it; nothing was written"
+    )]
     Unverified { seq: u64, problem: String },
     #[error(transparent)]
     Open(#[from] OpenError),
@@ -106,9 +108,13 @@ pub enum BadInput {
     EmptyText,
     #[error("a save declares one relation: --replaces or --contradicts, not both")]
     TwoDeclaredRelations,
-    #[error("a save that declares a relation (--replaces, --contradicts) is compared: it cannot also skip comparing (--no-dedup)")]
+    #[error(
+        "a save that declares a relation (--replaces, --contradicts) is compared: it cannot also skip comparing (--no-dedup)"
+    )]
     DeclaredWithoutDedup,
-    #[error("{target} is in scope {target_scope:?}; this save is in {scope:?}: a declared relation stays within one scope")]
+    #[error(
+        "{target} is in scope {target_scope:?}; this save is in {scope:?}: a declared relation stays within one scope"
+    )]
     DeclaredAcrossScopes { target: MemoryId, target_scope: String, scope: String },
     #[error("the memory text is {len} bytes; the limit is {max} (64 KiB)")]
     TextTooLong { len: usize, max: usize },

@@ -578,7 +578,8 @@ impl Planner<'_> {
             && held.version == 1
             && held.root_id == held.memory_id;
         let needs_authority = target.authority.max(stance.authority);
-        let kind = if stance.authority < target.authority { ConflictKind::Authority } else { ConflictKind::Contradiction };
+        let kind =
+            if stance.authority < target.authority { ConflictKind::Authority } else { ConflictKind::Contradiction };
         let reason = format!("the caller declared that {} {verb} it", held.memory_id.short());
         let mut events = merged(PairOutcome::Merged);
         events.push(
@@ -874,10 +875,9 @@ fn one_fact_changes_one_fact(records: &[MemoryRecord], classes: &mut [Classifica
     let identity = |c: &Classification| {
         c.relation == Relation::Contradictory && lexical::IDENTITY_GATES.contains(&c.gate.as_str())
     };
-    let Some(best) = (0..classes.len())
-        .filter(|&i| identity(&classes[i]))
-        .max_by(|&x, &y| identity_strength(&classes[x]).partial_cmp(&identity_strength(&classes[y])).unwrap_or(std::cmp::Ordering::Equal))
-    else {
+    let Some(best) = (0..classes.len()).filter(|&i| identity(&classes[i])).max_by(|&x, &y| {
+        identity_strength(&classes[x]).partial_cmp(&identity_strength(&classes[y])).unwrap_or(std::cmp::Ordering::Equal)
+    }) else {
         return;
     };
     let chosen = records[best].memory_id;

@@ -81,7 +81,13 @@ fn confirmed_first(results: &mut Vec<RecallHit>) {
     while i < results.len() {
         let hit = &results[i];
         let above = hit.unconfirmed.then(|| {
-            results.iter().enumerate().skip(i + 1).filter(|(_, o)| hit.conflicts_with.contains(&o.memory_id) && o.authority > hit.authority).map(|(k, _)| k).max()
+            results
+                .iter()
+                .enumerate()
+                .skip(i + 1)
+                .filter(|(_, o)| hit.conflicts_with.contains(&o.memory_id) && o.authority > hit.authority)
+                .map(|(k, _)| k)
+                .max()
         });
         match above.flatten() {
             Some(k) => {

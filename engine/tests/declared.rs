@@ -51,7 +51,8 @@ fn a_declared_replacement_versions_within_authority_and_is_recorded_as_declared(
     let ml = open(tmp.path());
     let old = ml.save(req("Team lunches are ordered from Sweetgreen."), "cli:test").unwrap();
     let prefix = &old.memory_id.to_string()[..8];
-    let new = ml.save(declaring("We get the Friday food from Dig Inn.", "personal", Some(prefix), None), "cli:test").unwrap();
+    let new =
+        ml.save(declaring("We get the Friday food from Dig Inn.", "personal", Some(prefix), None), "cli:test").unwrap();
     assert_eq!((new.outcome, new.root_id, new.version), (Outcome::Versioned, old.root_id, 2), "{new:?}");
     let why = ml.why(old.memory_id, None).unwrap();
     let declared = why.iter().find(|d| d.method == Method::Declared).expect("a declared classification");
@@ -59,7 +60,15 @@ fn a_declared_replacement_versions_within_authority_and_is_recorded_as_declared(
     // A declared contradiction opens a conflict.
     let other = ml.save(req("Standups start at 9:30."), "cli:test").unwrap();
     let c = ml
-        .save(declaring("Standups start when the first person joins.", "personal", None, Some(&other.memory_id.to_string())), "cli:test")
+        .save(
+            declaring(
+                "Standups start when the first person joins.",
+                "personal",
+                None,
+                Some(&other.memory_id.to_string()),
+            ),
+            "cli:test",
+        )
         .unwrap();
     assert_eq!(c.outcome, Outcome::Conflict, "{c:?}");
     assert_eq!(ml.show(other.memory_id).unwrap().status, validity::ReadStatus::Active, "both stay active");
@@ -73,9 +82,17 @@ fn declaring_a_text_already_held_declares_that_memory() {
     let held = ml.save(req("We get the Friday food from Dig Inn."), "cli:test").unwrap();
     assert_eq!(held.outcome, Outcome::Added);
     // The agent's second call, after reading `related`: the same text, now declared.
-    let again =
-        ml.save(declaring("We get the Friday food from Dig Inn.", "personal", Some(&old.memory_id.to_string()), None), "cli:test").unwrap();
-    assert_eq!((again.outcome, again.memory_id, again.root_id), (Outcome::Versioned, held.memory_id, old.root_id), "{again:?}");
+    let again = ml
+        .save(
+            declaring("We get the Friday food from Dig Inn.", "personal", Some(&old.memory_id.to_string()), None),
+            "cli:test",
+        )
+        .unwrap();
+    assert_eq!(
+        (again.outcome, again.memory_id, again.root_id),
+        (Outcome::Versioned, held.memory_id, old.root_id),
+        "{again:?}"
+    );
     assert!(!again.settled_by_effective_time);
     let lineage = ml.history(old.memory_id).unwrap();
     assert_eq!(lineage.versions.len(), 2, "{lineage:?}");
@@ -92,11 +109,20 @@ fn an_agent_cannot_replace_a_persons_policy_by_declaring_and_recall_ranks_the_po
     let ml = open(tmp.path());
     let scope = "team:billing";
     let policy = ml
-        .save(SaveRequest { source: Some("policy".into()), ..declaring("Billing deploys to staging on Tuesdays.", scope, None, None) }, "cli:lead")
+        .save(
+            SaveRequest {
+                source: Some("policy".into()),
+                ..declaring("Billing deploys to staging on Tuesdays.", scope, None, None)
+            },
+            "cli:lead",
+        )
         .unwrap();
     let bot = agent(&ml, "bot", &["team:billing=read,write"]);
     let claim = ml
-        .save_by(declaring("Billing deploys to staging on Thursdays.", scope, Some(&policy.memory_id.to_string()), None), &bot)
+        .save_by(
+            declaring("Billing deploys to staging on Thursdays.", scope, Some(&policy.memory_id.to_string()), None),
+            &bot,
+        )
         .unwrap();
     assert_eq!((claim.outcome, claim.needs_authority), (Outcome::Conflict, Some(Authority::Policy)), "{claim:?}");
     assert_eq!(ml.show(policy.memory_id).unwrap().status, validity::ReadStatus::Active, "the policy stays current");
@@ -115,7 +141,10 @@ fn a_declared_id_outside_the_callers_grants_is_refused_and_nothing_is_written() 
     let bot = agent(&ml, "bot", &["team:billing=read,write"]);
     let (head, views) = (ml.ledger().head(), dumps(&ml));
     let e = ml
-        .save_by(declaring("The acquisition closes in June.", "team:billing", Some(&secret.memory_id.to_string()), None), &bot)
+        .save_by(
+            declaring("The acquisition closes in June.", "team:billing", Some(&secret.memory_id.to_string()), None),
+            &bot,
+        )
         .expect_err("an id it may not read");
     assert_eq!(e.exit(), Exit::NotPermitted, "{e}");
     assert_eq!((ml.ledger().head(), dumps(&ml)), (head, views), "nothing written");

@@ -12,8 +12,8 @@ use crate::shared::{EventLog, READ_CHUNK, link_problem};
 use crate::signing::{KeyRecord, Signer, StoreId};
 use crate::store::{Batch, CF_EVENTS, Store, Table};
 use crate::tables::{CheckpointsTable, EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
-use crate::witness::{WitnessRecord, WitnessWriter, witness_path};
 pub use crate::tables::{Head, SeqRange};
+use crate::witness::{WitnessRecord, WitnessWriter, witness_path};
 
 /// How to open a store.
 #[derive(Clone)]
@@ -270,9 +270,9 @@ impl Ledger {
             let head = self.head();
             let signed = head.seq == 0
                 || CheckpointsTable::signature(&self.store, head.seq)?.is_some_and(|cp| {
-                    keys.iter()
-                        .find(|k| k.id == cp.key)
-                        .is_some_and(|k| crate::signing::checkpoint_holds(&k.public, self.store_id, head, &cp.signature))
+                    keys.iter().find(|k| k.id == cp.key).is_some_and(|k| {
+                        crate::signing::checkpoint_holds(&k.public, self.store_id, head, &cp.signature)
+                    })
                 });
             if !signed {
                 self.foreign_key = Some(format!(
@@ -304,7 +304,8 @@ impl Ledger {
             retires: false,
             machine: machine_name(),
         };
-        let record = KeyRecord { endorsement: signer.endorse(self.store_id, &record.public, record.from_seq), ..record };
+        let record =
+            KeyRecord { endorsement: signer.endorse(self.store_id, &record.public, record.from_seq), ..record };
         let mut batch = Batch::default();
         CheckpointsTable::put_key(&mut batch, &record);
         let signature = self.seal(&mut batch, head);

@@ -268,8 +268,7 @@ pub fn first_failing(store: StoreId, all: &[ToCheck]) -> Option<usize> {
 }
 
 fn verify(public: &[u8; 32], message: &[u8], signature: &[u8; 64]) -> bool {
-    VerifyingKey::from_bytes(public)
-        .is_ok_and(|key| key.verify(message, &Signature::from_bytes(signature)).is_ok())
+    VerifyingKey::from_bytes(public).is_ok_and(|key| key.verify(message, &Signature::from_bytes(signature)).is_ok())
 }
 
 fn checkpoint_message(store: StoreId, head: Head) -> Vec<u8> {

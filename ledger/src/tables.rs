@@ -312,9 +312,10 @@ impl CheckpointsTable {
         for row in store.scan_prefix(CF_CHECKPOINTS, b"checkpoint/a")? {
             let (_, value) = row?;
             let body = value.get(64..).unwrap_or_default();
-            out.push(serde_json::from_slice(body).map_err(|e| {
-                LedgerError::Inconsistent(format!("an accepted-head record does not decode: {e}"))
-            })?);
+            out.push(
+                serde_json::from_slice(body)
+                    .map_err(|e| LedgerError::Inconsistent(format!("an accepted-head record does not decode: {e}")))?,
+            );
         }
         Ok(out)
     }

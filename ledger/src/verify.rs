@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::error::LedgerError;
 use crate::ledger::Ledger;
-use crate::store::CF_EVENTS;
 use crate::signing::{KeyId, ToCheck, first_failing, verifying_key};
+use crate::store::CF_EVENTS;
 use crate::tables::{CheckpointsTable, EventsTable, Head, MetaTable};
 
 /// What `verify` found.
@@ -221,16 +221,23 @@ impl Ledger {
             let endorser = if i == 0 {
                 (key.endorsed_by == key.id).then_some((key.public, 0, u64::MAX))
             } else {
-                in_force.get(&key.endorsed_by).copied().filter(|(_, from, until)| *from <= key.from_seq && key.from_seq < *until)
+                in_force
+                    .get(&key.endorsed_by)
+                    .copied()
+                    .filter(|(_, from, until)| *from <= key.from_seq && key.from_seq < *until)
             };
             if !endorser.is_some_and(|(public, _, _)| key.endorsement_holds(store_id, &public)) {
                 check.bad = Some((
                     key.from_seq,
-                    format!("key {} is not endorsed by a key of this store: checkpoints it signs count for nothing", key.id),
+                    format!(
+                        "key {} is not endorsed by a key of this store: checkpoints it signs count for nothing",
+                        key.id
+                    ),
                 ));
                 return Ok(check);
             }
-            if key.retires && i > 0
+            if key.retires
+                && i > 0
                 && let Some(old) = in_force.get_mut(&key.endorsed_by)
             {
                 old.2 = key.from_seq;
@@ -260,7 +267,10 @@ impl Ledger {
             let Some(hash) = cp.seq.checked_sub(1).and_then(|i| hashes.get(i as usize)) else {
                 unusable = Some((
                     index,
-                    format!("a checkpoint signs seq {} but the chain ends at seq {events}: events were removed", cp.seq),
+                    format!(
+                        "a checkpoint signs seq {} but the chain ends at seq {events}: events were removed",
+                        cp.seq
+                    ),
                 ));
                 break;
             };

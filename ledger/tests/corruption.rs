@@ -15,7 +15,11 @@ use memledger_schemas::samples::sample_bodies;
 use memledger_schemas::*;
 
 fn open(dir: &Path) -> Result<Ledger, OpenError> {
-    Ledger::open(dir, &OpenOptions { create: false, wait: std::time::Duration::from_secs(5), shared: None, ..OpenOptions::default() }, &[])
+    Ledger::open(
+        dir,
+        &OpenOptions { create: false, wait: std::time::Duration::from_secs(5), shared: None, ..OpenOptions::default() },
+        &[],
+    )
 }
 
 /// A store of `commands` synced commands (a few events each, each with an idempotency key), and

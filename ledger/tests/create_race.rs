@@ -66,9 +66,12 @@ fn processes_creating_the_same_store_at_once_all_succeed() {
                 String::from_utf8_lossy(&out.stdout)
             );
         }
-        let ledger =
-            Ledger::open(&dir, &OpenOptions { create: false, wait: Duration::from_secs(10), shared: None, ..OpenOptions::default() }, &[])
-                .unwrap();
+        let ledger = Ledger::open(
+            &dir,
+            &OpenOptions { create: false, wait: Duration::from_secs(10), shared: None, ..OpenOptions::default() },
+            &[],
+        )
+        .unwrap();
         assert_eq!(ledger.head().seq, 0);
         assert!(ledger.verify().unwrap().ok);
         drop(ledger);

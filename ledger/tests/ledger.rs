@@ -213,7 +213,8 @@ fn verify_names_the_first_bad_seq_after_raw_tampering() {
 fn a_second_opener_waits_then_fails_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let _held = open(dir.path());
-    let options = OpenOptions { create: true, wait: Duration::from_millis(200), shared: None, ..OpenOptions::default() };
+    let options =
+        OpenOptions { create: true, wait: Duration::from_millis(200), shared: None, ..OpenOptions::default() };
     match Ledger::open(dir.path(), &options, &[]) {
         Err(OpenError::Locked { .. }) => {}
         Err(other) => panic!("expected Locked, got {other}"),

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use memledger_engine::EngineConfig;
 use memledger_engine::classify::{Classification, classify_lexical, classify_lexical_admitted, lexical};
 use memledger_engine::input::{parse_type, validate_text};
-use memledger_schemas::MemoryType;
 use memledger_engine::models::embed::{cosine, gate_identical};
 use memledger_engine::models::{EmbedSide, ModelConfig, Models};
+use memledger_schemas::MemoryType;
 use serde::Deserialize;
 use serde_json::json;
 

@@ -136,7 +136,11 @@ impl Models {
     /// configured, else the related band of its model family ([`embed::related_band`]).
     pub fn related_cosine_min(&self) -> Option<f64> {
         let endpoint = self.embedder()?;
-        Some(self.config.related_cosine_min.unwrap_or_else(|| embed::related_band(&EmbedPrompts::for_model(&endpoint.model).source)))
+        Some(
+            self.config
+                .related_cosine_min
+                .unwrap_or_else(|| embed::related_band(&EmbedPrompts::for_model(&endpoint.model).source)),
+        )
     }
 
     /// The chat model, when configured.

@@ -145,7 +145,8 @@ impl Cues {
 }
 
 /// Words before a verb that make it a plan, a wish, an obligation or a condition, not a change.
-const NOT_DONE: [&str; 12] = ["to", "will", "would", "might", "may", "could", "should", "can", "must", "if", "whether", "shall"];
+const NOT_DONE: [&str; 12] =
+    ["to", "will", "would", "might", "may", "could", "should", "can", "must", "if", "whether", "shall"];
 
 /// Whether a verb of change whose object starts at `from` names where it went: "to", "as",
 /// "into", "from", "off", "over", "back", "away" within the next six words of its sentence.
@@ -165,7 +166,8 @@ fn directed(raw: &[RawTok], from: usize) -> bool {
 /// Whether a verb of moving in time whose object starts at `from` moves it to a time: "to",
 /// "until", "back", "out" or "forward" then, within three words, a time.
 fn scheduled(raw: &[RawTok], from: usize) -> bool {
-    let Some(to) = (from..raw.len().min(from + 5)).find(|&k| matches!(raw[k].lower.as_str(), "to" | "until" | "till")) else {
+    let Some(to) = (from..raw.len().min(from + 5)).find(|&k| matches!(raw[k].lower.as_str(), "to" | "until" | "till"))
+    else {
         return false;
     };
     (to + 1..raw.len().min(to + 4)).any(|k| time_word(&raw[k].lower))
@@ -173,15 +175,56 @@ fn scheduled(raw: &[RawTok], from: usize) -> bool {
 
 /// A word that starts a time: a weekday, a month, a number, "next", "this", "tomorrow"…
 fn time_word(w: &str) -> bool {
-    const WORDS: [&str; 12] =
-        ["next", "this", "tomorrow", "today", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "q1"];
+    const WORDS: [&str; 12] = [
+        "next",
+        "this",
+        "tomorrow",
+        "today",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "q1",
+    ];
     const MONTHS: [&str; 12] = [
-        "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
         "december",
     ];
     WORDS.contains(&w)
         || MONTHS.contains(&w)
-        || matches!(w, "q2" | "q3" | "q4" | "in" | "on" | "from" | "jan" | "feb" | "mar" | "apr" | "jun" | "jul" | "aug" | "sep" | "sept" | "oct" | "nov" | "dec")
+        || matches!(
+            w,
+            "q2" | "q3"
+                | "q4"
+                | "in"
+                | "on"
+                | "from"
+                | "jan"
+                | "feb"
+                | "mar"
+                | "apr"
+                | "jun"
+                | "jul"
+                | "aug"
+                | "sep"
+                | "sept"
+                | "oct"
+                | "nov"
+                | "dec"
+        )
         || w.starts_with(|c: char| c.is_ascii_digit())
 }
 
@@ -196,8 +239,8 @@ const DETERMINERS: [&str; 20] = [
 
 /// Words that end the phrase a cue governs.
 const PHRASE_STOPS: [&str; 16] = [
-    "in", "at", "on", "after", "before", "because", "since", "when", "until", "to", "by", "during", "due", "so",
-    "and", "as",
+    "in", "at", "on", "after", "before", "because", "since", "when", "until", "to", "by", "during", "due", "so", "and",
+    "as",
 ];
 
 /// Content positions of the phrase that starts at `from`: up to a boundary, a clause word or a
@@ -313,7 +356,8 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
         let word = raw[i].lower.as_str();
         let past = word.ends_with("ed") || word.ends_with("en") || lex.irregular_verb(word);
         let pronoun = prev.is_some_and(|p| matches!(p, "i" | "we" | "they" | "you" | "he" | "she" | "it"));
-        let particle = next.is_some_and(|n| matches!(n, "to" | "as" | "into" | "from" | "off" | "over" | "back" | "away"));
+        let particle =
+            next.is_some_and(|n| matches!(n, "to" | "as" | "into" | "from" | "off" | "over" | "back" | "away"));
         let adverb = matches!(word, "anymore" | "again" | "now");
         if kind.verb() && len == 1 && !adverb && !(past || after_boundary || pronoun || particle) {
             i += 1;
@@ -330,7 +374,10 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
             continue;
         }
         // "starting Monday", "as of March", "effective July 1" ("started painting" is a deed)
-        if kind == CueKind::Since && keys[i] != "as" && !next.is_some_and(|n| time_word(n) && !matches!(n, "in" | "on" | "from")) {
+        if kind == CueKind::Since
+            && keys[i] != "as"
+            && !next.is_some_and(|n| time_word(n) && !matches!(n, "in" | "on" | "from"))
+        {
             i += 1;
             continue;
         }
@@ -342,7 +389,8 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
         let shown = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
         out.found.push(Cue { kind, at: i, shown, len });
         let last = i + len - 1;
-        let passive = prev.is_some_and(|p| lex.is(p, WordClass::COPULA) || matches!(p, "got" | "get" | "gets" | "been"));
+        let passive =
+            prev.is_some_and(|p| lex.is(p, WordClass::COPULA) || matches!(p, "got" | "get" | "gets" | "been"));
         match kind {
             CueKind::Instead if keys[i] != "instead" || next == Some("of") => {
                 out.old.extend(noun_phrase(raw, i + len, raw.len()));
@@ -354,7 +402,8 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
                     if passive {
                         out.old.extend(subject_before(raw, i - 1));
                     } else {
-                        let to = (i + len..raw.len().min(i + len + 6)).find(|&k| matches!(raw[k].lower.as_str(), "to" | "as" | "into"));
+                        let to = (i + len..raw.len().min(i + len + 6))
+                            .find(|&k| matches!(raw[k].lower.as_str(), "to" | "as" | "into"));
                         if let Some(to) = to {
                             out.old.extend(phrase(raw, i + len, to));
                         }

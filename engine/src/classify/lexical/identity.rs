@@ -179,9 +179,11 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     let handover = a.cues.has(CueKind::Handover);
     // two people where the subjects stand: two facts, unless one takes over from the other
     let other_subject = |x: &Analysis, y: &Analysis, x_is_a: bool| {
-        x.items.iter().enumerate().any(|(k, it)| {
-            subject_person(it) && if x_is_a { partner(k).is_none() } else { !p.used[k] }
-        }) && y.items.iter().any(subject_person)
+        x.items
+            .iter()
+            .enumerate()
+            .any(|(k, it)| subject_person(it) && if x_is_a { partner(k).is_none() } else { !p.used[k] })
+            && y.items.iter().any(subject_person)
     };
     if !handover && (other_subject(a, b, true) && other_subject(b, a, false)) {
         return None;
@@ -213,7 +215,12 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         .filter(|&k| partner(k).is_some_and(|j| same_form(&a.items[k], &b.items[j])))
         // (a number or a date both hold says when or how much, not what about; a weekday, a place
         // says more)
-        .filter(|&k| !matches!(a.items[k].kind, Kind::Value(ValCat::Number | ValCat::Quantity | ValCat::Date | ValCat::Month | ValCat::RelDay, _)))
+        .filter(|&k| {
+            !matches!(
+                a.items[k].kind,
+                Kind::Value(ValCat::Number | ValCat::Quantity | ValCat::Date | ValCat::Month | ValCat::RelDay, _)
+            )
+        })
         // (nor do the words that say it changed: "since the migration")
         .filter(|&k| !a.cues.spans(a.items[k].raw_pos))
         .collect();
@@ -231,7 +238,8 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     let worded = admitted
         || topic.iter().any(|&k| {
             let x = &a.items[k];
-            (x.kind == Kind::Word && ((!x.name && !opening_name(x)) || acronym(x))) || matches!(x.kind, Kind::Ident | Kind::Value(..))
+            (x.kind == Kind::Word && ((!x.name && !opening_name(x)) || acronym(x)))
+                || matches!(x.kind, Kind::Ident | Kind::Value(..))
         });
 
     // 1. what the incoming memory says ended, the stored one holds
@@ -245,11 +253,14 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
             // whom the stored fact is about
             .filter(|&k| !generic(&a.items[k]) && partner(k).is_some_and(|j| !subject_like(b, j)))
             .collect();
-        let enough = held.iter().any(|&k| valued(&a.items[k])) || held.len() >= 2 || (!held.is_empty() && held.len() == ended.len());
+        let enough = held.iter().any(|&k| valued(&a.items[k]))
+            || held.len() >= 2
+            || (!held.is_empty() && held.len() == ended.len());
         if enough && !past_event(b) {
             let shown = a.shown(&held);
             let cue = cue.as_ref().map_or("no longer", |c| c.shown.as_str());
-            let reason = format!("the incoming memory says {shown} holds no more (\"{cue}\"); the stored one says it does");
+            let reason =
+                format!("the incoming memory says {shown} holds no more (\"{cue}\"); the stored one says it does");
             return Some(p.verdict(Relation::Contradictory, Gate::EndedValue, reason));
         }
     }
@@ -269,7 +280,9 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         // a rename names the old name, which is then all the identity there is: a name on both sides
         let renamed = a.cues.renamed
             && held.iter().any(|&k| {
-                partner(k).is_some_and(|j| named(&b.items[j]) || b.items[j].compound || matches!(b.items[j].kind, Kind::Ident))
+                partner(k).is_some_and(|j| {
+                    named(&b.items[j]) || b.items[j].compound || matches!(b.items[j].kind, Kind::Ident)
+                })
             });
         if (rest > 0 && covered) || admitted || renamed {
             let shown = a.shown(&held);
@@ -285,8 +298,9 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
 
     // 3. a rule or a preference reversed, said to be new
     if matches!(cue.kind, CueKind::Now | CueKind::Again | CueKind::Ended | CueKind::Correction | CueKind::Since) {
-        let flipped: Vec<usize> =
-            (0..a.items.len()).filter(|&k| partner(k).is_some_and(|j| a.items[k].negated != b.items[j].negated)).collect();
+        let flipped: Vec<usize> = (0..a.items.len())
+            .filter(|&k| partner(k).is_some_and(|j| a.items[k].negated != b.items[j].negated))
+            .collect();
         // a prohibition lifted says so ("is fine now", "allowed again"): one word of the rule
         // is enough then
         // (all but one word of what the prohibition forbids: "fine to push to main" lifts "never
@@ -322,7 +336,11 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // another of its category ("User relocated to Amsterdam" / "User is based in Berlin").
     let subject_only = topic.is_empty() && !admitted;
     if subject_only
-        && !(same_category(new, was) && cue.kind == CueKind::Change && b.items.len() <= SHORT_FACT && personal(a) && personal(b))
+        && !(same_category(new, was)
+            && cue.kind == CueKind::Change
+            && b.items.len() <= SHORT_FACT
+            && personal(a)
+            && personal(b))
     {
         return None;
     }
@@ -373,7 +391,9 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     }
     // raised or lowered to it, from the stored fact's one amount ("cut to 300/min" / "rate
     // limit: 1000 req/min")
-    let amounts = |an: &Analysis| an.items.iter().filter(|x| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _))).count();
+    let amounts = |an: &Analysis| {
+        an.items.iter().filter(|x| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _))).count()
+    };
     p.a.cues.found.iter().any(|c| matches!(c.kind, CueKind::Raised | CueKind::Lowered)) && amounts(p.b) == 1
 }
 
@@ -382,7 +402,8 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
 fn when_of_change(an: &Analysis, k: usize) -> bool {
     let x = &an.items[k];
     let time = matches!(x.kind, Kind::Value(ValCat::Date | ValCat::Month | ValCat::RelDay, _))
-        || (matches!(x.kind, Kind::Value(ValCat::Number, _)) && x.key.parse::<u32>().is_ok_and(|y| (1900..2100).contains(&y)));
+        || (matches!(x.kind, Kind::Value(ValCat::Number, _))
+            && x.key.parse::<u32>().is_ok_and(|y| (1900..2100).contains(&y)));
     time && an.preceded_by(x.raw_pos, &["in", "since", "last", "of", "from", "by", "starting"])
 }
 
@@ -413,7 +434,13 @@ fn strong_identity(p: &mut Pair, topic: &[usize]) -> Option<Verdict> {
     // what differs is a value, not whom or what the fact is about ("the billing-3 service" /
     // "the billing-2 service": two services)
     let qualifier = matches!(new.kind, Kind::Qual(_)) || matches!(was.kind, Kind::Qual(_));
-    if !(valued(new) && valued(was) && same_kind(new, was)) || new.many || was.many || new.subject || was.subject || qualifier {
+    if !(valued(new) && valued(was) && same_kind(new, was))
+        || new.many
+        || was.many
+        || new.subject
+        || was.subject
+        || qualifier
+    {
         return None;
     }
     let reason = format!(

@@ -25,7 +25,13 @@ fn changed(incoming: &str, stored: &str, gate: Gate) {
 #[track_caller]
 fn quiet(incoming: &str, stored: &str) {
     let v = c(incoming, stored);
-    assert_ne!(v.relation, Relation::Contradictory, "{incoming:?} against {stored:?}: {} ({})", v.reason, v.gate.as_str());
+    assert_ne!(
+        v.relation,
+        Relation::Contradictory,
+        "{incoming:?} against {stored:?}: {} ({})",
+        v.reason,
+        v.gate.as_str()
+    );
 }
 
 /// The old memory arriving after the new one says no change: it carries no cue, so only the
@@ -45,10 +51,22 @@ fn one_way(incoming: &str, stored: &str, gate: Gate) {
 #[test]
 fn what_the_new_memory_says_ended_the_stored_one_holds() {
     one_way("We cancelled the Heroku subscription last month.", "The marketing site runs on Heroku.", Gate::EndedValue);
-    one_way("The Slack integration is cancelled; it is off the roadmap.", "We are building a Slack integration in Q3.", Gate::EndedValue);
+    one_way(
+        "The Slack integration is cancelled; it is off the roadmap.",
+        "We are building a Slack integration in Q3.",
+        Gate::EndedValue,
+    );
     one_way("Gave up the saxophone this spring.", "Takes saxophone lessons every Thursday.", Gate::EndedValue);
-    one_way("Grafana dashboards were decommissioned after the audit.", "Service health lives in Grafana dashboards.", Gate::EndedValue);
-    one_way("We no longer use Sentry; errors go to the logs.", "The backend reports exceptions to Sentry.", Gate::EndedValue);
+    one_way(
+        "Grafana dashboards were decommissioned after the audit.",
+        "Service health lives in Grafana dashboards.",
+        Gate::EndedValue,
+    );
+    one_way(
+        "We no longer use Sentry; errors go to the logs.",
+        "The backend reports exceptions to Sentry.",
+        Gate::EndedValue,
+    );
     one_way("Olga retired in June.", "Office manager: Olga", Gate::EndedValue);
 }
 
@@ -65,8 +83,16 @@ fn an_ending_of_something_else_changes_nothing() {
 fn the_new_memory_names_the_stored_value_as_the_old_one() {
     one_way("Use Paddle rather than Stripe for billing going forward.", "Billing runs on Stripe.", Gate::NamedOldValue);
     one_way("Correction: the offsite is in Porto, not Lisbon.", "The team offsite is in Lisbon.", Gate::NamedOldValue);
-    one_way("We migrated search off Algolia onto Meilisearch.", "Site search is powered by Algolia.", Gate::NamedOldValue);
-    one_way("Book flights with Lufthansa instead of Ryanair for work trips.", "Work trips are booked on Ryanair.", Gate::NamedOldValue);
+    one_way(
+        "We migrated search off Algolia onto Meilisearch.",
+        "Site search is powered by Algolia.",
+        Gate::NamedOldValue,
+    );
+    one_way(
+        "Book flights with Lufthansa instead of Ryanair for work trips.",
+        "Work trips are booked on Ryanair.",
+        Gate::NamedOldValue,
+    );
     one_way("packages/web was renamed to apps/web.", "The frontend lives in packages/web.", Gate::NamedOldValue);
 }
 
@@ -79,10 +105,22 @@ fn an_old_value_the_stored_memory_does_not_hold_is_another_fact() {
 
 #[test]
 fn a_rule_reversed_and_said_to_be_new() {
-    one_way("Deploying on Fridays is fine again since the canary rollout.", "No deploys on Fridays.", Gate::ReversedRule);
+    one_way(
+        "Deploying on Fridays is fine again since the canary rollout.",
+        "No deploys on Fridays.",
+        Gate::ReversedRule,
+    );
     one_way("Pushing straight to main is fine now for hotfixes.", "Never push directly to main.", Gate::ReversedRule);
-    one_way("Don't squash commits anymore; merge commits keep history.", "Always squash commits before merging.", Gate::ReversedRule);
-    one_way("No more emoji in commit messages from now on.", "Emoji in commit messages are welcome.", Gate::ReversedRule);
+    one_way(
+        "Don't squash commits anymore; merge commits keep history.",
+        "Always squash commits before merging.",
+        Gate::ReversedRule,
+    );
+    one_way(
+        "No more emoji in commit messages from now on.",
+        "Emoji in commit messages are welcome.",
+        Gate::ReversedRule,
+    );
 }
 
 #[test]
@@ -95,7 +133,11 @@ fn a_rule_restated_or_of_another_thing_is_no_reversal() {
 #[test]
 fn another_value_of_the_same_kind_said_to_be_new() {
     one_way("Docs moved over to Mintlify last sprint.", "The docs site is built with Docusaurus.", Gate::ChangedValue);
-    one_way("We send transactional mail with Postmark now.", "Transactional email goes out through Mailgun.", Gate::ChangedValue);
+    one_way(
+        "We send transactional mail with Postmark now.",
+        "Transactional email goes out through Mailgun.",
+        Gate::ChangedValue,
+    );
     one_way("Starting Monday, standup moves to 10:15.", "Standup is at 9:30 daily.", Gate::ChangedValue);
     one_way("Raised the gateway's timeout to 60 seconds.", "Gateway request timeout: 30s", Gate::ChangedValue);
     one_way("Correction: prod DB is in eu-west-1.", "Prod database region: us-east-1", Gate::ChangedValue);
@@ -131,8 +173,17 @@ fn the_embedder_admits_a_pair_the_words_do_not() {
     let low = classify_admitted(&a, &b, None, None, &cfg, Some(Admission { cosine: 0.80, min: 0.85 }));
     assert_eq!(low.gate, Gate::BelowBand, "below the band the cosine admits nothing: {}", low.reason);
     let admitted = classify_admitted(&a, &b, None, None, &cfg, Some(Admission { cosine: 0.91, min: 0.85 }));
-    assert_eq!((admitted.relation, admitted.gate), (Relation::Contradictory, Gate::ChangedValue), "{}", admitted.reason);
-    assert!(admitted.reason.contains("cosine 0.910"), "the reason names the score that admitted it: {}", admitted.reason);
+    assert_eq!(
+        (admitted.relation, admitted.gate),
+        (Relation::Contradictory, Gate::ChangedValue),
+        "{}",
+        admitted.reason
+    );
+    assert!(
+        admitted.reason.contains("cosine 0.910"),
+        "the reason names the score that admitted it: {}",
+        admitted.reason
+    );
     // admitted but with nothing that says the value changed: related, and the reason says why
     let (a, b) = (analyse("Exceptions include the request id."), analyse("Error tracking: Sentry"));
     let related = classify_admitted(&a, &b, None, None, &cfg, Some(Admission { cosine: 0.91, min: 0.85 }));
