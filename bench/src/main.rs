@@ -17,6 +17,7 @@
 //! PostgreSQL beside `pgbench` on the same server (scripts/bench_pg.sh starts a throwaway one).
 
 mod corpus;
+mod mcp;
 mod pg;
 mod recall;
 mod serve;
@@ -480,7 +481,7 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
 
 const USAGE: &str =
     "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N],
-     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], recall DIR BIN [OTHER_BIN] or pg URL [SECONDS] [MEMORIES]";
+     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], serve-mcp BIN DIR [SECONDS] [MEMORIES], recall DIR BIN [OTHER_BIN] or pg URL [SECONDS] [MEMORIES]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -497,7 +498,7 @@ fn main() {
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     match what {
         "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http"
-        | "recall" | "pg" => {}
+        | "serve-mcp" | "recall" | "pg" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
             std::process::exit(Exit::BadInput.code().into());
@@ -519,6 +520,7 @@ fn main() {
         "rebuild" => rebuild(&path(2), args.get(3).map(String::as_str)),
         "serve-cli" => serve::cli(&path(2), &path(3)),
         "serve-http" => serve::http(&path(2), &path(3), number(4, 10) as u64),
+        "serve-mcp" => mcp::run(&path(2), &path(3), number(4, 10) as u64, number(5, 100_000), seed),
         "recall" => recall::run(&path(2), &path(3), args.get(4).map(std::path::Path::new), seed),
         "pg" => match args.get(2) {
             Some(url) => pg::run(url, number(3, 10) as u64, number(4, 20_000), seed),

@@ -12,7 +12,7 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn percentile(v: &mut [f64], p: f64) -> f64 {
+pub fn percentile(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
@@ -26,10 +26,10 @@ fn timed(mut c: Command) -> f64 {
 }
 
 /// A server on `store`, killed when dropped.
-struct Server(Child);
+pub struct Server(Child);
 
 impl Server {
-    fn start(bin: &Path, store: &Path, http: Option<u16>) -> Server {
+    pub fn start(bin: &Path, store: &Path, http: Option<u16>) -> Server {
         let mut c = Command::new(bin);
         c.arg("--dir").arg(store).arg("serve");
         if let Some(p) = http {
@@ -121,20 +121,20 @@ pub fn cli(bin: &Path, store: &Path) {
 }
 
 /// One keep-alive HTTP/1.1 connection (bodies with Content-Length, as the server sends them).
-struct Conn {
+pub struct Conn {
     reader: BufReader<std::net::TcpStream>,
     writer: std::net::TcpStream,
     auth: String,
 }
 
 impl Conn {
-    fn open(port: u16, token: &str) -> Conn {
+    pub fn open(port: u16, token: &str) -> Conn {
         let s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_nodelay(true).unwrap();
         Conn { reader: BufReader::new(s.try_clone().unwrap()), writer: s, auth: format!("Bearer {token}") }
     }
 
-    fn post(&mut self, path: &str, body: &str) -> u16 {
+    pub fn post(&mut self, path: &str, body: &str) -> u16 {
         write!(
             self.writer,
             "POST {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
@@ -175,18 +175,19 @@ fn add_principal(bin: &Path, store: &Path, name: &str, grants: &[&str]) -> Strin
     v["token"].as_str().expect("the new principal's token").to_string()
 }
 
+/// The store's bearer token (`serve --print-token`).
+pub fn token(bin: &Path, store: &Path) -> String {
+    let out = Command::new(bin).arg("--dir").arg(store).args(["serve", "--print-token"]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
 /// `serve-http BIN STORE SECONDS`: recall p50/p99 over 8 keep-alive connections with the store's
 /// token and with principals' (whose grants are checked and whose reads are confined to the
 /// scopes they may read), then saves/s.
 pub fn http(bin: &Path, store: &Path, seconds: u64) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let server = Server::start(bin, store, Some(port));
-    let token = String::from_utf8(
-        Command::new(bin).arg("--dir").arg(store).args(["serve", "--print-token"]).output().unwrap().stdout,
-    )
-    .unwrap()
-    .trim()
-    .to_string();
+    let token = token(bin, store);
     let queries =
         ["which service deploys on Tuesday", "how long does the build take", "who owns billing", "postgres version"];
     // A phase: 8 connections with `token` for `seconds`, saving or recalling (in `scope`, or in

@@ -21,6 +21,8 @@ mod crash_commands;
 mod erase;
 mod import;
 mod mcp;
+mod mcp_context;
+mod mcp_suites;
 mod models;
 mod principals;
 mod recall;

@@ -1234,6 +1234,32 @@ impl Memledger {
         self.reader().list(memory_type, scopes, status, limit, valid_at)
     }
 
+    /// A page of the active memories in `scopes` (of `memory_type`, if given), newest first,
+    /// from `offset`: read from the text index, so a page costs that page and not its scope
+    /// (MCP resources). Each memory as it stands at `valid_at`.
+    pub fn browse(
+        &self,
+        memory_type: Option<MemoryType>,
+        scopes: &Readable,
+        offset: usize,
+        limit: usize,
+        valid_at: Timestamp,
+    ) -> Result<reads::BrowsePage, EngineError> {
+        self.text_index_current()?;
+        let text = self.index.text();
+        // One more than asked says whether a next page exists.
+        let hits = text.newest(memory_type, scopes.scopes(), offset.saturating_add(limit).saturating_add(1))?;
+        let more = hits.len() > offset.saturating_add(limit);
+        let memories = hits
+            .into_iter()
+            .skip(offset)
+            .take(limit)
+            .map(|h| self.reader().show_linked(h.memory_id, valid_at))
+            .collect::<Result<Vec<_>, _>>()?;
+        let scopes = text.scope_counts(scopes.scopes())?;
+        Ok(reads::BrowsePage { memories, more, scopes })
+    }
+
     /// The scope of memory `id` (a belief, or an observation merged into one), if it was observed.
     pub fn scope_of(&self, id: MemoryId) -> Result<Option<String>, EngineError> {
         let beliefs = self.reader().beliefs();

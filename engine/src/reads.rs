@@ -22,6 +22,16 @@ use crate::validity::{self, ReadStatus};
 /// The shortest id prefix accepted.
 pub const MIN_PREFIX: usize = 6;
 
+/// A page of a scope's active memories, newest first ([`crate::Memledger::browse`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct BrowsePage {
+    pub memories: Vec<MemoryView>,
+    /// Whether memories follow this page.
+    pub more: bool,
+    /// The scopes browsed that hold active memories, with how many each.
+    pub scopes: Vec<(String, u64)>,
+}
+
 /// A memory as `show` and `list` print it (docs/cli.md), at the valid time the read asked about.
 #[derive(Clone, Debug, Serialize)]
 pub struct MemoryView {

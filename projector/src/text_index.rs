@@ -959,10 +959,47 @@ impl TextIndex {
     /// Every active memory of the type and scope (each filter optional), newest first, with a
     /// score of 0: what an exhaustive ranking of the scope, such as the cosine's, ranks.
     pub fn admitted(&self, memory_type: Option<MemoryType>, scope: Scopes<'_>) -> Result<Vec<TextHit>, ProjectError> {
+        self.newest_of(memory_type, scope, None)
+    }
+
+    /// The newest `limit` active memories of the type and scope (each filter optional), newest
+    /// first: a page of a scope read without reading the rest of it.
+    pub fn newest(
+        &self,
+        memory_type: Option<MemoryType>,
+        scope: Scopes<'_>,
+        limit: usize,
+    ) -> Result<Vec<TextHit>, ProjectError> {
+        self.newest_of(memory_type, scope, Some(limit))
+    }
+
+    fn newest_of(
+        &self,
+        memory_type: Option<MemoryType>,
+        scope: Scopes<'_>,
+        limit: Option<usize>,
+    ) -> Result<Vec<TextHit>, ProjectError> {
         let searcher = self.reader.searcher();
         let query =
             self.filtered(&searcher, Box::new(ConstScoreQuery::new(Box::new(AllQuery), 0.0)), memory_type, scope)?;
-        self.top(&searcher, &query, None)
+        self.top(&searcher, &query, limit)
+    }
+
+    /// The scopes `scope` covers that hold active memories, each with how many, by name.
+    pub fn scope_counts(&self, scope: Scopes<'_>) -> Result<Vec<(String, u64)>, ProjectError> {
+        let searcher = self.reader.searcher();
+        let mut out = Vec::new();
+        for name in self.scopes_with_prefix(&searcher, "")? {
+            if !scope.covers(&name) {
+                continue;
+            }
+            let query = TermQuery::new(Term::from_field_text(self.fields.scope, &name), IndexRecordOption::Basic);
+            let count = searcher.search(&query, &tantivy::collector::Count)? as u64;
+            if count > 0 {
+                out.push((name, count));
+            }
+        }
+        Ok(out)
     }
 
     /// `query` with `memory_type` and `scope` as required filters that do not score; a scope

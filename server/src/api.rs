@@ -41,6 +41,8 @@ pub enum Call {
     Events(EventsQuery),
     NearMisses(NearMissQuery),
     Timeline(Empty),
+    /// A page of the active memories, newest first, and the scopes they are in (MCP resources).
+    Browse(BrowseQuery),
     /// Who the caller is: its principal, kind, own scope and grants.
     Whoami(Empty),
     PrincipalsList(Empty),
@@ -89,6 +91,7 @@ impl Call {
             | Call::Events(_)
             | Call::NearMisses(_)
             | Call::Timeline(_)
+            | Call::Browse(_)
             | Call::Whoami(_)
             | Call::PrincipalsList(_)
             | Call::TranscriptProgress(_) => false,
@@ -425,6 +428,22 @@ fn active() -> String {
 
 fn hundred() -> usize {
     100
+}
+
+/// A page of the active memories the caller may read, newest first (MCP's
+/// `memledger://scopes/{scope}` and `resources/list`).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BrowseQuery {
+    /// Only this scope (default: every scope the caller may read).
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// Memories before this page.
+    #[serde(default)]
+    pub offset: usize,
+    /// At most this many (default 50).
+    #[serde(default = "fifty")]
+    pub limit: usize,
 }
 
 /// `recall QUERY`.

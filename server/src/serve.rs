@@ -84,6 +84,8 @@ async fn serve(
     token: Option<String>,
 ) -> Result<(), ServeError> {
     let stop = CancellationToken::new();
+    let (head, changes) = tokio::sync::watch::channel(dispatch.head_seq());
+    let dispatch: Arc<dyn Dispatch> = Arc::new(Announcing { inner: dispatch, head });
     let started = Instant::now();
     let activity = Arc::new(Activity::default());
     activity.touch();
@@ -132,6 +134,7 @@ async fn serve(
             options.allow_erase,
             stop.clone(),
             None,
+            Some(changes.clone()),
         ),
         unix_auth,
     );
@@ -141,6 +144,12 @@ async fn serve(
         tasks.spawn(async move { axum::serve(unix, unix_app).with_graceful_shutdown(stop.cancelled_owned()).await });
     }
     if let (Some(tcp), Some(token)) = (tcp, token) {
+        // An answer that leaves in several writes (an SSE stream: MCP's) must not wait on
+        // Nagle's algorithm for the client's delayed acknowledgment (40 ms a request).
+        use axum::serve::ListenerExt;
+        let tcp = tcp.tap_io(|stream| {
+            let _ = stream.set_nodelay(true);
+        });
         let tcp_auth =
             crate::http::Auth { dispatch: dispatch.clone(), store_token: Some(Arc::new(token)), required: true };
         let app = crate::http::app(
@@ -151,6 +160,7 @@ async fn serve(
                 options.allow_erase,
                 stop.clone(),
                 mcp_hosts,
+                Some(changes.clone()),
             ),
             tcp_auth,
         );
@@ -209,4 +219,60 @@ fn bind_unix(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
     std::fs::rename(&tmp, socket)?;
     Ok(listener)
+}
+
+/// The store's [`Dispatch`], announcing the ledger's head after every command that may have
+/// written (whoever sent it: the CLI over the socket, HTTP, an MCP tool), for the MCP sessions
+/// that subscribed to resources.
+struct Announcing {
+    inner: Arc<dyn Dispatch>,
+    head: tokio::sync::watch::Sender<u64>,
+}
+
+impl Announcing {
+    fn announce(&self) {
+        let now = self.inner.head_seq();
+        self.head.send_if_modified(|head| std::mem::replace(head, now) != now);
+    }
+}
+
+impl Dispatch for Announcing {
+    fn run(&self, call: crate::Call, json: bool, color: bool, caller: &memledger_engine::Caller) -> crate::Reply {
+        let writes = call.writes();
+        let reply = self.inner.run(call, json, color, caller);
+        if writes {
+            self.announce();
+        }
+        reply
+    }
+
+    fn import(
+        &self,
+        stream: &[u8],
+        json: bool,
+        color: bool,
+        caller: &memledger_engine::Caller,
+        allow_secret: bool,
+    ) -> crate::Reply {
+        let reply = self.inner.import(stream, json, color, caller, allow_secret);
+        self.announce();
+        reply
+    }
+
+    fn export(
+        &self,
+        since: u64,
+        caller: &memledger_engine::Caller,
+        out: &mut dyn std::io::Write,
+    ) -> Result<u64, String> {
+        self.inner.export(since, caller, out)
+    }
+
+    fn head_seq(&self) -> u64 {
+        self.inner.head_seq()
+    }
+
+    fn authenticate(&self, token: &str) -> Option<memledger_engine::Principal> {
+        self.inner.authenticate(token)
+    }
 }

@@ -4,7 +4,7 @@ use memledger_engine::validity::ReadStatus;
 use serde_json::json;
 
 use memledger_engine::{Caller, Memledger};
-use memledger_server::api::{Call, ListQuery};
+use memledger_server::api::{BrowseQuery, Call, ListQuery};
 
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
@@ -119,4 +119,20 @@ pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Outpu
         out.line("no memories")?;
     }
     Ok(())
+}
+
+/// The most a page of [`Call::Browse`] holds.
+const BROWSE_MAX: usize = 500;
+
+/// A page of the active memories `caller` may read, newest first, with the scopes they are in
+/// (MCP resources): `{"memories": [...], "next_offset": N|null, "scopes": [{"scope", "memories"}]}`.
+pub fn execute_browse(live: &Memledger, caller: &Caller, q: &BrowseQuery, out: &mut Output) -> Result<(), CliError> {
+    if q.limit == 0 || q.limit > BROWSE_MAX {
+        return Err(CliError::bad_input(format!("limit must be 1 to {BROWSE_MAX}, not {}", q.limit)));
+    }
+    let scopes = caller.access().scopes_for(q.scope.as_deref())?;
+    let page = live.browse(None, &scopes, q.offset, q.limit, memledger_schemas::Timestamp::now())?;
+    let scopes: Vec<_> = page.scopes.iter().map(|(s, n)| json!({ "scope": s, "memories": n })).collect();
+    let next = page.more.then(|| q.offset + page.memories.len());
+    out.json_line(&json!({ "memories": page.memories, "next_offset": next, "scopes": scopes }))
 }

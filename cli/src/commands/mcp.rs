@@ -3,6 +3,13 @@
 //! runs, the store is opened for that call alone and dropped after it (the drop commits the text
 //! index), so a person's CLI commands run between an agent's calls
 //! (docs/adr/0014-one-server-per-store.md). Calls are then answered one at a time.
+//!
+//! Resource subscriptions follow the store: each write this process makes, and, while the
+//! store's server runs, its head as every other writer moves it (asked every [`HEAD_POLL`]).
+//! Without a server, writes by other processes reach a subscriber at this process's next write.
+
+/// How often a stdio session asks the store's server for its head, for its subscriptions.
+const HEAD_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
 use std::sync::Arc;
 
@@ -55,31 +62,77 @@ pub fn run(ctx: &Context, args: Args, _out: &mut Output) -> Result<(), CliError>
     // One direct call at a time: the store is opened per call, and a second open in this process
     // would only wait for the first to drop it.
     let turn = Arc::new(tokio::sync::Mutex::new(()));
+    // The head as this session knows it moved: a count of moves, not a seq.
+    let (moved, changes) = tokio::sync::watch::channel(0u64);
+    let moved = Arc::new(moved);
+    let call_moved = moved.clone();
+    let call_socket = socket.clone();
     let call: memledger_server::CallFn = Arc::new(move |call: Call, who: Who| {
-        let (direct, socket, turn) = (direct.clone(), socket.clone(), turn.clone());
+        let (direct, socket, turn, moved) = (direct.clone(), call_socket.clone(), turn.clone(), call_moved.clone());
         Box::pin(async move {
-            // On stdio no transport authenticates: the calls carry this process's token.
-            let (token, actor) = match who {
-                Who::Token { token, actor } => (token, actor),
-                Who::Caller(caller) => (direct.token.clone(), caller.actor),
-            };
-            if use_server && let Ok(client) = Client::connect(&socket).await {
-                let mut client = client.with_token(token.clone());
-                let request = CallRequest { call: call.clone(), json: true, color: false, actor: Some(actor.clone()) };
-                if let Ok(reply) = client.call(&request).await {
-                    return reply;
-                }
+            let writes = call.writes();
+            let reply = relay(direct, socket, turn, use_server, call, who).await;
+            if writes {
+                moved.send_modify(|n| *n += 1);
             }
-            let _turn = turn.lock().await;
-            tokio::task::spawn_blocking(move || run_direct(&direct, call, &actor))
-                .await
-                .unwrap_or_else(|e| Reply::failure(format!("the tool call failed: {e}")))
+            reply
         })
     });
     let defaults = Defaults { scope: crate::config::default_scope(), memory_type: crate::config::default_type() };
-    runtime
-        .block_on(memledger_server::mcp::serve_stdio(call, defaults, args.allow_erase, ctx.token.clone()))
-        .map_err(|e| CliError::new(Exit::Failure, e, None))
+    let serve = async move {
+        if use_server {
+            tokio::spawn(follow_server_head(socket, moved));
+        }
+        memledger_server::mcp::serve_stdio(call, defaults, args.allow_erase, ctx.token.clone(), Some(changes)).await
+    };
+    runtime.block_on(serve).map_err(|e| CliError::new(Exit::Failure, e, None))
+}
+
+/// Tell the session's subscriptions each time the running server's head moves.
+async fn follow_server_head(socket: std::path::PathBuf, moved: Arc<tokio::sync::watch::Sender<u64>>) {
+    let mut last = None;
+    let mut tick = tokio::time::interval(HEAD_POLL);
+    loop {
+        tick.tick().await;
+        if moved.is_closed() {
+            return;
+        }
+        let Ok(mut client) = Client::connect(&socket).await else { continue };
+        let Ok(status) = client.status().await else { continue };
+        // The first answer counts as a move too: a write between a subscription and it must
+        // not go unheard (a move that changed nothing only costs the subscriptions a read).
+        if last != Some(status.head_seq) {
+            moved.send_modify(|n| *n += 1);
+        }
+        last = Some(status.head_seq);
+    }
+}
+
+/// One call: through the store's server when one runs, else on the store opened for it alone.
+async fn relay(
+    direct: Arc<Context>,
+    socket: std::path::PathBuf,
+    turn: Arc<tokio::sync::Mutex<()>>,
+    use_server: bool,
+    call: Call,
+    who: Who,
+) -> Reply {
+    // On stdio no transport authenticates: the calls carry this process's token.
+    let (token, actor) = match who {
+        Who::Token { token, actor } => (token, actor),
+        Who::Caller(caller) => (direct.token.clone(), caller.actor),
+    };
+    if use_server && let Ok(client) = Client::connect(&socket).await {
+        let mut client = client.with_token(token.clone());
+        let request = CallRequest { call: call.clone(), json: true, color: false, actor: Some(actor.clone()) };
+        if let Ok(reply) = client.call(&request).await {
+            return reply;
+        }
+    }
+    let _turn = turn.lock().await;
+    tokio::task::spawn_blocking(move || run_direct(&direct, call, &actor))
+        .await
+        .unwrap_or_else(|e| Reply::failure(format!("the tool call failed: {e}")))
 }
 
 /// A call on the store opened for it alone, dropped before the answer goes out, for the

@@ -84,6 +84,7 @@ pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -
         Call::Events(q) => review::execute_events(ml, caller, q, out)?,
         Call::NearMisses(q) => review::execute_near_misses(ml, caller, q, out)?,
         Call::Timeline(_) => review::execute_timeline(ml, caller, out)?,
+        Call::Browse(q) => list::execute_browse(ml, caller, q, out)?,
         Call::Whoami(_) => principals::execute_whoami(caller, out)?,
         Call::PrincipalsList(_) => principals::execute_list(ml, caller, out)?,
         Call::PrincipalsAdd(b) => principals::execute_add(ml, caller, b, out)?,

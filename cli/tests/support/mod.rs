@@ -27,6 +27,24 @@ pub fn manifest_dir() -> PathBuf {
     memledger_tests::manifest_dir(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Whether the official MCP Python SDK is installed (`import mcp`), saying so when it is not.
+/// CI installs it (scripts/setup_tests.sh): there a missing SDK fails the test, never skips it.
+pub fn mcp_python_sdk() -> bool {
+    let probe = Command::new("python3").args(["-c", "import mcp"]).output();
+    let installed = probe.as_ref().is_ok_and(|out| out.status.success());
+    if std::env::var_os("CI").is_some() {
+        assert!(installed, "CI must run the real-client tests, but `python3 -c 'import mcp'` fails");
+    }
+    if !installed {
+        let why = match &probe {
+            Ok(out) => String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("failed").to_string(),
+            Err(e) => format!("python3 is not available: {e}"),
+        };
+        println!("SKIPPED: the MCP Python SDK is not installed ({why}); scripts/setup_tests.sh installs it");
+    }
+    installed
+}
+
 /// The binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_memledger")

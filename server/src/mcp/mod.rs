@@ -9,26 +9,49 @@
 //! Every event a call writes records the principal its token authenticated (over HTTP, the
 //! request's bearer token; on stdio, `MEMLEDGER_TOKEN`; none: the store's owner) and, as whom
 //! it acted for, `agent:<client name>`, the name the client gave in `initialize`. Every answer
-//! leaves inside a fence ([`crate::fence`]): recorded data, never instructions.
+//! leaves inside a fence ([`crate::fence`]): recorded data, never instructions; a tool's answer
+//! also carries the command's document as `structuredContent`, checked by the tool's
+//! `outputSchema` ([`schemas`]: the HTTP API's own contract). Each tool says what it does to the
+//! store in its annotations (read-only, destructive, idempotent; never the open world).
+//!
+//! Beside the tools: the store as resources ([`resources`]), with subscriptions that follow every
+//! writer of the store ([`session`]), prompts and the completion of their arguments
+//! ([`prompts`]), and log messages at the level the client sets (never memory text above
+//! `debug`).
+
+mod prompts;
+mod resources;
+mod schemas;
+mod session;
 
 use std::sync::Arc;
 
 use memledger_engine::error::Exit;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock as Content, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::service::RequestContext;
+use rmcp::model::{
+    CallToolResult, CompleteRequestParams, CompleteResult, ContentBlock as Content, GetPromptRequestParams,
+    GetPromptResponse, Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::{self, Action, Call, Reply};
 use crate::http::Authed;
 use crate::{CallFn, Who};
+use session::Session;
+
+/// The store's head seq, announced after each write that moved it: what subscriptions follow.
+pub type Changes = watch::Receiver<u64>;
 
 const TAXONOMY: &str = "Types: `fact` — a stable truth about the world or the user (\"the staging db runs on Postgres 16\"); \
 `preference` — how the user likes things done (\"prefers pnpm over npm\"); \
@@ -221,6 +244,10 @@ pub struct McpServer {
     defaults: Arc<Defaults>,
     allow_erase: bool,
     token: Option<String>,
+    /// The ledger's head as writes move it (none: no subscription is ever updated).
+    changes: Option<Changes>,
+    /// This session's subscriptions and log level (each HTTP session gets its own).
+    session: Arc<Session>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -230,12 +257,16 @@ fn actor_of(context: &RequestContext<RoleServer>) -> String {
     if name.is_empty() { "agent:unknown".into() } else { format!("agent:{name}") }
 }
 
-/// A tool's answer: the command's JSON document inside a fence, or its error for the agent.
+/// A tool's answer: the command's JSON document inside a fence, and as `structuredContent`;
+/// or its error for the agent.
 fn to_result(reply: Result<Value, (String, Option<String>)>) -> CallToolResult {
     match reply {
         Ok(value) => {
             let text = serde_json::to_string_pretty(&value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
-            CallToolResult::success(vec![Content::text(crate::fence::fence(&[(String::new(), text.as_str())]))])
+            let mut result =
+                CallToolResult::success(vec![Content::text(crate::fence::fence(&[(String::new(), text.as_str())]))]);
+            result.structured_content = Some(value);
+            result
         }
         Err((message, hint)) => {
             let mut text = format!("error: {message}");
@@ -261,8 +292,28 @@ fn document(reply: Reply) -> Result<Value, (String, Option<String>)> {
 
 impl McpServer {
     /// `token`: what calls carry when the transport authenticates none (stdio).
-    pub fn new(call: CallFn, defaults: Defaults, allow_erase: bool, token: Option<String>) -> Self {
-        McpServer { call, defaults: Arc::new(defaults), allow_erase, token, tool_router: Self::tool_router() }
+    /// `changes`: the store's head, for subscriptions.
+    pub fn new(
+        call: CallFn,
+        defaults: Defaults,
+        allow_erase: bool,
+        token: Option<String>,
+        changes: Option<Changes>,
+    ) -> Self {
+        McpServer {
+            call,
+            defaults: Arc::new(defaults),
+            allow_erase,
+            token,
+            changes,
+            session: Arc::default(),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// The same server for a new session: no subscriptions, the default log level.
+    fn for_session(&self) -> Self {
+        McpServer { session: Arc::default(), ..self.clone() }
     }
 
     /// Whom a call is for: over HTTP, the principal the request's token authenticated; on stdio,
@@ -277,7 +328,34 @@ impl McpServer {
     }
 
     async fn run(&self, call: Call, context: &RequestContext<RoleServer>) -> Result<Value, (String, Option<String>)> {
-        document((self.call)(call, self.who(context)).await)
+        let command = serde_json::to_value(&call).ok().and_then(|c| c["command"].as_str().map(String::from));
+        let reply = (self.call)(call, self.who(context)).await;
+        // The command's notes (a failing embedder, a model timeout, an index rebuilt) and its
+        // refusals (a secret, a scope outside the grants) are the server's warnings; the
+        // command's name and exit code go at `debug`. No memory text: notes and errors name ids,
+        // rules and counts.
+        let peer = &context.peer;
+        let command = command.unwrap_or_default();
+        let exit = reply.exit_code;
+        self.session.log_command(peer, json!({ "command": command, "exit_code": exit })).await;
+        for note in reply.stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            self.session.log_warning(peer, json!({ "command": command, "note": note })).await;
+        }
+        if exit != 0 {
+            let error = reply.error.clone().unwrap_or_default();
+            let data = json!({ "command": command, "exit_code": exit, "error": error });
+            self.session.log_warning(peer, data).await;
+        }
+        let answer = document(reply);
+        // A model that failed without failing the command (recall ranked by words alone).
+        if let Ok(doc) = &answer {
+            for field in ["embedding_error", "rerank_error"] {
+                if let Some(error) = doc.get(field).and_then(Value::as_str) {
+                    self.session.log_warning(peer, json!({ "command": command, field: error })).await;
+                }
+            }
+        }
+        answer
     }
 }
 
@@ -295,7 +373,13 @@ statements (list_conflicts), ask which is current, and record their answer with 
 
 #[tool_router]
 impl McpServer {
-    #[tool(name = "save_memory", description = SAVE_DESCRIPTION)]
+    #[tool(
+        name = "save_memory",
+        title = "Save a memory",
+        description = SAVE_DESCRIPTION,
+        output_schema = schemas::output("SaveDoc"),
+        annotations(title = "Save a memory", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
     async fn save_memory(
         &self,
         Parameters(p): Parameters<SaveParams>,
@@ -319,7 +403,13 @@ impl McpServer {
         Ok(to_result(self.run(Call::Save(body), &context).await.map(with_save_notice)))
     }
 
-    #[tool(name = "update_memory", description = UPDATE_DESCRIPTION)]
+    #[tool(
+        name = "update_memory",
+        title = "Replace a memory with a new version",
+        description = UPDATE_DESCRIPTION,
+        output_schema = schemas::output("SaveDoc"),
+        annotations(title = "Replace a memory with a new version", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
     async fn update_memory(
         &self,
         Parameters(p): Parameters<UpdateParams>,
@@ -340,7 +430,13 @@ impl McpServer {
         Ok(to_result(self.run(Call::Save(body), &context).await.map(with_save_notice)))
     }
 
-    #[tool(name = "recall_memory", description = RECALL_DESCRIPTION)]
+    #[tool(
+        name = "recall_memory",
+        title = "Recall memories",
+        description = RECALL_DESCRIPTION,
+        output_schema = schemas::output("RecallDoc"),
+        annotations(title = "Recall memories", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
     async fn recall_memory(
         &self,
         Parameters(p): Parameters<RecallParams>,
@@ -361,7 +457,13 @@ impl McpServer {
         })
     }
 
-    #[tool(name = "memory_history", description = HISTORY_DESCRIPTION)]
+    #[tool(
+        name = "memory_history",
+        title = "A memory's versions",
+        description = HISTORY_DESCRIPTION,
+        output_schema = schemas::output("HistoryDoc"),
+        annotations(title = "A memory's versions", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
     async fn memory_history(
         &self,
         Parameters(p): Parameters<IdParams>,
@@ -371,7 +473,13 @@ impl McpServer {
         Ok(to_result(self.run(call, &context).await))
     }
 
-    #[tool(name = "why_memory", description = WHY_DESCRIPTION)]
+    #[tool(
+        name = "why_memory",
+        title = "Why memories were or were not flagged",
+        description = WHY_DESCRIPTION,
+        output_schema = schemas::output("WhyDoc"),
+        annotations(title = "Why memories were or were not flagged", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
     async fn why_memory(
         &self,
         Parameters(p): Parameters<WhyParams>,
@@ -381,7 +489,13 @@ impl McpServer {
         Ok(to_result(self.run(call, &context).await))
     }
 
-    #[tool(name = "list_conflicts", description = LIST_CONFLICTS_DESCRIPTION)]
+    #[tool(
+        name = "list_conflicts",
+        title = "List memory conflicts",
+        description = LIST_CONFLICTS_DESCRIPTION,
+        output_schema = schemas::output("ConflictsDoc"),
+        annotations(title = "List memory conflicts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false)
+    )]
     async fn list_conflicts(
         &self,
         Parameters(p): Parameters<ListConflictsParams>,
@@ -403,7 +517,13 @@ impl McpServer {
         Ok(to_result(answer))
     }
 
-    #[tool(name = "resolve_conflict", description = RESOLVE_DESCRIPTION)]
+    #[tool(
+        name = "resolve_conflict",
+        title = "Record the user's decision on a conflict",
+        description = RESOLVE_DESCRIPTION,
+        output_schema = schemas::output("ResolveDoc"),
+        annotations(title = "Record the user's decision on a conflict", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false)
+    )]
     async fn resolve_conflict(
         &self,
         Parameters(p): Parameters<ResolveParams>,
@@ -423,7 +543,13 @@ impl McpServer {
         Ok(to_result(self.run(call, &context).await))
     }
 
-    #[tool(name = "erase_memory", description = ERASE_DESCRIPTION)]
+    #[tool(
+        name = "erase_memory",
+        title = "Erase a memory's text for good",
+        description = ERASE_DESCRIPTION,
+        output_schema = schemas::output("EraseDoc"),
+        annotations(title = "Erase a memory's text for good", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false)
+    )]
     async fn erase_memory(
         &self,
         Parameters(p): Parameters<EraseParams>,
@@ -447,6 +573,7 @@ impl McpServer {
 /// recall_memory's answer: the memories' texts, verbatim, inside the recall's own fence; then
 /// the rest of the document (ids, scores, conflicts, the notice) without the texts.
 fn recall_result(mut document: Value) -> CallToolResult {
+    let whole = document.clone();
     let fenced = document.get("fenced").and_then(Value::as_str).unwrap_or_default().to_string();
     if let Some(map) = document.as_object_mut() {
         map.remove("fenced");
@@ -460,15 +587,146 @@ fn recall_result(mut document: Value) -> CallToolResult {
         }
     }
     let rest = serde_json::to_string_pretty(&document).unwrap_or_default();
-    CallToolResult::success(vec![Content::text(format!("{fenced}\n{rest}"))])
+    let mut result = CallToolResult::success(vec![Content::text(format!("{fenced}\n{rest}"))]);
+    result.structured_content = Some(whole);
+    result
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for McpServer {
+    // Logging is deprecated for protocol 2026-07-28 (SEP-2577) and spoken by the clients in use.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_completions()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("memledger", env!("CARGO_PKG_VERSION")))
             .with_instructions(format!("{INSTRUCTIONS} {TAXONOMY}"))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        resources::list(&self.call, cursor.as_deref(), self.who(&context)).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Ok(resources::read(&self.call, &request.uri, self.who(&context)).await?.into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Read it first, as the subscriber: a resource it may not read, or that does not
+        // exist, is refused as its read would be.
+        let who = self.who(&context);
+        resources::read(&self.call, &request.uri, who.clone()).await?;
+        let digest = resources::digest(&self.call, &request.uri, who.clone()).await;
+        self.session.subscribe(request.uri, who, digest);
+        self.session.watch(self.changes.clone(), self.call.clone(), context.peer.clone());
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let ours = requested.resource_subscriptions.iter().flatten().filter(|u| resources::Target::parse(u).is_ok());
+        Some(SubscriptionFilter::builder().resource_subscriptions(ours.cloned()).build())
+    }
+
+    /// A `subscriptions/listen` stream (protocol 2026-07-28): its resources' updates until the
+    /// client cancels it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let who = self.who(context.request_context());
+        let uris = context.accepted().resource_subscriptions.clone().unwrap_or_default();
+        let Some(mut changes) = self.changes.clone() else {
+            context.cancelled().await;
+            return Ok(());
+        };
+        let mut listened = session::Listened::new(&self.call, uris, &who).await;
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                moved = changes.changed() => {
+                    if moved.is_err() {
+                        return Ok(());
+                    }
+                    for uri in listened.changed(&self.call).await {
+                        if context.sink().notify_resource_updated(uri).await.is_err() {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Ok(prompts::get(&self.call, &request.name, &request.arguments, self.who(&context)).await?.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let argument = &request.argument;
+        prompts::complete(&self.call, &request.r#ref, &argument.name, &argument.value, self.who(&context)).await
+    }
+
+    // Logging: deprecated for protocol 2026-07-28 (SEP-2577), spoken by the clients in use.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.set_level_from(&request);
+        Ok(())
     }
 }
 
@@ -479,8 +737,9 @@ pub async fn serve_stdio(
     defaults: Defaults,
     allow_erase: bool,
     token: Option<String>,
+    changes: Option<Changes>,
 ) -> Result<(), String> {
-    let service = McpServer::new(call, defaults, allow_erase, token)
+    let service = McpServer::new(call, defaults, allow_erase, token, changes)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|e| format!("MCP initialization failed: {e}"))?;
@@ -491,16 +750,18 @@ pub async fn serve_stdio(
 /// `/mcp`: the tools over streamable HTTP. `hosts`: the `Host` names accepted (none given:
 /// loopback names only, against DNS rebinding; empty: any, for --allow-remote behind the token).
 pub fn router(call: CallFn, stop: CancellationToken, hosts: Option<Vec<String>>) -> axum::Router {
-    router_with(call, Defaults::default(), false, stop, hosts)
+    router_with(call, Defaults::default(), false, stop, hosts, None)
 }
 
-/// [`router`] with save defaults, and erasures carried out when `allow_erase`.
+/// [`router`] with save defaults, erasures carried out when `allow_erase`, and subscriptions
+/// updated as `changes` moves.
 pub fn router_with(
     call: CallFn,
     defaults: Defaults,
     allow_erase: bool,
     stop: CancellationToken,
     hosts: Option<Vec<String>>,
+    changes: Option<Changes>,
 ) -> axum::Router {
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(stop)
@@ -508,8 +769,8 @@ pub fn router_with(
     if let Some(hosts) = hosts {
         config = config.with_allowed_hosts(hosts);
     }
-    let server = McpServer::new(call, defaults, allow_erase, None);
+    let server = McpServer::new(call, defaults, allow_erase, None, changes);
     let service =
-        StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config);
+        StreamableHttpService::new(move || Ok(server.for_session()), Arc::new(LocalSessionManager::default()), config);
     axum::Router::new().nest_service("/mcp", service)
 }
