@@ -7,6 +7,9 @@ source scripts/setup_tests.sh
 # A throwaway PostgreSQL and NATS server for the shared-ledger tests, stopped on exit.
 source scripts/services.sh
 cargo test --release --workspace --locked "$@"
+# The fuzz targets build: fuzz/ is a workspace of its own (scripts/fuzz.sh runs it; its saved
+# corpus is replayed above, by tests/tests/fuzz_corpus.rs).
+cargo check --manifest-path fuzz/Cargo.toml --bins --locked --quiet --target-dir "$CARGO_TARGET_DIR-fuzz"
 # The Python package (python/), installed as a user would, against the binary cargo just built.
 if [ -x "${MEMLEDGER_PYTHON_VENV:-}/bin/python" ]; then
   "$MEMLEDGER_PYTHON_VENV/bin/python" -m pip install --quiet --no-build-isolation ./python

@@ -11,6 +11,8 @@
 //! [save]
 //! scope = "team:payments"                   # MEMLEDGER_SCOPE, --scope
 //! type = "fact"                             # MEMLEDGER_TYPE, --type
+//! [import]
+//! exclude = ["~/work/client-x", "4f1c9a2e"] # directories and session ids never imported, --exclude
 //! [models]                                  # each key is MEMLEDGER_<KEY> (docs/models.md)
 //! llm_url = "http://localhost:11434/v1"
 //! llm_model = "qwen3:8b"
@@ -38,6 +40,17 @@ pub struct Config {
     pub models: BTreeMap<String, toml::Value>,
     #[serde(default)]
     pub server: ServerDefaults,
+    #[serde(default)]
+    pub import: ImportDefaults,
+}
+
+/// `[import]`: what `import sessions` never reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportDefaults {
+    /// Directories (a session that worked in one or below it) and session ids (`--exclude`).
+    #[serde(default)]
+    pub exclude: Vec<String>,
 }
 
 /// `[server]`: how commands use `memledger serve`.

@@ -5,6 +5,7 @@ pub mod app;
 pub mod backend;
 pub mod commands;
 pub mod config;
+pub mod exclude;
 pub mod follow;
 pub mod output;
 pub mod style;

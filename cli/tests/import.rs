@@ -804,3 +804,72 @@ fn the_import_evaluation_scores_a_perfect_extractor_as_perfect() {
     assert!(result["located"].as_f64().unwrap() >= 0.95, "on their evidence lines: {result}");
     assert_eq!(result["model"], "scripted-gold");
 }
+
+#[test]
+fn an_excluded_transcript_is_never_read_past_its_first_line_and_the_summary_counts_it() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let dir = h.join("store");
+    let server = model(FACTS, Arc::new(AtomicBool::new(false)));
+    let env = env(&server);
+    let env = env_refs(&env);
+    let transcripts = h.join("t");
+    // Excluded by --exclude: a session that worked in /work/billing.
+    let mut billing = Claude::new("excl-billing");
+    billing.user("u1", T1, json!("hello")).user("u2", T1, json!("BILLING-MARKER we use postgres 17"));
+    billing.write(&transcripts.join("billing.jsonl"));
+    // Excluded by a .memledgerignore above its working directory.
+    let fenced = h.join("client-x");
+    std::fs::create_dir_all(fenced.join("src")).unwrap();
+    std::fs::write(fenced.join(".memledgerignore"), "").unwrap();
+    let mut client = Claude::new("excl-client");
+    let cwd = fenced.join("src").to_string_lossy().into_owned();
+    client.record(json!({"type": "user", "uuid": "c1", "cwd": cwd, "timestamp": T1,
+        "message": {"role": "user", "content": "hello"}}));
+    client.record(json!({"type": "user", "uuid": "c2", "cwd": cwd, "timestamp": T1,
+        "message": {"role": "user", "content": "CLIENT-MARKER the api listens on port 8080"}}));
+    client.write(&transcripts.join("client.jsonl"));
+    // Read: a session elsewhere.
+    let mut open = Claude::new("open-1");
+    open.record(json!({"type": "user", "uuid": "o1", "cwd": "/work/open", "timestamp": T2,
+        "message": {"role": "user", "content": "I prefer pnpm over npm"}}));
+    open.write(&transcripts.join("open.jsonl"));
+
+    let t = transcripts.to_str().unwrap();
+    let (memories, summary) = import(&dir, h, &env, &["--exclude", "/work/billing", t]);
+    let texts: Vec<&str> = memories.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["Ana prefers pnpm over npm"], "{summary}");
+    assert_eq!(summary["files"], 1, "{summary}");
+    assert_eq!(summary["files_excluded"], 2, "{summary}");
+    assert_eq!(summary["excluded"], json!({"directory": 1, ".memledgerignore": 1}), "{summary}");
+    let prompts = extraction_prompts(&server);
+    assert!(!prompts.is_empty());
+    for prompt in &prompts {
+        assert!(!prompt.contains("MARKER"), "an excluded transcript reached the model: {prompt}");
+    }
+    // The config file's `[import] exclude` names a session id; the human summary says so.
+    let config = h.join("config.toml");
+    std::fs::write(&config, "[import]\nexclude = [\"open-1\"]\n").unwrap();
+    let config = config.to_str().unwrap();
+    let out = run(&dir, h, &[("MEMLEDGER_CONFIG", config)], &["import", "sessions", "--explicit-only", "--dry-run", t]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("1 by session"), "{stdout}");
+    // The Claude Code hook's own `cwd` counts where the transcript's first line names none.
+    let hooked = transcripts.join("hooked/h-1.jsonl");
+    std::fs::create_dir_all(hooked.parent().unwrap()).unwrap();
+    let line = json!({"type": "user", "uuid": "h1", "sessionId": "h-1", "timestamp": T1,
+        "message": {"role": "user", "content": "HOOK-MARKER we use postgres 17"}});
+    std::fs::write(&hooked, format!("{line}\n")).unwrap();
+    let hook = json!({"transcript_path": hooked, "session_id": "h-1", "cwd": cwd, "hook_event_name": "SessionEnd"});
+    let mut child = command(&dir, h, &env, &["--json", "import", "sessions", "--from-hook"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), hook.to_string().as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let summary: Value = serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last().unwrap()).unwrap();
+    assert_eq!(summary["summary"]["excluded"], json!({".memledgerignore": 1}), "{summary}");
+    assert!(extraction_prompts(&server).iter().all(|p| !p.contains("HOOK-MARKER")));
+}

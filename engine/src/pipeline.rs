@@ -372,19 +372,7 @@ impl Planner<'_> {
             } else if stance.authority < examined[i].candidate.authority {
                 decision.extend(self.plan_authority_conflict(memory_id, stance, &mut examined, i));
             } else {
-                let (current, root) = (examined[i].candidate.memory_id, examined[i].candidate.root_id);
-                let version = self.reader.next_version(root)?;
-                examined[i].outcome = PairOutcome::Versioned;
-                decision.push(
-                    EventBody::BeliefVersioned(BeliefVersioned {
-                        memory_id,
-                        root_id: root,
-                        version,
-                        replaces: current,
-                        cause: VersionCause::Declared,
-                    })
-                    .into(),
-                );
+                decision.push(self.supersede(memory_id, &mut examined[i], VersionCause::Declared)?);
             }
         } else if let Some(i) = restatement {
             examined[i].outcome = PairOutcome::Merged;
@@ -399,19 +387,7 @@ impl Planner<'_> {
                 // stays current, and a conflict only its authority can settle opens instead.
                 decision.extend(self.plan_authority_conflict(memory_id, stance, &mut examined, i));
             } else {
-                let (current, root) = (examined[i].candidate.memory_id, examined[i].candidate.root_id);
-                let version = self.reader.next_version(root)?;
-                examined[i].outcome = PairOutcome::Versioned;
-                decision.push(
-                    EventBody::BeliefVersioned(BeliefVersioned {
-                        memory_id,
-                        root_id: root,
-                        version,
-                        replaces: current,
-                        cause: VersionCause::AnnouncedChange,
-                    })
-                    .into(),
-                );
+                decision.push(self.supersede(memory_id, &mut examined[i], VersionCause::AnnouncedChange)?);
             }
         } else if !contradicting.is_empty() {
             if stance.propose {
@@ -524,6 +500,21 @@ impl Planner<'_> {
         }
         events.extend(decision);
         Ok(events)
+    }
+
+    /// The incoming memory as the next version of the belief `pair` examined, replacing its
+    /// current version for `cause` (a change the text announced, or the caller declared).
+    fn supersede(
+        &self,
+        memory_id: MemoryId,
+        pair: &mut Examined,
+        cause: VersionCause,
+    ) -> Result<NewEvent, EngineError> {
+        let (current, root) = (pair.candidate.memory_id, pair.candidate.root_id);
+        let version = self.reader.next_version(root)?;
+        pair.outcome = PairOutcome::Versioned;
+        Ok(EventBody::BeliefVersioned(BeliefVersioned { memory_id, root_id: root, version, replaces: current, cause })
+            .into())
     }
 
     /// A declared relation in a save of a text the scope already holds (an agent's second call,

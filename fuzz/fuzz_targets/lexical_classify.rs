@@ -1,13 +1,14 @@
 //! The offline lexical classifier (`memledger_engine::classify::lexical::classify`) on two
 //! strings: any pair classifies without a panic, and the score is a number in [0, 1].
 //!
-//! lexical.rs depends on std and rustc-hash alone, so it is compiled in here from its source
-//! file rather than through memledger-engine (which links RocksDB and tantivy): the code fuzzed
-//! is the same file.
+//! The classifier (`engine/src/classify/lexical/`) depends on std, rustc-hash and rust-stemmers
+//! alone, so it is compiled in here from its source files rather than through memledger-engine
+//! (which links RocksDB and tantivy): the code fuzzed is the same files. The test command checks
+//! that this target builds (scripts/test.sh).
 #![no_main]
 
-#[allow(dead_code)]
-#[path = "../../engine/src/classify/lexical.rs"]
+#[allow(dead_code, unused_imports)]
+#[path = "../../engine/src/classify/lexical/mod.rs"]
 mod lexical;
 
 use libfuzzer_sys::fuzz_target;

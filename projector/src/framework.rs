@@ -150,7 +150,7 @@ const REBUILD_CHUNK: usize = 4096;
 pub struct Views {
     projectors: Vec<Box<dyn Projector>>,
     /// The seq each view's checkpoint in the ledger's own store stands at, as last written by
-    /// `apply` (so a save does not read four checkpoints back); emptied by anything else that
+    /// `apply` (so a save does not read every view's checkpoint back); emptied by anything else that
     /// writes checkpoints there.
     applied: Mutex<Option<Vec<u64>>>,
     /// Events per chunk of a rebuild or catch-up ([`REBUILD_CHUNK`] unless a test sets it).
@@ -250,7 +250,7 @@ impl Views {
                 .map(|p| Checkpoint::read(store, p.name()).map(|c| c.map_or(0, |c| c.seq)))
                 .collect::<Result<Vec<_>, _>>()?,
         };
-        // About what a save's events write to the four views, so that the batch is allocated
+        // About what a save's events write to the views, so that the batch is allocated
         // once instead of growing as the views add their keys.
         let mut batch = Batch::with_capacity(events.len() * 128 + 256);
         for (p, &from) in self.projectors.iter().zip(&known) {

@@ -54,6 +54,11 @@ pub struct Args {
     /// Only sessions that worked in this directory.
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Never read the sessions that worked in this directory (or below it), or this session id;
+    /// beside the config file's `[import] exclude` and any directory holding a `.memledgerignore`.
+    /// An excluded transcript is not read past its first line. Repeatable.
+    #[arg(long, value_name = "DIR|SESSION")]
+    pub exclude: Vec<String>,
     /// Read and cut the transcripts and say what would be imported: no model is asked, nothing is
     /// written.
     #[arg(long)]
@@ -100,6 +105,8 @@ struct Summary {
     files_rewritten: u64,
     files_active: u64,
     files_unknown: Vec<String>,
+    /// Transcripts not read past their first line, by why: `directory`, `session`, `.memledgerignore`.
+    excluded: BTreeMap<String, u64>,
     turns: u64,
     chunks: u64,
     chunks_known: u64,
@@ -129,9 +136,11 @@ pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliErr
         return Err(CliError::bad_input("--limit must be at least 1"));
     }
     let mut agent = agent;
+    // What a hook says of its session (its id, its working directory), for the exclusions.
+    let mut hooked = Hooked::default();
     if args.from_hook {
-        let hook = read_hook()?;
-        args.paths = vec![hook];
+        hooked = read_hook()?;
+        args.paths = vec![hooked.transcript.clone()];
         agent = agent.or(Some(Agent::ClaudeCode));
     }
     let models = Models::new(ctx.model_config());
@@ -153,6 +162,8 @@ pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliErr
         ));
     }
     let sources = discover(&args, agent, since)?;
+    let config = &crate::config::get().import.exclude;
+    let exclusions = Exclusions::new(config.iter().chain(&args.exclude).map(String::as_str));
     let budget = Budget { chars: args.chunk_chars, ..Budget::default() };
     let mut route = Route::new(ctx)?;
     let mut summary = Summary::default();
@@ -164,7 +175,8 @@ pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliErr
             summary.files_active += 1;
             continue;
         }
-        let file = Importing { ctx, args: &args, models: &models, budget, source };
+        let file =
+            Importing { ctx, args: &args, models: &models, budget, source, exclusions: &exclusions, hooked: &hooked };
         let result = bar.suspend(|| file.import(&mut route, &mut summary, out));
         if let Err(e) = result {
             bar.finish_and_clear();
@@ -193,6 +205,18 @@ pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliErr
     Ok(())
 }
 
+/// A transcript's first line (with its newline), at most [`FIRST_LINE_MAX`] bytes of it: all an
+/// exclusion reads.
+fn first_line(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{BufRead, Read};
+    let mut line = Vec::new();
+    std::io::BufReader::new(std::fs::File::open(path)?).take(FIRST_LINE_MAX).read_until(b'\n', &mut line)?;
+    Ok(line)
+}
+
+/// The longest first line read for an exclusion (a Codex `session_meta` carries instructions).
+const FIRST_LINE_MAX: u64 = 1 << 20;
+
 /// A date (`2025-06-01`, midnight UTC) or an RFC 3339 time.
 fn parse_since(text: &str) -> Result<SystemTime, CliError> {
     let t = transcripts::parse_time(text)
@@ -201,16 +225,25 @@ fn parse_since(text: &str) -> Result<SystemTime, CliError> {
     Ok(SystemTime::UNIX_EPOCH + Duration::from_micros(micros))
 }
 
-/// The transcript a Claude Code hook names on standard input (`{"transcript_path": …}`).
-fn read_hook() -> Result<PathBuf, CliError> {
+/// What a Claude Code hook says on standard input: the transcript (`transcript_path`), and its
+/// session's id and working directory (`session_id`, `cwd`) when it gives them.
+#[derive(Default)]
+struct Hooked {
+    transcript: PathBuf,
+    session: Option<String>,
+    cwd: Option<String>,
+}
+
+fn read_hook() -> Result<Hooked, CliError> {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)?;
     let hook: Value = serde_json::from_str(&text)
         .map_err(|e| CliError::bad_input(format!("--from-hook: standard input is not a hook's JSON: {e}")))?;
-    hook.get("transcript_path")
-        .and_then(Value::as_str)
+    let field = |name: &str| hook.get(name).and_then(Value::as_str).map(str::to_string);
+    let transcript = field("transcript_path")
         .map(PathBuf::from)
-        .ok_or_else(|| CliError::bad_input("--from-hook: the hook's JSON names no transcript_path"))
+        .ok_or_else(|| CliError::bad_input("--from-hook: the hook's JSON names no transcript_path"))?;
+    Ok(Hooked { transcript, session: field("session_id"), cwd: field("cwd") })
 }
 
 fn home() -> Option<PathBuf> {
@@ -233,10 +266,7 @@ fn codex_sessions() -> Option<PathBuf> {
     }
 }
 
-/// How Claude Code names a project's directory: the path with every other character a `-`.
-fn claude_project_dir(project: &Path) -> String {
-    project.to_string_lossy().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect()
-}
+use crate::exclude::{Exclusions, claude_project_dir};
 
 /// Every `*.jsonl` file under `dir` that `keep` accepts, at any depth.
 fn walk(dir: &Path, keep: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
@@ -374,6 +404,8 @@ struct Importing<'a> {
     models: &'a Models,
     budget: Budget,
     source: &'a Source,
+    exclusions: &'a Exclusions,
+    hooked: &'a Hooked,
 }
 
 /// A transcript's cleaned turns and what the cleaning took out.
@@ -402,8 +434,23 @@ impl Importing<'_> {
 
     fn import(&self, route: &mut Route, summary: &mut Summary, out: &mut Output) -> Result<(), CliError> {
         let file = self.file_name();
-        let bytes = std::fs::read(&self.source.path)
-            .map_err(|e| CliError::new(memledger_engine::Exit::Failure, format!("cannot read {file}: {e}"), None))?;
+        let cannot = |e: std::io::Error| {
+            CliError::new(memledger_engine::Exit::Failure, format!("cannot read {file}: {e}"), None)
+        };
+        // Whether it is excluded, from its first line alone.
+        let first = first_line(&self.source.path).map_err(cannot)?;
+        let head =
+            self.source.agent.or_else(|| transcripts::detect(&first)).map(|a| transcripts::read(a, &file, &first));
+        let (mut session, mut cwd) = head.as_ref().map_or((None, None), |t| (t.session.as_deref(), t.cwd.as_deref()));
+        if self.source.path == self.hooked.transcript {
+            session = session.or(self.hooked.session.as_deref());
+            cwd = cwd.or(self.hooked.cwd.as_deref());
+        }
+        if let Some(why) = self.exclusions.excluded(&self.source.path, session, cwd) {
+            *summary.excluded.entry(why.kind().to_string()).or_insert(0) += 1;
+            return Ok(());
+        }
+        let bytes = std::fs::read(&self.source.path).map_err(cannot)?;
         let Some(agent) = self.source.agent.or_else(|| transcripts::detect(&bytes)) else {
             summary.files_unknown.push(file);
             return Ok(());
@@ -745,6 +792,8 @@ fn print_summary(
             "files_rewritten": s.files_rewritten,
             "files_active": s.files_active,
             "files_unknown": s.files_unknown,
+            "files_excluded": s.excluded.values().sum::<u64>(),
+            "excluded": s.excluded,
             "turns": s.turns,
             "chunks": s.chunks,
             "chunks_known": s.chunks_known,
@@ -781,6 +830,13 @@ fn print_summary(
         out.line(format!(
             "  {} unchanged since the last import, {} rewritten and read again, {} still being written (left for later)",
             s.files_unchanged, s.files_rewritten, s.files_active
+        ))?;
+    }
+    if !s.excluded.is_empty() {
+        let why = s.excluded.iter().map(|(k, n)| format!("{n} by {k}")).collect::<Vec<_>>().join(", ");
+        out.line(format!(
+            "  {} transcript(s) excluded, not read past their first line: {why}",
+            s.excluded.values().sum::<u64>()
         ))?;
     }
     if !s.skipped.is_empty() {
