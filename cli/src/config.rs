@@ -16,6 +16,7 @@
 //! [models]                                  # each key is MEMLEDGER_<KEY> (docs/models.md)
 //! llm_url = "http://localhost:11434/v1"
 //! llm_model = "qwen3:8b"
+//! daily_tokens = 2000000                   # MEMLEDGER_DAILY_TOKENS: a principal's chat-model tokens a day
 //! embed_url = "http://localhost:11434/v1"
 //! embed_model = "nomic-embed-text"
 //! ```

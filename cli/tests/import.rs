@@ -873,3 +873,69 @@ fn an_excluded_transcript_is_never_read_past_its_first_line_and_the_summary_coun
     assert_eq!(summary["summary"]["excluded"], json!({".memledgerignore": 1}), "{summary}");
     assert!(extraction_prompts(&server).iter().all(|p| !p.contains("HOOK-MARKER")));
 }
+
+/// A chat model that finds `FACTS` and says what each call cost: the prompt at 4 bytes a token,
+/// 20 tokens of answer.
+fn metered_model() -> mock_http::MockServer {
+    mock_http::start(move |seen| {
+        let (system, user) = (system(seen), seen.user_message());
+        let answer = if system.starts_with("You distil durable memories") {
+            extraction_answer(&user, FACTS)
+        } else {
+            json!({"relation": "complementary", "reason": "scripted"}).to_string()
+        };
+        let prompt_tokens = (system.len() + user.len()).div_ceil(4);
+        let body = json!({
+            "choices": [{"message": {"role": "assistant", "content": answer}}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 20, "total_tokens": prompt_tokens + 20},
+        });
+        mock_http::Reply::Status(200, body.to_string())
+    })
+}
+
+#[test]
+fn a_token_budget_stops_an_import_cleanly_and_the_next_run_goes_on_from_there() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let dir = h.join("store");
+    let file = h.join("long.jsonl");
+    let f = file.to_str().unwrap();
+    // 20 turns, 2 a chunk: 10 chunks of about 1,000 tokens each.
+    std::fs::write(&file, long_plain(20, 0)).unwrap();
+    let server = metered_model();
+    let env = env(&server);
+    let env = env_refs(&env);
+    let budget = 3000;
+    let (_, first) = import(&dir, h, &env, &["--chunk-chars", "1000", "--max-tokens", &budget.to_string(), f]);
+    let spent = first["tokens"]["total_tokens"].as_u64().unwrap();
+    let asked = first["model_calls"].as_u64().unwrap();
+    assert!(spent <= budget, "{spent} tokens spent of a budget of {budget}: {first}");
+    assert!((1..10).contains(&asked), "some chunks asked, not all: {first}");
+    assert!(first["stopped_at_budget"]["first_line"].as_u64().is_some(), "{first}");
+    let usage = json(&dir, h, &["usage"]);
+    assert_eq!(usage["today"]["total_tokens"].as_u64(), Some(spent), "the store counted the run: {usage}");
+    assert_eq!(usage["yours"]["today"]["calls"], first["tokens"]["calls"], "extraction and classification: {usage}");
+    assert_eq!(json(&dir, h, &["status"])["tokens"]["today"].as_u64(), Some(spent));
+
+    // The next run, unlimited, goes on where the first stopped: every chunk asked once in all.
+    let (_, second) = import(&dir, h, &env, &["--chunk-chars", "1000", f]);
+    assert_eq!(asked + second["model_calls"].as_u64().unwrap(), 10, "{second}");
+    assert!(second["stopped_at_budget"].is_null());
+    assert_eq!(extraction_prompts(&server).len(), 10, "no chunk asked twice");
+    let texts = active_texts(&dir, h);
+    assert_eq!(texts.len(), 10, "each chunk's memory once: {texts:?}");
+    let total = json(&dir, h, &["usage"])["today"]["total_tokens"].as_u64().unwrap();
+    assert_eq!(total, spent + second["tokens"]["total_tokens"].as_u64().unwrap());
+
+    // A daily budget already spent today: the hook's next import asks nothing and says where it
+    // stopped.
+    let other = h.join("other.jsonl");
+    std::fs::write(&other, long_plain(4, 0).replace("long-1", "other-1")).unwrap();
+    let daily = total.to_string();
+    let env_daily: Vec<(&str, &str)> =
+        env.iter().copied().chain([("MEMLEDGER_DAILY_TOKENS", daily.as_str())]).collect();
+    let (_, third) = import(&dir, h, &env_daily, &["--chunk-chars", "1000", other.to_str().unwrap()]);
+    assert_eq!(third["model_calls"], 0, "{third}");
+    assert!(third["stopped_at_budget"].is_object(), "{third}");
+    assert_eq!(extraction_prompts(&server).len(), 10);
+}

@@ -39,6 +39,7 @@ pub mod scan;
 pub mod secrets;
 mod term_cache;
 pub mod transcripts;
+pub mod usage;
 pub mod validity;
 
 pub use access::{Caller, NotPermitted, Principal};

@@ -973,13 +973,24 @@ impl Memledger {
     /// [`Memledger::judge_pending`] by `caller`: over the pending conflicts it may settle, each
     /// resolved with its authority on the judge's verdict.
     pub fn judge_pending_by(&self, dry_run: bool, caller: &Caller) -> Result<JudgeReport, EngineError> {
+        self.judge_pending_within(dry_run, caller, None)
+    }
+
+    /// [`Memledger::judge_pending_by`] within `budget` tokens (estimated before each call):
+    /// the conflicts it does not cover stay pending for a later run (`left_for_budget`).
+    pub fn judge_pending_within(
+        &self,
+        dry_run: bool,
+        caller: &Caller,
+        budget: Option<u64>,
+    ) -> Result<JudgeReport, EngineError> {
         validate_actor(&caller.actor)?;
         let mut resolve = |id: ConflictId, action: ResolutionAction, rationale: String, by: String| {
             Ok(self.resolve_by(id, action, None, Some(rationale), caller, Some(by))?.seqs)
         };
         let settles =
             |conflict: &ConflictRecord| crate::access::settle(caller.access(), self.reader(), conflict).is_ok();
-        judge::judge_pending(&self.models, self.reader(), dry_run, &settles, &mut resolve)
+        judge::judge_pending(&self.models, self.reader(), dry_run, budget, &settles, &mut resolve)
     }
 
     /// Embed every active memory that has no vector of the configured model yet (after the model
@@ -1258,6 +1269,32 @@ impl Memledger {
             .collect::<Result<Vec<_>, _>>()?;
         let scopes = text.scope_counts(scopes.scopes())?;
         Ok(reads::BrowsePage { memories, more, scopes })
+    }
+
+    /// Count `used` (a command's model calls) for `principal` on today's date (UTC) in the
+    /// store: what budgets read ([`Memledger::usage`]). Kept beside the ledger, not in it.
+    pub fn record_usage(&self, principal: &str, used: crate::models::TokenUsage) -> Result<(), EngineError> {
+        if used.is_empty() {
+            return Ok(());
+        }
+        // Counts are read, added to and written back: one writer at a time in this process.
+        static COUNTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _counting = COUNTING.lock().unwrap_or_else(|p| p.into_inner());
+        let store = self.ledger.store();
+        let day = crate::usage::day(Timestamp::now());
+        let [p, c, n] = memledger_ledger::tables::UsageTable::get(store, &day, principal)?;
+        let mut total = crate::models::TokenUsage { prompt_tokens: p, completion_tokens: c, calls: n };
+        total.add(used);
+        let mut batch = memledger_ledger::store::Batch::default();
+        let counts = [total.prompt_tokens, total.completion_tokens, total.calls];
+        memledger_ledger::tables::UsageTable::put(&mut batch, &day, principal, counts);
+        store.write(batch, false)?;
+        Ok(())
+    }
+
+    /// The model usage counted in this store on the day of `at` and in its month, by principal.
+    pub fn usage(&self, at: Timestamp) -> Result<crate::usage::UsageReport, EngineError> {
+        crate::usage::report(self.ledger.store(), at)
     }
 
     /// The scope of memory `id` (a belief, or an observation merged into one), if it was observed.

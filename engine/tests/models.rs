@@ -816,3 +816,27 @@ fn a_reranker_reorders_only_the_first_rerank_depth_of_a_longer_answer() {
     assert!(rest.windows(2).all(|w| w[0].score >= w[1].score));
     assert_eq!(server.seen()[0].body["documents"].as_array().unwrap().len(), recall::RERANK_DEPTH);
 }
+
+#[test]
+fn the_judge_within_a_token_budget_asks_only_what_it_covers_and_leaves_the_rest_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    three_conflicts(dir.path());
+    let server = judge_server();
+    let ml = open(dir.path(), llm(&server.url));
+    let owner = memledger_engine::Caller::owner(ACTOR.to_string());
+    // No budget left: nothing is asked, every conflict waits for a later run.
+    let none = ml.judge_pending_within(true, &owner, Some(0)).unwrap();
+    assert_eq!((none.judged, none.left_for_budget), (0, 3));
+    assert_eq!(server.hits(), 0);
+    // A budget that covers one prompt (by its length at 4 bytes a token, and a 512-token answer).
+    let one = ml.judge_pending_within(true, &owner, Some(1500)).unwrap();
+    assert_eq!((one.judged, one.left_for_budget), (1, 2));
+    assert_eq!(server.hits(), 1);
+    // Each call's usage is counted for the principal that ran it, by the day.
+    let (_, used) = memledger_engine::models::metered(|| ml.judge_pending_within(true, &owner, None).unwrap());
+    assert_eq!(used.calls, 3, "a call with no usage in its answer still counts: {used:?}");
+    ml.record_usage("owner", used).unwrap();
+    let report = ml.usage(memledger_schemas::Timestamp::now()).unwrap();
+    assert_eq!(report.today_of("owner").calls, 3);
+    assert_eq!(report.this_month.calls, 3);
+}

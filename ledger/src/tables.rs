@@ -339,3 +339,44 @@ pub struct Signed {
     pub key: KeyId,
     pub signature: [u8; 64],
 }
+
+/// Model usage, in `meta` under the prefix `b"usage/"`: then the UTC day (`YYYY-MM-DD`) ‖ `/` ‖
+/// the principal's name → prompt tokens ‖ completion tokens ‖ calls (each u64 BE). Counts for
+/// budgets (`memledger usage`), not part of the ledger's history: never replicated, never hashed.
+pub struct UsageTable;
+
+const USAGE_PREFIX: &[u8] = b"usage/";
+
+impl UsageTable {
+    fn key(day: &str, principal: &str) -> Vec<u8> {
+        [USAGE_PREFIX, day.as_bytes(), b"/", principal.as_bytes()].concat()
+    }
+
+    fn decode(value: &[u8]) -> [u64; 3] {
+        let at = |i: usize| value.get(i * 8..i * 8 + 8).and_then(|b| b.try_into().ok()).map_or(0, u64::from_be_bytes);
+        [at(0), at(1), at(2)]
+    }
+
+    /// The counts of `principal` on `day` (zeros when none).
+    pub fn get(store: &Store, day: &str, principal: &str) -> Result<[u64; 3], LedgerError> {
+        Ok(store.get(CF_META, &Self::key(day, principal))?.map_or([0; 3], |v| Self::decode(&v)))
+    }
+
+    pub fn put(batch: &mut Batch, day: &str, principal: &str, counts: [u64; 3]) {
+        let value: Vec<u8> = counts.iter().flat_map(|n| n.to_be_bytes()).collect();
+        batch.put(CF_META, Self::key(day, principal), value);
+    }
+
+    /// Every (day, principal, counts) whose day starts with `days` (`2026-12` for a month).
+    pub fn scan(store: &Store, days: &str) -> Result<Vec<(String, String, [u64; 3])>, LedgerError> {
+        let mut out = Vec::new();
+        for row in store.scan_prefix(CF_META, &[USAGE_PREFIX, days.as_bytes()].concat())? {
+            let (key, value) = row?;
+            let rest = String::from_utf8_lossy(&key[USAGE_PREFIX.len()..]).into_owned();
+            if let Some((day, principal)) = rest.split_once('/') {
+                out.push((day.to_string(), principal.to_string(), Self::decode(&value)));
+            }
+        }
+        Ok(out)
+    }
+}

@@ -43,6 +43,8 @@ pub enum Call {
     Timeline(Empty),
     /// A page of the active memories, newest first, and the scopes they are in (MCP resources).
     Browse(BrowseQuery),
+    /// The chat model's tokens counted today and this month (`memledger usage`).
+    Usage(Empty),
     /// Who the caller is: its principal, kind, own scope and grants.
     Whoami(Empty),
     PrincipalsList(Empty),
@@ -92,6 +94,7 @@ impl Call {
             | Call::NearMisses(_)
             | Call::Timeline(_)
             | Call::Browse(_)
+            | Call::Usage(_)
             | Call::Whoami(_)
             | Call::PrincipalsList(_)
             | Call::TranscriptProgress(_) => false,
@@ -231,6 +234,39 @@ pub struct TranscriptChunkBody {
     /// The scope the import saves in (default: the caller's own); writing it is needed.
     #[serde(default)]
     pub scope: Option<String>,
+    /// The chat model's tokens the importing process spent distilling it, counted for the caller
+    /// (`memledger usage`).
+    #[serde(default)]
+    pub usage: Option<UsageBody>,
+}
+
+/// Tokens a model call (or several) cost, as the API's `usage` counted them: the engine's
+/// `TokenUsage` on the wire, with its schema.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UsageBody {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub calls: u64,
+}
+
+impl From<UsageBody> for memledger_engine::models::TokenUsage {
+    fn from(u: UsageBody) -> Self {
+        memledger_engine::models::TokenUsage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+            calls: u.calls,
+        }
+    }
+}
+
+impl From<memledger_engine::models::TokenUsage> for UsageBody {
+    fn from(u: memledger_engine::models::TokenUsage) -> Self {
+        UsageBody { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, calls: u.calls }
+    }
 }
 
 /// How far a transcript file's import got with this chunk.

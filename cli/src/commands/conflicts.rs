@@ -443,7 +443,15 @@ pub fn execute_revert(ml: &Memledger, caller: &Caller, args: &IdPath, out: &mut 
 
 pub fn execute_auto(ml: &Memledger, caller: &Caller, args: &AutoBody, out: &mut Output) -> Result<(), CliError> {
     needs_model(ml.models().llm().is_some())?;
-    let report = ml.judge_pending_by(args.dry_run, caller)?;
+    // The daily budget of tokens: what the caller has left of it today.
+    let budget = match super::usage::daily_budget()? {
+        Some(daily) => {
+            let spent = ml.usage(memledger_schemas::Timestamp::now())?.today_of(&caller.principal.name).total();
+            Some(daily.saturating_sub(spent))
+        }
+        None => None,
+    };
+    let report = ml.judge_pending_within(args.dry_run, caller, budget)?;
     if out.json {
         out.json_line(&report)?;
     } else {
@@ -462,6 +470,12 @@ pub fn execute_auto(ml: &Memledger, caller: &Caller, args: &AutoBody, out: &mut 
         ))?;
         if !report.dry_run && report.resolved > 0 {
             out.line("undo any of them with `memledger conflicts revert ID`")?;
+        }
+        if report.left_for_budget > 0 {
+            out.line(format!(
+                "{} left for a later run: the daily token budget (MEMLEDGER_DAILY_TOKENS) does not cover them today",
+                report.left_for_budget
+            ))?;
         }
     }
     if report.failed > 0 {

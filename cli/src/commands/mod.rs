@@ -28,6 +28,7 @@ pub mod status;
 pub mod stream;
 pub mod ui;
 pub mod update;
+pub mod usage;
 pub mod verify;
 pub mod why;
 
@@ -44,6 +45,15 @@ use crate::output::{CliError, Output};
 /// engine calls, whether this process opened the store or the server runs it for a client; the
 /// engine checks each against the caller's grants, and a refusal writes nothing.
 pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
+    // The chat model's calls the command made count for its principal (memledger usage).
+    let (result, used) = memledger_engine::models::metered(|| execute_metered(ml, caller, call, out));
+    if let Err(e) = ml.record_usage(&caller.principal.name, used) {
+        out.note(format!("memledger: the model usage of this command was not counted: {e}"));
+    }
+    result
+}
+
+fn execute_metered(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
     // A command sees what every machine appended to a shared ledger before it started.
     if ml.ledger().is_shared() {
         ml.catch_up()?;
@@ -85,6 +95,7 @@ pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -
         Call::NearMisses(q) => review::execute_near_misses(ml, caller, q, out)?,
         Call::Timeline(_) => review::execute_timeline(ml, caller, out)?,
         Call::Browse(q) => list::execute_browse(ml, caller, q, out)?,
+        Call::Usage(_) => usage::execute(ml, caller, out)?,
         Call::Whoami(_) => principals::execute_whoami(caller, out)?,
         Call::PrincipalsList(_) => principals::execute_list(ml, caller, out)?,
         Call::PrincipalsAdd(b) => principals::execute_add(ml, caller, b, out)?,

@@ -23,7 +23,9 @@ use memledger_engine::{Caller, Durability, Memledger};
 use memledger_schemas::{Hash, Timestamp};
 use serde_json::{Value, json};
 
-use memledger_server::api::{Call, EvidenceBody, ProgressBody, SaveBody, TranscriptChunkBody, TranscriptQuery};
+use memledger_server::api::{
+    Call, EvidenceBody, ProgressBody, SaveBody, TranscriptChunkBody, TranscriptQuery, UsageBody,
+};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
@@ -73,6 +75,11 @@ pub struct Args {
     /// The scope the memories are saved in (default: the principal's own; the owner's is personal).
     #[arg(long)]
     pub scope: Option<String>,
+    /// Spend at most this many of the chat model's tokens in this run (prompt and completion, as
+    /// the API counts them): the run stops cleanly before the chunk that would pass it, and the
+    /// next run starts there. The daily budget (`MEMLEDGER_DAILY_TOKENS`) holds besides.
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
     /// Characters of transcript one model call reads at most.
     #[arg(long, value_name = "CHARS", default_value_t = Budget::default().chars)]
     pub chunk_chars: usize,
@@ -121,6 +128,44 @@ struct Summary {
     failures: Vec<Value>,
     model_time: Duration,
     model_calls: u64,
+    /// The chat model's tokens this run.
+    tokens: memledger_engine::models::TokenUsage,
+    /// Tokens not yet counted in the store (they go with the next chunk committed).
+    unrecorded: memledger_engine::models::TokenUsage,
+    /// The most completion tokens one call took this run: what the next is assumed to take.
+    largest_answer: u64,
+    /// The most tokens one chunk's saves took (the chat model classifying them), and how many
+    /// chunks were committed: what the next chunk's saves are assumed to take.
+    largest_commit: u64,
+    commits: u64,
+    /// Where the run stopped at its budget (`file`, `first_line`, `left`), if it did.
+    budget_stop: Option<Value>,
+}
+
+/// The tokens a run may spend: `--max-tokens`, and what is left of the principal's daily
+/// budget (`MEMLEDGER_DAILY_TOKENS`, `[models] daily_tokens`) after what it spent today.
+#[derive(Default)]
+struct Limits {
+    max_tokens: Option<u64>,
+    daily_left: Option<u64>,
+}
+
+impl Limits {
+    /// Tokens this run may still spend, if it is limited.
+    fn left(&self, summary: &Summary) -> Option<u64> {
+        let spent = summary.tokens.total();
+        let run = self.max_tokens.map(|m| m.saturating_sub(spent));
+        let day = self.daily_left.map(|d| d.saturating_sub(spent));
+        match (run, day) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// What a prompt is assumed to cost before it is sent, its answer as long as the longest so far.
+fn estimate((system, user): &(String, String), largest_answer: u64) -> u64 {
+    memledger_engine::models::usage::estimate(system, user, largest_answer)
 }
 
 pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -167,6 +212,18 @@ pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliErr
     let budget = Budget { chars: args.chunk_chars, ..Budget::default() };
     let mut route = Route::new(ctx)?;
     let mut summary = Summary::default();
+    let limits = if args.dry_run || args.explicit_only {
+        Limits::default()
+    } else {
+        let daily_left = match super::usage::daily_budget()? {
+            Some(daily) => {
+                let spent = route.call(ctx, Call::Usage(memledger_server::api::Empty {}))?;
+                Some(daily.saturating_sub(spent["yours"]["today"]["total_tokens"].as_u64().unwrap_or(0)))
+            }
+            None => None,
+        };
+        Limits { max_tokens: args.max_tokens, daily_left }
+    };
     let now = SystemTime::now();
     let bar = crate::style::progress(Some(sources.len() as u64), "importing");
     for source in &sources {
@@ -175,8 +232,20 @@ pub fn run(ctx: &Context, mut args: Args, out: &mut Output) -> Result<(), CliErr
             summary.files_active += 1;
             continue;
         }
-        let file =
-            Importing { ctx, args: &args, models: &models, budget, source, exclusions: &exclusions, hooked: &hooked };
+        if summary.budget_stop.is_some() {
+            break;
+        }
+        let limits = &limits;
+        let file = Importing {
+            ctx,
+            args: &args,
+            models: &models,
+            budget,
+            source,
+            limits,
+            exclusions: &exclusions,
+            hooked: &hooked,
+        };
         let result = bar.suspend(|| file.import(&mut route, &mut summary, out));
         if let Err(e) = result {
             bar.finish_and_clear();
@@ -404,6 +473,7 @@ struct Importing<'a> {
     models: &'a Models,
     budget: Budget,
     source: &'a Source,
+    limits: &'a Limits,
     exclusions: &'a Exclusions,
     hooked: &'a Hooked,
 }
@@ -530,21 +600,47 @@ impl Importing<'_> {
             }
             return Ok(());
         }
-        // Ask about as many chunks at once as the model takes, then commit them in order.
+        // Ask about as many chunks at once as the model takes and the budget leaves room for,
+        // then commit them in order.
         let at_once = self.models.llm().map_or(1, |e| e.concurrency.max(1));
         let mut i = 0;
         while i < chunks.len() {
-            let batch: Vec<&Chunk> = chunks[i..].iter().take(at_once).collect();
+            let left = self.limits.left(summary);
+            let (mut batch, mut asked, mut prompts, mut estimated) = (Vec::new(), Vec::new(), Vec::new(), 0u64);
+            for c in chunks[i..].iter().take(at_once) {
+                if !c.known {
+                    // Under a budget, the first chunk goes alone: what its saves cost is then known.
+                    if left.is_some() && summary.commits == 0 && !asked.is_empty() {
+                        break;
+                    }
+                    let prompt = extract::prompt(&t.turns, c, &file, t.session_time, self.budget.chars);
+                    let cost = estimate(&prompt, summary.largest_answer) + summary.largest_commit;
+                    if left.is_some_and(|left| estimated + cost > left) {
+                        break;
+                    }
+                    estimated += cost;
+                    asked.push(c);
+                    prompts.push(prompt);
+                }
+                batch.push(c);
+            }
+            if asked.is_empty() && batch.len() < chunks.len() - i {
+                // Not one more chunk fits: stop cleanly; the next run starts here.
+                let (first, _) = chunks[i].lines(&t.turns);
+                summary.budget_stop = Some(json!({"file": file, "first_line": first, "left": left}));
+                return Ok(());
+            }
             i += batch.len();
-            let asked: Vec<&Chunk> = batch.iter().copied().filter(|c| !c.known).collect();
-            let prompts = asked
-                .iter()
-                .map(|c| extract::prompt(&t.turns, c, &file, t.session_time, self.budget.chars))
-                .collect::<Vec<_>>();
             let asking = Instant::now();
-            let answers = self.models.ask_all(prompts, extract::parse).unwrap_or_default();
+            let (answers, used) =
+                memledger_engine::models::metered(|| self.models.ask_all(prompts, extract::parse).unwrap_or_default());
             summary.model_time += asking.elapsed();
             summary.model_calls += asked.len() as u64;
+            summary.tokens.add(used);
+            if used.calls > 0 {
+                summary.largest_answer = summary.largest_answer.max(used.completion_tokens.div_ceil(used.calls));
+            }
+            summary.unrecorded.add(used);
             let mut answers = asked.iter().map(|c| c.hash).zip(answers).collect::<BTreeMap<_, _>>();
             for c in batch {
                 let memories = if c.known {
@@ -601,7 +697,10 @@ impl Importing<'_> {
             first_line,
             last_line,
         };
-        let body = TranscriptChunkBody { saves, progress: Some(progress), scope: self.args.scope.clone() };
+        // The model calls made since the last commit count with this one.
+        let usage = std::mem::take(&mut summary.unrecorded);
+        let usage = (!usage.is_empty()).then(|| UsageBody::from(usage));
+        let body = TranscriptChunkBody { saves, progress: Some(progress), scope: self.args.scope.clone(), usage };
         let answer = route.call(self.ctx, Call::TranscriptChunk(body))?;
         report(out, summary, &answer, described)
     }
@@ -703,7 +802,7 @@ impl Importing<'_> {
             }
             return Ok(());
         }
-        let body = TranscriptChunkBody { saves, progress: None, scope: self.args.scope.clone() };
+        let body = TranscriptChunkBody { saves, progress: None, scope: self.args.scope.clone(), usage: None };
         let answer = route.call(self.ctx, Call::TranscriptChunk(body))?;
         report(out, summary, &answer, described)
     }
@@ -711,6 +810,15 @@ impl Importing<'_> {
 
 /// Print each memory a chunk's call saved, and count its outcome.
 fn report(out: &mut Output, summary: &mut Summary, answer: &Value, described: Vec<Value>) -> Result<(), CliError> {
+    // What the chunk's saves cost (a chat model classifying them), counted by the store already.
+    let saved = memledger_engine::models::TokenUsage {
+        prompt_tokens: answer["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+        completion_tokens: answer["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+        calls: answer["usage"]["calls"].as_u64().unwrap_or(0),
+    };
+    summary.tokens.add(saved);
+    summary.largest_commit = summary.largest_commit.max(saved.total());
+    summary.commits += 1;
     let results = answer["results"].as_array().cloned().unwrap_or_default();
     for (shown, result) in described.into_iter().zip(results) {
         let outcome = if result.get("error").is_some() {
@@ -807,6 +915,8 @@ fn print_summary(
             "failures": s.failures,
             "model": model,
             "model_calls": s.model_calls,
+            "tokens": {"prompt_tokens": s.tokens.prompt_tokens, "completion_tokens": s.tokens.completion_tokens, "total_tokens": s.tokens.total(), "calls": s.tokens.calls},
+            "stopped_at_budget": s.budget_stop,
             "model_ms": s.model_time.as_secs_f64() * 1000.0,
             "model_ms_per_chunk": model_ms_per_chunk,
             "elapsed_ms": elapsed.as_secs_f64() * 1000.0,
@@ -830,6 +940,14 @@ fn print_summary(
         out.line(format!(
             "  {} unchanged since the last import, {} rewritten and read again, {} still being written (left for later)",
             s.files_unchanged, s.files_rewritten, s.files_active
+        ))?;
+    }
+    if let Some(stop) = &s.budget_stop {
+        out.line(format!(
+            "  stopped at the token budget before {} line {} ({} tokens this run): run it again to go on from there",
+            stop["file"].as_str().unwrap_or_default(),
+            stop["first_line"],
+            s.tokens.total()
         ))?;
     }
     if !s.excluded.is_empty() {
@@ -921,18 +1039,25 @@ pub fn execute_chunk(
     };
     let mut results = Vec::with_capacity(b.saves.len());
     let mut memories = Vec::new();
-    for (index, save) in b.saves.iter().enumerate() {
-        match ml.save_by_with(super::save::request_of(save), caller, Durability::Deferred) {
-            Ok(r) => {
-                memories.push(r.memory_id);
-                results.push(serde_json::to_value(&r).map_err(std::io::Error::from)?);
+    // What the saves cost, for the importer's budget (counted for the caller by `execute`).
+    let (saved, used) = memledger_engine::models::metered(|| -> Result<(), CliError> {
+        for (index, save) in b.saves.iter().enumerate() {
+            match ml.save_by_with(super::save::request_of(save), caller, Durability::Deferred) {
+                Ok(r) => {
+                    memories.push(r.memory_id);
+                    results.push(serde_json::to_value(&r).map_err(std::io::Error::from)?);
+                }
+                Err(e)
+                    if matches!(e.exit(), memledger_engine::Exit::BadInput | memledger_engine::Exit::NotPermitted) =>
+                {
+                    results.push(json!({"index": index, "error": e.to_string()}));
+                }
+                Err(e) => return Err(e.into()),
             }
-            Err(e) if matches!(e.exit(), memledger_engine::Exit::BadInput | memledger_engine::Exit::NotPermitted) => {
-                results.push(json!({"index": index, "error": e.to_string()}));
-            }
-            Err(e) => return Err(e.into()),
         }
-    }
+        Ok(())
+    });
+    saved?;
     ml.sync()?;
     let (mut seqs, mut replayed) = (Vec::new(), false);
     if let Some(mut progress) = progress {
@@ -940,7 +1065,15 @@ pub fn execute_chunk(
         let key = transcripts::progress_key(&progress);
         (seqs, replayed) = ml.record_transcript_progress(caller, &scope, progress, key)?;
     }
-    out.json_line(&json!({"results": results, "progress_seqs": seqs, "progress_replayed": replayed}))
+    // What distilling the chunk cost the importing process, counted once the chunk is in (a
+    // chunk replayed was counted when it was first committed).
+    if let Some(u) = b.usage
+        && !replayed
+    {
+        let used = memledger_engine::models::TokenUsage::from(u);
+        ml.record_usage(&caller.principal.name, used)?;
+    }
+    out.json_line(&json!({"results": results, "progress_seqs": seqs, "progress_replayed": replayed, "usage": used}))
 }
 
 #[cfg(test)]

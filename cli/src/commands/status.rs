@@ -12,14 +12,44 @@ use crate::output::{CliError, Output};
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
+/// The chat model's tokens counted today and this month for the caller (`memledger usage`), when
+/// the store exists and can be read at once: `status` never waits for another process's lock
+/// (null then).
+fn tokens(ctx: &Context, exists: bool) -> serde_json::Value {
+    if !exists {
+        return serde_json::Value::Null;
+    }
+    let at_once = Context { wait: std::time::Duration::ZERO, ..ctx.clone() };
+    let mut buffer = Output::buffer(true);
+    if at_once.run(memledger_server::api::Call::Usage(memledger_server::api::Empty {}), &mut buffer).is_err() {
+        return serde_json::Value::Null;
+    }
+    let usage: serde_json::Value = serde_json::from_str(buffer.into_parts().0.trim()).unwrap_or_default();
+    let total = |period: &str| usage["yours"][period]["total_tokens"].clone();
+    json!({"today": total("today"), "this_month": total("month"), "daily_budget": usage["daily_budget"]})
+}
+
 pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError> {
     let server = ctx.server(false)?;
     let exists = crate::backend::store_exists(&ctx.dir);
+    let tokens = tokens(ctx, exists);
+    let token_line = |out: &mut Output| -> Result<(), CliError> {
+        if !tokens.is_null() {
+            let budget = tokens["daily_budget"].as_u64().map(|b| format!(" (daily budget {b})")).unwrap_or_default();
+            out.line(format!(
+                "  model tokens: {} today, {} this month{budget} (memledger usage)",
+                tokens["today"], tokens["this_month"]
+            ))?;
+        }
+        Ok(())
+    };
     match server {
         Some(mut server) => {
             let s = server.status()?;
             if out.json {
-                return out.json_line(&json!({"path": "server", "dir": ctx.dir, "store_exists": exists, "server": s}));
+                return out.json_line(
+                    &json!({"path": "server", "dir": ctx.dir, "store_exists": exists, "server": s, "tokens": tokens}),
+                );
             }
             out.line(format!("server: commands go through memledger serve (pid {}) on {}", s.pid, s.socket))?;
             if let Some(http) = &s.http {
@@ -29,14 +59,14 @@ pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError>
             if let Some(idle) = s.idle_exit_secs {
                 out.line(format!("  exits after {idle}s idle"))?;
             }
-            Ok(())
+            token_line(out)
         }
         None => {
             let why = if ctx.no_server { "--no-server (MEMLEDGER_NO_SERVER)" } else { "no server runs for this store" };
             if out.json {
                 return out.json_line(&json!({
                     "path": "direct", "dir": ctx.dir, "store_exists": exists, "server": null,
-                    "reason": why, "autostart": ctx.autostart.is_some(),
+                    "reason": why, "autostart": ctx.autostart.is_some(), "tokens": tokens,
                 }));
             }
             out.line(format!("direct: commands open the store themselves ({why})"))?;
@@ -44,7 +74,7 @@ pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError>
             if ctx.autostart.is_some() && !ctx.no_server {
                 out.line("  --autostart: the next command starts a server")?;
             }
-            Ok(())
+            token_line(out)
         }
     }
 }

@@ -114,6 +114,9 @@ impl Http {
 #[derive(Deserialize)]
 struct ChatReply {
     choices: Vec<ChatChoice>,
+    /// What the call cost, when the API says (`prompt_tokens`, `completion_tokens`).
+    #[serde(default)]
+    usage: Option<super::usage::TokenUsage>,
 }
 
 #[derive(Deserialize)]
@@ -201,13 +204,14 @@ fn parse<T: DeserializeOwned>(text: &str, shape: &str) -> Result<T, CallError> {
     })
 }
 
-/// A chat completion: the text of the first choice.
+/// A chat completion: the text of the first choice, and the call's usage (one call; its tokens
+/// when the answer has a `usage`).
 pub async fn chat(
     client: &reqwest::Client,
     endpoint: &Endpoint,
     system: &str,
     user: &str,
-) -> Result<String, CallError> {
+) -> Result<(String, super::usage::TokenUsage), CallError> {
     let body = json!({
         "model": endpoint.model,
         "temperature": 0,
@@ -218,11 +222,12 @@ pub async fn chat(
     });
     const SHAPE: &str = "choices[0].message.content";
     let reply: ChatReply = post(client, endpoint, "chat/completions", &body, SHAPE).await?;
+    let usage = super::usage::TokenUsage { calls: 1, ..reply.usage.unwrap_or_default() };
     reply
         .choices
         .into_iter()
         .next()
-        .map(|c| c.message.content)
+        .map(|c| (c.message.content, usage))
         .ok_or_else(|| CallError::Malformed(format!("no {SHAPE} in the answer")))
 }
 

@@ -108,6 +108,9 @@ pub struct JudgeReport {
     pub resolved: usize,
     pub left_pending: usize,
     pub failed: usize,
+    /// Pending conflicts not judged because the token budget would not cover them (the next run
+    /// judges them).
+    pub left_for_budget: usize,
     pub conflicts: Vec<JudgedConflict>,
 }
 
@@ -122,6 +125,7 @@ pub(crate) fn judge_pending(
     models: &Models,
     reader: Reader<'_>,
     dry_run: bool,
+    budget: Option<u64>,
     settles: &dyn Fn(&ConflictRecord) -> bool,
     resolve: &mut Resolve<'_>,
 ) -> Result<JudgeReport, EngineError> {
@@ -138,12 +142,18 @@ pub(crate) fn judge_pending(
         .into_iter()
         .filter(|c| c.proposal.is_none() && c.opened_as != memledger_schemas::ConflictKind::Proposal && settles(c))
         .collect();
+    let mut pending = pending;
     let mut prompts = Vec::with_capacity(pending.len());
     for c in &pending {
         let incoming = facts_of(reader, c.incoming)?;
         let existing = c.candidates.iter().map(|s| facts_of(reader, s.memory_id)).collect::<Result<Vec<_>, _>>()?;
         prompts.push((JUDGE_SYSTEM.to_string(), judge_prompt(&incoming, &existing)));
     }
+    // Only as many as the budget covers, oldest first; the rest wait for the next run.
+    let fit = super::usage::fitting(&prompts, budget);
+    let left_for_budget = pending.len() - fit;
+    pending.truncate(fit);
+    prompts.truncate(fit);
     let answers = models.ask_all(prompts, parse_judge).unwrap_or_default();
     let mut report = JudgeReport {
         model,
@@ -153,6 +163,7 @@ pub(crate) fn judge_pending(
         resolved: 0,
         left_pending: 0,
         failed: 0,
+        left_for_budget,
         conflicts: Vec::new(),
     };
     for (c, answer) in pending.iter().zip(answers) {

@@ -13,6 +13,7 @@ pub mod judge;
 pub mod llm;
 pub mod merge;
 pub mod prompts;
+pub mod usage;
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ use memledger_schemas::{MemoryId, MemoryType, ModelVerdict, Timestamp};
 pub use config::{Endpoint, ModelConfig, PromptSettings};
 pub use http::CallError;
 pub use prompts::{EmbedPrompts, EmbedSide};
+pub use usage::{TokenUsage, metered};
 
 use crate::classify::Classification;
 use crate::error::EngineError;
@@ -194,7 +196,7 @@ impl Models {
                     (i, http::chat(&client, &endpoint, &system, &user).await)
                 });
             }
-            let mut out: Vec<Option<Result<String, CallError>>> = (0..n).map(|_| None).collect();
+            let mut out: Vec<Option<Result<(String, usage::TokenUsage), CallError>>> = (0..n).map(|_| None).collect();
             while let Some(joined) = set.join_next().await {
                 if let Ok((i, result)) = joined {
                     out[i] = Some(result);
@@ -206,10 +208,16 @@ impl Models {
             Ok(a) => a,
             Err(e) => (0..n).map(|_| Some(Err(CallError::Runtime(e.clone())))).collect(),
         };
+        // Counted on the thread that asked: the command metering it ([`usage::metered`]).
+        let mut used = usage::TokenUsage::default();
+        for (_, call) in answers.iter().flatten().flatten() {
+            used.add(*call);
+        }
+        usage::count(used);
         Some(
             answers
                 .into_iter()
-                .map(|a| match a {
+                .map(|a| match a.map(|r| r.map(|(raw, _)| raw)) {
                     Some(Ok(raw)) => {
                         let result = parse(&raw).map_err(|e| format!("unusable answer: {e}"));
                         Answer { raw: Some(raw), result }
