@@ -92,6 +92,19 @@ fn observed(events: &[Event], needle: &str) -> u64 {
         .unwrap()
 }
 
+/// Give the observation holding `needle` the text `text`, in place (its hash left as it was): the
+/// observation's seq.
+fn alter_in_place(store: &Path, needle: &str, text: &str) -> u64 {
+    let db = raw(store);
+    let mut all = events(&db);
+    let seq = observed(&all, needle);
+    set_text(&mut all[seq as usize - 1], text);
+    let mut batch = Batch::default();
+    EventsTable::put(&mut batch, &all[seq as usize - 1]);
+    db.write(batch, true).unwrap();
+    seq
+}
+
 fn set_text(event: &mut Event, text: &str) {
     let EventBody::MemoryObserved(b) = &mut event.body else { panic!("seq {} is no observation", event.seq) };
     b.text = text.into();
@@ -252,16 +265,7 @@ fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_acc
 fn reads_refuse_an_event_altered_in_place() {
     let owner = Machine::new();
     let (_root, store) = seeded(&owner);
-    let seq = {
-        let db = raw(&store);
-        let mut all = events(&db);
-        let seq = observed(&all, "Tuesdays");
-        set_text(&mut all[seq as usize - 1], "Deploys happen on Fridays after the standup.");
-        let mut batch = Batch::default();
-        EventsTable::put(&mut batch, &all[seq as usize - 1]);
-        db.write(batch, true).unwrap();
-        seq
-    };
+    let seq = alter_in_place(&store, "Tuesdays", "Deploys happen on Fridays after the standup.");
     for args in [&["log"][..], &["export"], &["rebuild"]] {
         let out = owner.run(&store, args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -270,6 +274,31 @@ fn reads_refuse_an_event_altered_in_place() {
         assert!(!String::from_utf8_lossy(&out.stdout).contains("Fridays"), "{args:?} served the altered text");
     }
     assert_eq!(owner.verify(&store).0, 1);
+    // The failed verification stays said until one passes: `stats` and `status` give it.
+    let last = &owner.json(&store, &["stats"])["last_verify"];
+    assert_eq!((last["ok"].as_bool(), last["first_bad_seq"].as_u64()), (Some(false), Some(seq)), "{last}");
+    assert_eq!(owner.json(&store, &["status"])["last_verify"]["ok"], false);
+}
+
+#[test]
+fn every_answer_through_the_server_says_the_last_verification_failed() {
+    let root = tempfile::tempdir().unwrap();
+    let store = root.path().join("store");
+    support::json(&store, &["save", "Deploys happen on Tuesdays after the standup."]);
+    assert_eq!(support::json(&store, &["verify"])["ok"], true);
+    assert_eq!(support::json(&store, &["stats"])["last_verify"]["ok"], true);
+    alter_in_place(&store, "Tuesdays", "Deploys happen on Fridays after the standup.");
+    assert_eq!(code(&support::run(&store, &["verify"])), 1);
+    let served = crate::support::served::Served::start(&store, true);
+    let out = support::run(&store, &["--json", "stats"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 0, "{stderr}");
+    assert!(stderr.contains("the last verification of this store failed"), "{stderr}");
+    let answer = served.http("GET", "/v1/stats", None);
+    assert_eq!(answer.status, 200);
+    let header = answer.header("memledger-verify-failed").unwrap_or_default();
+    assert!(header.contains("first bad seq"), "{:?}", answer.headers);
+    drop(served);
 }
 
 #[test]

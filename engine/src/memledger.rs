@@ -1426,7 +1426,35 @@ impl Memledger {
         if ledger.ok && inconsistent_views.is_empty() && !self.text_index_consistent()? {
             inconsistent_views.push(TEXT_VIEW.to_string());
         }
-        Ok(VerifyView { views_consistent: ledger.ok && inconsistent_views.is_empty(), inconsistent_views, ledger })
+        let view =
+            VerifyView { views_consistent: ledger.ok && inconsistent_views.is_empty(), inconsistent_views, ledger };
+        self.record_verification(&view)?;
+        Ok(view)
+    }
+
+    /// Keep what [`Memledger::verify`] found, for `status` and the server's answers.
+    fn record_verification(&self, view: &VerifyView) -> Result<(), EngineError> {
+        use memledger_ledger::tables::{LastVerify, LastVerifyTable};
+        let problem = match (&view.ledger.problem, view.inconsistent_views.is_empty()) {
+            (Some(p), _) => Some(p.clone()),
+            (None, false) => Some(format!("views differ from a replay: {}", view.inconsistent_views.join(", "))),
+            (None, true) => None,
+        };
+        let last = LastVerify {
+            at: Timestamp::now().to_rfc3339(),
+            ok: view.ledger.ok && view.views_consistent,
+            first_bad_seq: view.ledger.first_bad_seq,
+            problem,
+        };
+        let mut batch = memledger_ledger::store::Batch::default();
+        LastVerifyTable::put(&mut batch, &last);
+        self.ledger.store().write(batch, false)?;
+        Ok(())
+    }
+
+    /// The last verification of this store, if it was ever verified.
+    pub fn last_verification(&self) -> Result<Option<memledger_ledger::tables::LastVerify>, EngineError> {
+        Ok(memledger_ledger::tables::LastVerifyTable::get(self.ledger.store())?)
     }
 
     fn text_index_consistent(&self) -> Result<bool, EngineError> {

@@ -380,3 +380,31 @@ impl UsageTable {
         Ok(out)
     }
 }
+
+/// The last verification, in `meta` under `b"last_verify"`: JSON of [`LastVerify`]. `status` and
+/// every command through a server report a failed one until a later one passes.
+pub struct LastVerifyTable;
+
+const LAST_VERIFY_KEY: &[u8] = b"last_verify";
+
+/// When the store was last verified, and what was found.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LastVerify {
+    /// RFC 3339.
+    pub at: String,
+    pub ok: bool,
+    /// The first seq that failed, when the chain did.
+    pub first_bad_seq: Option<u64>,
+    /// What was wrong (the chain's problem, or the views that differ from a replay).
+    pub problem: Option<String>,
+}
+
+impl LastVerifyTable {
+    pub fn put(batch: &mut Batch, last: &LastVerify) {
+        batch.put(CF_META, LAST_VERIFY_KEY, serde_json::to_vec(last).unwrap_or_default());
+    }
+
+    pub fn get(store: &Store) -> Result<Option<LastVerify>, LedgerError> {
+        Ok(store.get(CF_META, LAST_VERIFY_KEY)?.and_then(|v| serde_json::from_slice(&v).ok()))
+    }
+}

@@ -747,6 +747,10 @@ pub struct Reply {
     /// When the caller was not permitted (exit 5): the verb it lacked, and where.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal: Option<Refusal>,
+    /// The store's last verification failed: when and what (until one passes). Also a note on
+    /// standard error, and over HTTP the `memledger-verify-failed` header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_failed: Option<String>,
 }
 
 /// What a refused caller lacked: a verb in a scope (or scope pattern).

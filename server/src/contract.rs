@@ -361,6 +361,19 @@ pub struct StatsDoc {
     by_type: std::collections::BTreeMap<String, u64>,
     conflicts: std::collections::BTreeMap<String, u64>,
     merged_observations: u64,
+    /// The store's last verification, if it was ever verified.
+    last_verify: Option<LastVerifyDoc>,
+}
+
+/// What the last `verify` found (until one passes, a failure is said by every command through
+/// the server).
+#[derive(Serialize, ToSchema)]
+pub struct LastVerifyDoc {
+    /// When (RFC 3339).
+    at: String,
+    ok: bool,
+    first_bad_seq: Option<u64>,
+    problem: Option<String>,
 }
 
 /// `import`.

@@ -38,6 +38,19 @@ pub const IMPORT_LIMIT: usize = 1 << 30;
 pub const REPLY_MEDIA_TYPE: &str = "application/vnd.memledger.reply+json";
 /// The exit code of the command behind a response, also on success.
 pub const EXIT_CODE_HEADER: &str = "memledger-exit-code";
+/// Set on every answer while the store's last verification failed: when, and what.
+pub const VERIFY_FAILED_HEADER: &str = "memledger-verify-failed";
+
+/// `headers` with [`VERIFY_FAILED_HEADER`] when `reply` says the last verification failed.
+fn mark_verify_failed(headers: &mut HeaderMap, reply: &Reply) {
+    if let Some(failed) = &reply.verify_failed {
+        // A header holds visible ASCII: anything else becomes `?`.
+        let text: String = failed.chars().map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+        if let Ok(value) = HeaderValue::from_str(&text) {
+            headers.insert(VERIFY_FAILED_HEADER, value);
+        }
+    }
+}
 /// Who acts, for the routes whose body does not say (default `api:http`).
 pub const ACTOR_HEADER: &str = "memledger-actor";
 
@@ -207,18 +220,25 @@ pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, colo
 fn document(reply: Reply, lines: bool) -> Response {
     let exit = Exit::from_code(reply.exit_code);
     if exit != Exit::Ok && reply.stdout.is_empty() {
+        let mut marked = HeaderMap::new();
+        mark_verify_failed(&mut marked, &reply);
         let message = reply.error.unwrap_or_else(|| "the command failed".into());
         let mut problem = Problem::new(status_of(exit, &message), exit, message, reply.hint);
         if let Some(r) = reply.refusal {
             (problem.verb, problem.scope) = (Some(r.verb), Some(r.scope));
         }
-        return problem.into_response();
+        let mut response = problem.into_response();
+        response.headers_mut().extend(marked);
+        return response;
     }
     let media = if lines { "application/x-ndjson" } else { "application/json" };
+    let mut marked = HeaderMap::new();
+    mark_verify_failed(&mut marked, &reply);
     let mut response = (StatusCode::OK, reply.stdout).into_response();
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media));
     headers.insert(EXIT_CODE_HEADER, HeaderValue::from(reply.exit_code));
+    headers.extend(marked);
     response
 }
 
@@ -233,6 +253,7 @@ async fn respond(state: &AppState, who: &Authed, headers: &HeaderMap, call: Call
 
 fn reply_response(reply: Reply) -> Response {
     let mut response = Json(&reply).into_response();
+    mark_verify_failed(response.headers_mut(), &reply);
     response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(REPLY_MEDIA_TYPE));
     response.headers_mut().insert(EXIT_CODE_HEADER, HeaderValue::from(reply.exit_code));
     response

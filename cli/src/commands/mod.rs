@@ -121,6 +121,7 @@ pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
             hint: None,
             refused,
             refusal: None,
+            verify_failed: None,
         },
         Err(e) => Reply {
             stdout,
@@ -130,6 +131,7 @@ pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
             hint: e.hint,
             refused: 0,
             refusal: e.refusal.map(|(verb, scope)| memledger_server::api::Refusal { verb, scope }),
+            verify_failed: None,
         },
     }
 }

@@ -142,7 +142,21 @@ impl Dispatch for Shared {
         }
         let result = self
             .locked(&call, || crate::style::with_color(color, || super::execute(&self.ml, caller, &call, &mut out)));
-        super::reply(result, out)
+        let mut reply = super::reply(result, out);
+        // Every answer says so while the store's last verification failed (docs/reliability.md).
+        if let Ok(Some(last)) = self.ml.last_verification()
+            && !last.ok
+        {
+            let failed = format!(
+                "the last verification of this store failed ({}{}: {}); run `memledger verify`",
+                last.at,
+                last.first_bad_seq.map(|s| format!(", first bad seq {s}")).unwrap_or_default(),
+                last.problem.as_deref().unwrap_or("unknown")
+            );
+            reply.stderr.push_str(&format!("memledger: warning: {failed}\n"));
+            reply.verify_failed = Some(failed);
+        }
+        reply
     }
 
     fn import(&self, stream: &[u8], json: bool, color: bool, caller: &Caller, allow_secret: bool) -> Reply {

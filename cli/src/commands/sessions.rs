@@ -616,6 +616,7 @@ impl Importing<'_> {
                     let prompt = extract::prompt(&t.turns, c, &file, t.session_time, self.budget.chars);
                     let cost = estimate(&prompt, summary.largest_answer) + summary.largest_commit;
                     if left.is_some_and(|left| estimated + cost > left) {
+                        // The chunks before it (known ones cost nothing) still go.
                         break;
                     }
                     estimated += cost;
@@ -624,7 +625,7 @@ impl Importing<'_> {
                 }
                 batch.push(c);
             }
-            if asked.is_empty() && batch.len() < chunks.len() - i {
+            if batch.is_empty() {
                 // Not one more chunk fits: stop cleanly; the next run starts here.
                 let (first, _) = chunks[i].lines(&t.turns);
                 summary.budget_stop = Some(json!({"file": file, "first_line": first, "left": left}));

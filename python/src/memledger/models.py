@@ -343,12 +343,21 @@ class VerifyReport(Model):
     inconsistent_views: list[str]
 
 
+class LastVerify(Model):
+    at: str
+    ok: bool
+    first_bad_seq: int | None = None
+    problem: str | None = None
+
+
 class Stats(Model):
     events: int
     memories: dict[str, int]
     by_type: dict[str, int]
     conflicts: dict[str, int]
     merged_observations: int
+    #: The store's last verification (`memledger verify`), if it was ever verified.
+    last_verify: LastVerify | None = None
 
 
 class ImportResult(Model):
@@ -526,6 +535,8 @@ class Reply(Model):
     hint: str | None = None
     refused: int = 0
     refusal: Refusal | None = None
+    #: The store's last verification failed: when and what (until one passes).
+    verify_failed: str | None = None
 
 
 class Event(Model):

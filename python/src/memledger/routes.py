@@ -68,6 +68,7 @@ SCHEMAS: dict[str, str] = {
     "OpenDoc": "OpenResult",
     "VerifyDoc": "VerifyReport",
     "StatsDoc": "Stats",
+    "LastVerifyDoc": "LastVerify",
     "ImportDoc": "ImportResult",
     "RebuildDoc": "RebuildResult",
     "SideDoc": "Side",
