@@ -209,6 +209,10 @@ def test_the_ledger_reads(client: Any, scope: str) -> None:
     assert isinstance(verify, m.VerifyReport) and verify.ok and verify.views_consistent and verify.first_bad_seq is None
     stats = client.stats()
     assert isinstance(stats, m.Stats) and stats.events >= verify.head_seq - 0 and stats.memories["active"] >= 1
+    assert stats.last_verify is not None and stats.last_verify.ok
+    usage = client.usage()
+    assert isinstance(usage, m.Usage) and usage.yours.principal == "owner" and len(usage.day) == 10
+    assert usage.today.total_tokens == usage.today.prompt_tokens + usage.today.completion_tokens
     status = client.status()
     assert isinstance(status, m.ServerStatus) and status.server == "memledger serve" and status.http
 

@@ -365,6 +365,40 @@ pub struct StatsDoc {
     last_verify: Option<LastVerifyDoc>,
 }
 
+/// Tokens, as the chat model's API counted them.
+#[derive(Serialize, ToSchema)]
+pub struct TokensDoc {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    total_tokens: u64,
+    calls: u64,
+}
+
+/// One principal's tokens today and this month.
+#[derive(Serialize, ToSchema)]
+pub struct PrincipalTokensDoc {
+    principal: String,
+    today: TokensDoc,
+    month: TokensDoc,
+}
+
+/// `usage`: the chat model's tokens counted in the store (UTC days).
+#[derive(Serialize, ToSchema)]
+pub struct UsageDoc {
+    /// `YYYY-MM-DD`.
+    day: String,
+    /// `YYYY-MM`.
+    month: String,
+    today: TokensDoc,
+    this_month: TokensDoc,
+    /// Every principal for the store's administrators, else the caller's own.
+    by_principal: Vec<PrincipalTokensDoc>,
+    /// The caller's.
+    yours: PrincipalTokensDoc,
+    /// Tokens a principal may spend a day (`MEMLEDGER_DAILY_TOKENS`), if set.
+    daily_budget: Option<u64>,
+}
+
 /// What the last `verify` found (until one passes, a failure is said by every command through
 /// the server).
 #[derive(Serialize, ToSchema)]

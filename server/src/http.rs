@@ -595,6 +595,12 @@ async fn stats(State(state): State<AppState>, Extension(who): Extension<Authed>,
     respond(&state, &who, &headers, Call::Stats(Empty {}), false).await
 }
 
+#[utoipa::path(get, path = "/v1/usage", tag = "ledger",
+    responses((status = 200, description = "the chat model's tokens today and this month (docs/models.md)", body = contract::UsageDoc)))]
+async fn usage(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::Usage(Empty {}), false).await
+}
+
 #[utoipa::path(post, path = "/v1/rebuild", tag = "ledger", request_body = RebuildBody,
     responses((status = 200, body = contract::RebuildDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn rebuild(
@@ -913,6 +919,7 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(export))
         .routes(routes!(verify))
         .routes(routes!(stats))
+        .routes(routes!(usage))
         .routes(routes!(rebuild))
         .routes(routes!(status))
         .routes(routes!(open_conflict))

@@ -132,11 +132,13 @@ fn request(
     }
     text.push_str("\r\n");
     stream.write_all(text.as_bytes()).ok()?;
-    if let Some(b) = body {
-        stream.write_all(b.as_bytes()).ok()?;
-    }
+    // A server may answer before the body is all sent (413) and close: its answer is still read.
+    let sent = body.map_or(Ok(()), |b| stream.write_all(b.as_bytes()));
     let mut raw = Vec::new();
-    stream.read_to_end(&mut raw).ok()?;
+    let read = stream.read_to_end(&mut raw);
+    if raw.is_empty() && (sent.is_err() || read.is_err()) {
+        return None;
+    }
     parse(&raw)
 }
 

@@ -420,6 +420,10 @@ class AsyncMemledger:
     async def stats(self) -> m.Stats:
         return await self._doc(m.Stats, "GET", "/v1/stats")
 
+    async def usage(self) -> m.Usage:
+        """The chat model's tokens today and this month, and the daily budget."""
+        return await self._doc(m.Usage, "GET", "/v1/usage")
+
     async def rebuild(self, *, view: str | None = None) -> m.RebuildResult:
         """Drop and replay the views (or one)."""
         return await self._doc(m.RebuildResult, "POST", "/v1/rebuild", json=_given(view=view))

@@ -419,6 +419,10 @@ class Memledger:
     def stats(self) -> m.Stats:
         return self._doc(m.Stats, "GET", "/v1/stats")
 
+    def usage(self) -> m.Usage:
+        """The chat model's tokens today and this month, and the daily budget."""
+        return self._doc(m.Usage, "GET", "/v1/usage")
+
     def rebuild(self, *, view: str | None = None) -> m.RebuildResult:
         """Drop and replay the views (or one)."""
         return self._doc(m.RebuildResult, "POST", "/v1/rebuild", json=_given(view=view))

@@ -360,6 +360,31 @@ class Stats(Model):
     last_verify: LastVerify | None = None
 
 
+class Tokens(Model):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    calls: int
+
+
+class PrincipalTokens(Model):
+    principal: str
+    today: Tokens
+    month: Tokens
+
+
+class Usage(Model):
+    """The chat model's tokens counted in the store (``memledger usage``), by UTC day."""
+
+    day: str
+    month: str
+    today: Tokens
+    this_month: Tokens
+    by_principal: list[PrincipalTokens]
+    yours: PrincipalTokens
+    daily_budget: int | None = None
+
+
 class ImportResult(Model):
     read: int
     already_present: int
