@@ -219,24 +219,7 @@ impl Planner<'_> {
             return Ok(events);
         }
         if let Some(dup) = dup {
-            events.push(
-                EventBody::PairClassified(PairClassified {
-                    incoming: memory_id,
-                    candidate: dup,
-                    method: Method::Exact,
-                    relation: Relation::Identical,
-                    gate: "content_hash".into(),
-                    reason: "the same text is already an active memory in this scope".into(),
-                    scores: vec![("exact".into(), 1.0)],
-                    thresholds: Vec::new(),
-                    model: None,
-                    outcome: PairOutcome::Merged,
-                })
-                .into(),
-            );
-            events.push(
-                EventBody::BeliefMerged(BeliefMerged { memory_id, into: dup, kind: MergeKind::ExactDuplicate }).into(),
-            );
+            events.extend(exact_duplicate(memory_id, dup));
             return Ok(events);
         }
 
@@ -537,32 +520,11 @@ impl Planner<'_> {
         };
         let target = self.reader.current_of(id)?;
         let held = self.reader.record(dup)?;
-        let merged = |outcome| -> Vec<NewEvent> {
-            vec![
-                EventBody::PairClassified(PairClassified {
-                    incoming: memory_id,
-                    candidate: dup,
-                    method: Method::Exact,
-                    relation: Relation::Identical,
-                    gate: "content_hash".into(),
-                    reason: "the same text is already an active memory in this scope".into(),
-                    scores: vec![("exact".into(), 1.0)],
-                    thresholds: Vec::new(),
-                    model: None,
-                    outcome,
-                })
-                .into(),
-                EventBody::BeliefMerged(BeliefMerged { memory_id, into: dup, kind: MergeKind::ExactDuplicate }).into(),
-            ]
-        };
         if target.root_id == held.root_id {
             // Of itself: nothing to declare.
-            return Ok(merged(PairOutcome::Merged));
+            return Ok(exact_duplicate(memory_id, dup).into());
         }
-        let (verb, gate) = match declared.relation {
-            DeclaredRelation::Replaces => ("replaces", "declared_replaces"),
-            DeclaredRelation::Contradicts => ("contradicts", "declared_contradicts"),
-        };
+        let (verb, gate) = declared_words(declared.relation);
         let settle = declared.relation == DeclaredRelation::Replaces
             && !stance.propose
             && stance.authority >= target.authority
@@ -572,7 +534,7 @@ impl Planner<'_> {
         let kind =
             if stance.authority < target.authority { ConflictKind::Authority } else { ConflictKind::Contradiction };
         let reason = format!("the caller declared that {} {verb} it", held.memory_id.short());
-        let mut events = merged(PairOutcome::Merged);
+        let mut events: Vec<NewEvent> = exact_duplicate(memory_id, dup).into();
         events.push(
             EventBody::PairClassified(PairClassified {
                 incoming: memory_id,
@@ -665,10 +627,7 @@ impl Planner<'_> {
             }
         };
         let class = &mut examined[i].class;
-        let (verb, gate) = match declared.relation {
-            DeclaredRelation::Replaces => ("replaces", "declared_replaces"),
-            DeclaredRelation::Contradicts => ("contradicts", "declared_contradicts"),
-        };
+        let (verb, gate) = declared_words(declared.relation);
         class.reason = format!(
             "the caller declared that this memory {verb} it (the rules said {} by {}: {})",
             class.relation, class.gate, class.reason
@@ -1124,4 +1083,33 @@ enum Placed {
     Belief,
     /// The next version of another belief.
     Version { root_id: MemoryId, version: u32 },
+}
+
+/// A save of a text the scope holds already: its pair with the held memory (identical by its
+/// content hash) and its merge into it.
+fn exact_duplicate(memory_id: MemoryId, dup: MemoryId) -> [NewEvent; 2] {
+    [
+        EventBody::PairClassified(PairClassified {
+            incoming: memory_id,
+            candidate: dup,
+            method: Method::Exact,
+            relation: Relation::Identical,
+            gate: "content_hash".into(),
+            reason: "the same text is already an active memory in this scope".into(),
+            scores: vec![("exact".into(), 1.0)],
+            thresholds: Vec::new(),
+            model: None,
+            outcome: PairOutcome::Merged,
+        })
+        .into(),
+        EventBody::BeliefMerged(BeliefMerged { memory_id, into: dup, kind: MergeKind::ExactDuplicate }).into(),
+    ]
+}
+
+/// How a declared relation is said in a reason, and the gate its pair is recorded under.
+fn declared_words(relation: DeclaredRelation) -> (&'static str, &'static str) {
+    match relation {
+        DeclaredRelation::Replaces => ("replaces", "declared_replaces"),
+        DeclaredRelation::Contradicts => ("contradicts", "declared_contradicts"),
+    }
 }

@@ -84,8 +84,14 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let _lock =
         memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
-    let dispatch =
-        Arc::new(Shared { ml, gate: RwLock::new(()), writes: Mutex::new(()), allow_erase: args.allow_erase });
+    let verify_failed = Mutex::new(verify_failed(&ml));
+    let dispatch = Arc::new(Shared {
+        ml,
+        gate: RwLock::new(()),
+        writes: Mutex::new(()),
+        allow_erase: args.allow_erase,
+        verify_failed,
+    });
     let options = memledger_server::serve::Options {
         dir: ctx.dir.clone(),
         http: args.http,
@@ -112,6 +118,20 @@ struct Shared {
     writes: Mutex<()>,
     /// `--allow-erase`.
     allow_erase: bool,
+    /// What every answer says while the store's last verification failed: read at start and
+    /// after each `verify` (with the server up, every verification runs through it).
+    verify_failed: Mutex<Option<String>>,
+}
+
+/// The warning a failed last verification of `ml` gives, if it failed.
+fn verify_failed(ml: &Memledger) -> Option<String> {
+    let last = ml.last_verification().ok().flatten().filter(|last| !last.ok)?;
+    Some(format!(
+        "the last verification of this store failed ({}{}: {}); run `memledger verify`",
+        last.at,
+        last.first_bad_seq.map(|s| format!(", first bad seq {s}")).unwrap_or_default(),
+        last.problem.as_deref().unwrap_or("unknown")
+    ))
 }
 
 impl Shared {
@@ -143,18 +163,14 @@ impl Dispatch for Shared {
         let result = self
             .locked(&call, || crate::style::with_color(color, || super::execute(&self.ml, caller, &call, &mut out)));
         let mut reply = super::reply(result, out);
+        let mut failed = self.verify_failed.lock().unwrap_or_else(|p| p.into_inner());
+        if matches!(call, Call::Verify(_)) {
+            *failed = verify_failed(&self.ml);
+        }
         // Every answer says so while the store's last verification failed (docs/reliability.md).
-        if let Ok(Some(last)) = self.ml.last_verification()
-            && !last.ok
-        {
-            let failed = format!(
-                "the last verification of this store failed ({}{}: {}); run `memledger verify`",
-                last.at,
-                last.first_bad_seq.map(|s| format!(", first bad seq {s}")).unwrap_or_default(),
-                last.problem.as_deref().unwrap_or("unknown")
-            );
+        if let Some(failed) = failed.as_ref() {
             reply.stderr.push_str(&format!("memledger: warning: {failed}\n"));
-            reply.verify_failed = Some(failed);
+            reply.verify_failed = Some(failed.clone());
         }
         reply
     }
