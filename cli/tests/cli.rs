@@ -396,6 +396,64 @@ fn reads_as_of_a_seq() {
     assert_eq!(code(&run(&dir, &["list", "--as-of", "last week"])), 2);
 }
 
+/// Expiry on the command line (docs/cli.md): a memory saved with `--expires-at` reads `expired`
+/// from then at any `--valid-at`, is left out of recall and list, and `update --ttl` or
+/// `--no-expiry` renews or clears it as a new version; each read names its time.
+#[test]
+fn an_expiry_ends_a_memory_at_its_time_and_an_update_renews_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let text = "The staging freeze lasts until the 15th";
+    let saved = json(&dir, &["save", "--effective-at", "2026-12-01T00:00:00Z", "--expires-at", "2026-12-15T00:00:00Z", text]);
+    assert_eq!(saved["expires_at"], "2026-12-15T00:00:00.000000Z", "{saved}");
+    let id = saved["memory_id"].as_str().unwrap();
+    let query = "is staging frozen";
+    let (before, after) = ("2026-12-10T00:00:00Z", "2026-12-16T00:00:00Z");
+
+    let found = json(&dir, &["recall", query, "--valid-at", before]);
+    assert_eq!(found["results"][0]["expires_at"], "2026-12-15T00:00:00.000000Z", "{found}");
+    let human = String::from_utf8(run(&dir, &["recall", query, "--valid-at", before]).stdout).unwrap();
+    assert!(human.contains("expires 2026-12-15T00:00:00Z"), "{human}");
+    assert_eq!(json(&dir, &["recall", query, "--valid-at", after])["results"].as_array().unwrap().len(), 0);
+    assert_eq!(json(&dir, &["list", "--valid-at", after])["memories"].as_array().unwrap().len(), 0);
+    let expired = json(&dir, &["list", "--status", "expired", "--valid-at", after]);
+    assert_eq!(expired["memories"][0]["memory_id"], id, "{expired}");
+    assert_eq!(json(&dir, &["show", id, "--valid-at", after])["status"], "expired");
+    let shown = String::from_utf8(run(&dir, &["show", id, "--valid-at", after]).stdout).unwrap();
+    assert!(shown.contains("expired 2026-12-15T00:00:00Z"), "{shown}");
+    let h = String::from_utf8(run(&dir, &["history", id, "--valid-at", after]).stdout).unwrap();
+    assert!(h.contains("(expired 2026-12-15T00:00:00Z)"), "{h}");
+    let why = json(&dir, &["why", id]);
+    assert_eq!(why["expires_at"], "2026-12-15T00:00:00.000000Z", "{why}");
+
+    // Renewed by an update of the expiry alone: version 2, the same text, current after the
+    // first expiry.
+    let renewed = json(&dir, &["update", id, "--expires-at", "2026-12-22T00:00:00Z"]);
+    assert_eq!(renewed["version"], 2, "{renewed}");
+    let v2 = renewed["memory_id"].as_str().unwrap();
+    let shown = json(&dir, &["show", v2, "--valid-at", after]);
+    assert_eq!((shown["status"].as_str(), shown["text"].as_str()), (Some("active"), Some(text)), "{shown}");
+    // Saving the same text with a time to live renews it again; --no-expiry clears it.
+    let again = json(&dir, &["save", "--ttl", "14d", text]);
+    assert_eq!((again["outcome"].as_str(), again["version"].as_u64()), (Some("versioned"), Some(3)), "{again}");
+    assert_eq!(json(&dir, &["show", again["memory_id"].as_str().unwrap()])["ttl_seconds"], 14 * 86_400);
+    let cleared = json(&dir, &["update", id, "--no-expiry"]);
+    assert_eq!(json(&dir, &["show", cleared["memory_id"].as_str().unwrap()])["expires_at"], serde_json::Value::Null);
+
+    // Bad expiries: exit 2, nothing written.
+    let before_head = head(&dir);
+    for args in [
+        vec!["save", "--ttl", "a while", "x"],
+        vec!["save", "--expires-at", "next week", "x"],
+        vec!["save", "--ttl", "1d", "--no-expiry", "x"],
+        vec!["update", id, "--ttl", "0s"],
+        vec!["update", id],
+    ] {
+        assert_eq!(code(&run(&dir, &args)), 2, "{args:?}");
+    }
+    assert_eq!(head(&dir), before_head);
+}
+
 /// Valid time on the command line (docs/cli.md): Tuesday from June, Thursday from 2027-01-10; each
 /// read names the time it asks about with `--valid-at`, so no answer depends on the clock.
 #[test]

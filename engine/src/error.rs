@@ -131,6 +131,14 @@ pub enum BadInput {
     UnknownName(String),
     #[error("--effective-at: {0}")]
     EffectiveAt(#[source] TimeParseError),
+    #[error("--expires-at takes an RFC 3339 time (example: 2026-12-15T00:00:00Z), not {0:?}")]
+    ExpiresAt(String),
+    #[error("--ttl takes a time to live from 1s to 100 years: a number with s, m, h, d or w (30m, 14d), not {0:?}")]
+    Ttl(String),
+    #[error("an update gives a new text, an expiry (--expires-at, --ttl) or --no-expiry")]
+    UpdateChangesNothing,
+    #[error("--no-expiry clears the expiry: it cannot come with --expires-at or --ttl")]
+    ExpiryAndNoExpiry,
     #[error("evidence.observed_at: {0}")]
     ObservedAt(#[source] TimeParseError),
     #[error("evidence lines {first} to {last}: lines count from 1 and the last is not before the first")]

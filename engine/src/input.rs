@@ -4,6 +4,7 @@ use memledger_schemas::{Authority, Evidence, MemoryId, MemoryType, Timestamp};
 use serde::Deserialize;
 
 use crate::error::{BadInput, EngineError};
+use crate::expiry::ExpiryChange;
 
 /// Longest text a memory may hold.
 pub const MAX_TEXT_BYTES: usize = 64 * 1024;
@@ -38,6 +39,16 @@ pub struct SaveRequest {
     /// The caller's own judgement: this memory contradicts that one; a conflict opens.
     #[serde(default)]
     pub contradicts: Option<String>,
+    /// When it stops being true (RFC 3339), unless renewed (engine/src/expiry.rs).
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// Its time to live (`30m`, `14d`): it expires that long after the save, unless
+    /// `expires_at` says when; a refresh renews it by this.
+    #[serde(default)]
+    pub ttl: Option<String>,
+    /// It no longer expires: a save of a text held with an expiry clears it.
+    #[serde(default)]
+    pub no_expiry: bool,
 }
 
 /// A relation the caller declares (`save --replaces`, `--contradicts`).
@@ -145,6 +156,11 @@ pub struct ValidSave {
     pub private_spans: u32,
     /// A relation the caller declared.
     pub declared: Option<Declared>,
+    /// What the save says of the expiry.
+    pub expiry: ExpiryChange,
+    /// When it was validated: the time a time to live counts from, and at which a held
+    /// memory's expiry has passed or not.
+    pub now: Timestamp,
 }
 
 /// The tags around text that never reaches the store (the convention coding-agent memory tools
@@ -250,7 +266,11 @@ impl SaveRequest {
             Some(s) => Some(Timestamp::parse_rfc3339(&s).map_err(BadInput::EffectiveAt)?),
             None => None,
         };
+        let now = Timestamp::now();
+        let expiry = ExpiryChange::of(self.expires_at.as_deref(), self.ttl.as_deref(), self.no_expiry, now)?;
         Ok(ValidSave {
+            expiry,
+            now,
             text,
             memory_type,
             scope,

@@ -9,7 +9,7 @@
 //! has a module of its own that reads what it needs and never names `Memledger`: the save
 //! pipeline's planning (`pipeline`), candidate search (`candidates`), the analysis cache
 //! (`analysis_cache`), the text index with its term cache (`index`, `term_cache`), the commands
-//! on a person's word (`resolve`), reads (`reads`), valid time (`validity`), `recall`, the
+//! on a person's word (`resolve`), reads (`reads`), valid time (`validity`) and `expiry`, `recall`, the
 //! contradiction scan (`scan`), the credential rules a stored text is checked against
 //! (`secrets`), transcripts read as evidence for `import sessions` (`transcripts`), as-of points
 //! (`asof`), the review page's reads (`review`) and the models over HTTP (`models`).
@@ -23,6 +23,7 @@ pub mod co_enrich;
 pub mod config;
 pub mod erase;
 pub mod error;
+pub mod expiry;
 mod exports;
 mod group_commit;
 mod index;

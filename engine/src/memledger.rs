@@ -49,6 +49,7 @@ use crate::recall::{self, RecallResult};
 use crate::resolve::{self, ForgetResult, ResolveResult, UpdateResult};
 use crate::review;
 use crate::scan::{self, ScanOptions, ScanReport};
+use crate::expiry::ExpiryChange;
 use crate::validity::{END_OF_TIME, ReadStatus};
 
 /// When a write must be on disk.
@@ -714,15 +715,30 @@ impl Memledger {
         expect_version: Option<u32>,
         caller: &Caller,
     ) -> Result<UpdateResult, EngineError> {
+        self.revise_by(id, Some(text), expect_version, ExpiryChange::Keep, caller)
+    }
+
+    /// An update that may change the text (`None`: it stays) and the expiry: a new version
+    /// unconditionally (with `expect_version`, only if the current version is that one).
+    pub fn revise_by(
+        &self,
+        id: MemoryId,
+        text: Option<&str>,
+        expect_version: Option<u32>,
+        expiry: ExpiryChange,
+        caller: &Caller,
+    ) -> Result<UpdateResult, EngineError> {
         let actor = validate_actor(&caller.actor)?;
-        let text = validate_text(text)?;
-        crate::input::refuse_secrets_in_revision("updated text", &text)?;
+        let text = text.map(validate_text).transpose()?;
+        if let Some(text) = &text {
+            crate::input::refuse_secrets_in_revision("updated text", text)?;
+        }
         let _guard = self.lock()?;
         self.follow_shared()?;
         let head = self.ledger.head().seq;
         let current = self.reader().current_of(id)?;
         let authority = crate::access::supersede(caller.access(), Verb::Write, &current)?;
-        let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version, authority)?;
+        let (events, mut result) = resolve::plan_update(self.reader(), id, text, expect_version, authority, expiry)?;
         result.seqs = self.commit(head, caller, actor, events)?.seqs();
         Ok(result)
     }
@@ -1247,7 +1263,7 @@ impl Memledger {
 
     /// A page of the active memories in `scopes` (of `memory_type`, if given), newest first,
     /// from `offset`: read from the text index, so a page costs that page and not its scope
-    /// (MCP resources). Each memory as it stands at `valid_at`.
+    /// (MCP resources). Each memory as it stands at `valid_at`; those expired then left out.
     pub fn browse(
         &self,
         memory_type: Option<MemoryType>,
@@ -1267,6 +1283,9 @@ impl Memledger {
             .take(limit)
             .map(|h| self.reader().show_linked(h.memory_id, valid_at))
             .collect::<Result<Vec<_>, _>>()?;
+        // A memory expired at `valid_at` is left out of its page (the pages stay where they are:
+        // an offset counts the index's memories).
+        let memories = memories.into_iter().filter(|m| m.status != ReadStatus::Expired).collect();
         let scopes = text.scope_counts(scopes.scopes())?;
         Ok(reads::BrowsePage { memories, more, scopes })
     }

@@ -80,6 +80,8 @@ pub struct SaveResult {
     /// [`RELATED_MAX`]): what rules could not decide, for the caller to judge and, if it knows
     /// better, declare (`--replaces`, `--contradicts`; docs/design.md §15).
     pub related: Vec<Related>,
+    /// When the memory the save left current stops being true unless renewed; null: never.
+    pub expires_at: Option<Timestamp>,
 }
 
 /// Most memories a save's answer names as `related`.
@@ -192,6 +194,8 @@ impl Planner<'_> {
                 dedup: save.dedup,
                 evidence: save.evidence.clone(),
                 origin: save.origin.clone(),
+                expires_at: save.expiry.of_new().0,
+                ttl_seconds: save.expiry.of_new().1,
             })
             .into(),
         ];
@@ -219,7 +223,18 @@ impl Planner<'_> {
             return Ok(events);
         }
         if let Some(dup) = dup {
-            events.extend(exact_duplicate(memory_id, dup));
+            let held = self.reader.record(dup)?;
+            let change = save.expiry.against((held.expires_at, held.ttl_seconds), save.now);
+            if change.changes(held.expires_at) && !stance.propose && stance.authority >= held.authority {
+                // The same text with another expiry (or said again after its expiry): extending,
+                // renewing or clearing it is an update.
+                if let EventBody::MemoryObserved(observed) = &mut events[0].body {
+                    (observed.expires_at, observed.ttl_seconds) = change.applied_to((held.expires_at, held.ttl_seconds));
+                }
+                events.extend(self.expiry_changed(memory_id, &held)?);
+            } else {
+                events.extend(exact_duplicate(memory_id, dup));
+            }
             return Ok(events);
         }
 
@@ -462,6 +477,20 @@ impl Planner<'_> {
                 let opened_seq = head + 1 + examined.len() as u64 + decision.len() as u64 + 1;
                 decision.extend(self.plan_absorb(memory_id, stance, &mut examined, i, opened_seq));
             }
+        }
+
+        // A restatement without an expiry of its own keeps the one of the version it restates.
+        let restated = decision.iter().find_map(|e| match &e.body {
+            EventBody::BeliefVersioned(b) if matches!(b.cause, VersionCause::Reworded | VersionCause::Enriched) => {
+                Some(b.replaces)
+            }
+            _ => None,
+        });
+        if let Some(old) = restated.and_then(|id| examined.iter().find(|e| e.candidate.memory_id == id))
+            && let EventBody::MemoryObserved(observed) = &mut events[0].body
+        {
+            let held = (old.candidate.expires_at, old.candidate.ttl_seconds);
+            (observed.expires_at, observed.ttl_seconds) = save.expiry.against(held, save.now).applied_to(held);
         }
 
         for e in examined {
@@ -962,12 +991,15 @@ impl Planner<'_> {
 /// same idempotency key).
 pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) -> Result<SaveResult, EngineError> {
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-    let (observed, source, principal) = events
+    let (observed, source, principal, expires_at) = events
         .iter()
         .find_map(|e| match &e.body {
-            EventBody::MemoryObserved(b) => {
-                Some((b.memory_id, b.authority(e.format), e.principal.clone().unwrap_or_else(|| OWNER.to_string())))
-            }
+            EventBody::MemoryObserved(b) => Some((
+                b.memory_id,
+                b.authority(e.format),
+                e.principal.clone().unwrap_or_else(|| OWNER.to_string()),
+                b.expires_at,
+            )),
             _ => None,
         })
         .ok_or(Conflict::KeyOfAnotherCommand)?;
@@ -988,6 +1020,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         principal,
         supersedes: Vec::new(),
         related: Vec::new(),
+        expires_at,
     };
     // Restatements of lower authority superseded beside the save's own decision.
     let absorbed: Vec<ConflictId> = events
@@ -1009,6 +1042,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
                 if let Some(r) = reader.beliefs().get(b.into)? {
                     result.root_id = r.root_id;
                     result.version = r.version;
+                    result.expires_at = r.expires_at;
                 }
             }
             EventBody::BeliefVersioned(b) => {
@@ -1104,6 +1138,41 @@ fn exact_duplicate(memory_id: MemoryId, dup: MemoryId) -> [NewEvent; 2] {
         .into(),
         EventBody::BeliefMerged(BeliefMerged { memory_id, into: dup, kind: MergeKind::ExactDuplicate }).into(),
     ]
+}
+
+/// A save of a text the scope holds already, with another expiry: the held memory's pair and the
+/// save as its next version (extending or clearing an expiry is an update).
+impl Planner<'_> {
+    fn expiry_changed(&self, memory_id: MemoryId, held: &MemoryRecord) -> Result<[NewEvent; 2], EngineError> {
+        let version = self.reader.next_version(held.root_id)?;
+        let was = held.expires_at.map_or_else(|| "no expiry".to_string(), |t| format!("expiry {}", t.to_rfc3339()));
+        Ok([
+            EventBody::PairClassified(PairClassified {
+                incoming: memory_id,
+                candidate: held.memory_id,
+                method: Method::Exact,
+                relation: Relation::Identical,
+                gate: "expiry_changed".into(),
+                reason: format!(
+                    "the same text is already an active memory in this scope, with {was}: this save gives it another, \
+                     as its next version"
+                ),
+                scores: vec![("exact".into(), 1.0)],
+                thresholds: Vec::new(),
+                model: None,
+                outcome: PairOutcome::Versioned,
+            })
+            .into(),
+            EventBody::BeliefVersioned(BeliefVersioned {
+                memory_id,
+                root_id: held.root_id,
+                version,
+                replaces: held.memory_id,
+                cause: VersionCause::Expiry,
+            })
+            .into(),
+        ])
+    }
 }
 
 /// How a declared relation is said in a reason, and the gate its pair is recorded under.

@@ -75,6 +75,10 @@ pub struct MemoryView {
     pub principal: String,
     /// Where in a transcript it was said, when it was imported from one.
     pub evidence: Option<Evidence>,
+    /// When it stops being true unless renewed (`status` reads `expired` from then); null: never.
+    pub expires_at: Option<Timestamp>,
+    /// The time to live its expiry was given as, in seconds (what a refresh renews it by).
+    pub ttl_seconds: Option<u64>,
 }
 
 /// One version in `history`.
@@ -96,6 +100,8 @@ pub struct VersionView {
     /// The principal that saved this version, and its authority.
     pub principal: String,
     pub authority: Authority,
+    /// When this version stops being true unless renewed; null: never.
+    pub expires_at: Option<Timestamp>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -298,6 +304,8 @@ impl<'a> Reader<'a> {
             authority: r.authority,
             principal: r.principal,
             evidence,
+            expires_at: r.expires_at,
+            ttl_seconds: r.ttl_seconds,
         })
     }
 
@@ -383,6 +391,7 @@ impl<'a> Reader<'a> {
                 erased: v.erased,
                 principal: v.principal,
                 authority: v.authority,
+                expires_at: v.expires_at,
             })
             .collect();
         versions.reverse();

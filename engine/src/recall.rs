@@ -140,6 +140,11 @@ pub struct RecallHit {
     pub status: ReadStatus,
     pub valid_from: Timestamp,
     pub valid_to: Option<Timestamp>,
+    /// When it stops being true unless renewed; null: never. A recall at a later time leaves
+    /// it out.
+    pub expires_at: Option<Timestamp>,
+    /// The time to live its expiry was given as, in seconds (what a refresh renews it by).
+    pub ttl_seconds: Option<u64>,
     /// Versions of this belief that take effect after the time asked about, soonest first.
     pub scheduled: Vec<ScheduledChange>,
     /// Active memories that each add, like this one, a detail of their own to one earlier
@@ -379,9 +384,8 @@ pub(crate) fn recall(
             None => reader.record(id)?,
         };
         let lineage = reader.beliefs().lineage(r.root_id)?;
-        let now = validity::value_at(&lineage, validity::END_OF_TIME).map(|v| v.memory_id);
-        if validity::status_at(&r, now, validity::END_OF_TIME) != ReadStatus::Active
-            || r.memory_id != id
+        if validity::head(&lineage).map(|v| v.memory_id) != Some(id)
+            || r.status != Status::Active
             || !query.admits(r.memory_type, &r.scope)
         {
             // The index is committed with the views and the cosine ranking reads only active
@@ -407,6 +411,8 @@ pub(crate) fn recall(
             status: m.status,
             valid_from: m.valid_from,
             valid_to: m.valid_to,
+            expires_at: m.expires_at,
+            ttl_seconds: m.ttl_seconds,
             scheduled,
             memory_id: m.memory_id,
             root_id: m.root_id,

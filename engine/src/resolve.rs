@@ -12,7 +12,8 @@ use memledger_schemas::chain::content_hash;
 use memledger_schemas::*;
 use serde::Serialize;
 
-use crate::error::{Conflict, EngineError};
+use crate::error::{BadInput, Conflict, EngineError};
+use crate::expiry::ExpiryChange;
 use crate::reads::Reader;
 
 /// The result of `update`.
@@ -47,12 +48,16 @@ pub struct ResolveResult {
 
 /// An explicit edit: a new version of the belief, unconditionally, optionally only if the
 /// current version is `expect_version`.
+///
+/// Without a new text the text stays and only the expiry changes; an expiry not mentioned
+/// (`ExpiryChange::Keep`) is the current version's.
 pub(crate) fn plan_update(
     reader: Reader<'_>,
     id: MemoryId,
-    text: String,
+    text: Option<String>,
     expect_version: Option<u32>,
     authority: Authority,
+    expiry: ExpiryChange,
 ) -> Result<(Vec<NewEvent>, UpdateResult), EngineError> {
     let current = reader.current_of(id)?;
     if let Some(expected) = expect_version
@@ -60,6 +65,15 @@ pub(crate) fn plan_update(
     {
         return Err(Conflict::VersionMoved { expected, current: current.version, memory_id: current.memory_id }.into());
     }
+    if text.is_none() && expiry == ExpiryChange::Keep {
+        return Err(BadInput::UpdateChangesNothing.into());
+    }
+    if text.is_none() && current.erased.is_some() {
+        return Err(BadInput::AlreadyErased(current.memory_id.to_string()).into());
+    }
+    let text = text.unwrap_or_else(|| current.text.clone());
+    let held = (current.expires_at, current.ttl_seconds);
+    let (expires_at, ttl_seconds) = expiry.against(held, Timestamp::now()).applied_to(held);
     let memory_id = MemoryId::random();
     let version = reader.next_version(current.root_id)?;
     let events: Vec<NewEvent> = vec![
@@ -75,6 +89,8 @@ pub(crate) fn plan_update(
             dedup: false,
             evidence: None,
             origin: None,
+            expires_at,
+            ttl_seconds,
         })
         .into(),
         EventBody::BeliefEdited(BeliefEdited {
@@ -206,6 +222,8 @@ pub(crate) fn plan_resolve(
                     dedup: false,
                     evidence: None,
                     origin: None,
+                    expires_at: None,
+                    ttl_seconds: None,
                 })
                 .into(),
             );

@@ -134,6 +134,8 @@ fn neighbours(search: &CandidateSearch<'_>, m: &MemoryRecord) -> Result<Vec<Memo
         dedup: true,
         private_spans: 0,
         declared: None,
+        expiry: crate::expiry::ExpiryChange::Keep,
+        now: m.asserted_at,
     };
     Ok(search.of_text(&query, Some(m.memory_id))?.into_iter().map(|(r, _)| r.memory_id).collect())
 }

@@ -4,11 +4,12 @@
 //! CLI passes its clock, tests pass fixed instants — so nothing is written when a scheduled time
 //! arrives, and replay never reads the clock.
 //!
-//! The rules: a lineage's value at time `t` is the version, not retired, whose interval holds `t`
-//! and started last (an older claim kept as history holds until a later-starting version takes
-//! over; among versions starting together, the highest). That version reads `active`; a version
-//! whose (non-empty) interval starts after `t` reads `scheduled`; any other reads `stale`, or
-//! `retired`. The interval a read reports ends where the next version of the lineage starts, so
+//! The rules: a lineage's value at time `t` is the version, not retired nor expired at `t`, whose
+//! interval holds `t` and started last (an older claim kept as history holds until a
+//! later-starting version takes over; among versions starting together, the highest). That
+//! version reads `active`; a version whose (non-empty) interval starts after `t` reads
+//! `scheduled`; one whose interval holds `t` but whose expiry (`expires_at`, format 6) is at or
+//! before `t` reads `expired` (docs/adr/0038-expiry.md); any other reads `stale`, or `retired`. The interval a read reports ends where the next version of the lineage starts, so
 //! a timeline of several late-arriving claims never overlaps.
 
 use std::fmt;
@@ -39,11 +40,20 @@ pub enum ReadStatus {
     Retired,
     /// Proposed, not accepted yet: never current (docs/design.md §13).
     Proposed,
+    /// Its expiry had come at the time asked about, and nothing replaced it.
+    Expired,
 }
 
 impl ReadStatus {
     pub const ALL: &'static [ReadStatus] =
-        &[ReadStatus::Active, ReadStatus::Scheduled, ReadStatus::Stale, ReadStatus::Retired, ReadStatus::Proposed];
+        &[
+            ReadStatus::Active,
+            ReadStatus::Scheduled,
+            ReadStatus::Stale,
+            ReadStatus::Retired,
+            ReadStatus::Proposed,
+            ReadStatus::Expired,
+        ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -52,6 +62,7 @@ impl ReadStatus {
             ReadStatus::Stale => "stale",
             ReadStatus::Retired => "retired",
             ReadStatus::Proposed => "proposed",
+            ReadStatus::Expired => "expired",
         }
     }
 }
@@ -116,9 +127,19 @@ fn counts(r: &MemoryRecord) -> bool {
     !matches!(r.status, Status::Retired | Status::Proposed)
 }
 
-/// Whether `r`'s interval holds `t`.
-pub fn holds(r: &MemoryRecord, t: Timestamp) -> bool {
+/// Whether `r`'s interval holds `t`, its expiry aside.
+fn in_interval(r: &MemoryRecord, t: Timestamp) -> bool {
     counts(r) && r.valid_from <= t && r.valid_to.is_none_or(|end| t < end)
+}
+
+/// Whether `r`'s expiry is at or before `t`.
+pub fn expired_at(r: &MemoryRecord, t: Timestamp) -> bool {
+    r.expires_at.is_some_and(|e| e <= t)
+}
+
+/// Whether `r` is true at `t`: its interval holds `t` and it has not expired by then.
+pub fn holds(r: &MemoryRecord, t: Timestamp) -> bool {
+    in_interval(r, t) && !expired_at(r, t)
 }
 
 /// Whether `r` has a non-empty interval that starts after `t`.
@@ -131,6 +152,15 @@ fn starts_after(r: &MemoryRecord, t: Timestamp) -> bool {
 /// §13), then the one that started last, then the highest version; if any.
 pub fn value_at(lineage: &[MemoryRecord], t: Timestamp) -> Option<&MemoryRecord> {
     lineage.iter().filter(|r| holds(r, t)).max_by_key(|r| (r.authority, r.valid_from, r.version))
+}
+
+/// The version the belief view holds current: the lineage's value once every scheduled change
+/// has arrived, expiry aside (the text index and the pipeline's candidates hold it).
+pub fn head(lineage: &[MemoryRecord]) -> Option<&MemoryRecord> {
+    lineage
+        .iter()
+        .filter(|r| in_interval(r, END_OF_TIME))
+        .max_by_key(|r| (r.authority, r.valid_from, r.version))
 }
 
 /// Where `r`'s interval ends in its lineage's timeline: its own end, or the start of the next
@@ -161,6 +191,8 @@ pub fn status_at(r: &MemoryRecord, value: Option<MemoryId>, t: Timestamp) -> Rea
         ReadStatus::Active
     } else if starts_after(r, t) {
         ReadStatus::Scheduled
+    } else if in_interval(r, t) && expired_at(r, t) {
+        ReadStatus::Expired
     } else {
         ReadStatus::Stale
     }
@@ -250,6 +282,8 @@ mod tests {
             erased: None,
             authority: memledger_schemas::Authority::Stated,
             principal: "owner".into(),
+            expires_at: None,
+            ttl_seconds: None,
         }
     }
 

@@ -7,6 +7,7 @@ mod announced;
 mod asof;
 mod co_enrich;
 mod declared;
+mod expiry;
 mod models;
 mod principals;
 mod properties;

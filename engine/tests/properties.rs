@@ -1,7 +1,8 @@
 //! Properties of the whole pipeline:
 //! - the same claims with fixed, distinct effective times, some of them scheduled after the time
 //!   read at, saved in any order, yield the same current and scheduled beliefs;
-//! - after any sequence of commands, a full rebuild equals the incrementally maintained views.
+//! - after any sequence of commands (some saves with an expiry), a full rebuild equals the
+//!   incrementally maintained views.
 
 use memledger_engine::*;
 use memledger_schemas::*;
@@ -115,9 +116,10 @@ proptest! {
 
 #[derive(Clone, Debug)]
 enum Op {
-    /// A text, whether typed, and a variant: 0 and 3–5 plain, 1 effective in the past, 2
-    /// effective far ahead (scheduled), 6 without dedup (so several active memories can share a
-    /// content hash), 7–9 with one of three fact keys.
+    /// A text, whether typed, and a variant: 0 and 5 plain, 1 effective in the past, 2
+    /// effective far ahead (scheduled), 3 expired in the past, 4 expiring in a week, 6 without
+    /// dedup (so several active memories can share a content hash), 7–9 with one of three fact
+    /// keys.
     Save(usize, bool, u8),
     Update(usize, usize),
     Forget(usize),
@@ -173,6 +175,8 @@ proptest! {
                             2 => Some("2127-01-10T00:00:00Z".to_string()),
                             _ => None,
                         },
+                        expires_at: (variant == 3).then(|| "2026-02-01T00:00:00Z".to_string()),
+                        ttl: (variant == 4).then(|| "7d".to_string()),
                         ..SaveRequest::default()
                     };
                     let r = ml.save(req, "cli:prop").unwrap();

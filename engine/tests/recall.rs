@@ -237,6 +237,8 @@ fn observed(text: &str) -> (MemoryId, Vec<NewEvent>) {
             dedup: false,
             evidence: None,
             origin: None,
+            expires_at: None,
+            ttl_seconds: None,
         })
         .into(),
         EventBody::BeliefAdded(BeliefAdded { memory_id }).into(),

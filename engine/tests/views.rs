@@ -55,6 +55,8 @@ fn views_behind_the_ledger_catch_up_on_open() {
                 dedup: true,
                 evidence: None,
                 origin: None,
+                expires_at: None,
+                ttl_seconds: None,
             })
             .into(),
             EventBody::BeliefAdded(BeliefAdded { memory_id: id }).into(),

@@ -19,8 +19,9 @@
 //! never takes effect before the version it restates); `valid_to` is the `valid_from` of the
 //! version that replaced it, open while none has. A version withdrawn without a successor (the
 //! losing side of a person's `keep_existing`, a merge's input, an undone merge) gets an empty
-//! interval. The interval is derived from events alone: whether a version is scheduled depends on
-//! the time a read asks about, never on the clock during replay.
+//! interval. A version that expires (format 6) keeps its interval and its `expires_at` beside it:
+//! the interval is derived from events alone, and whether a version is scheduled or expired
+//! depends on the time a read asks about, never on the clock during replay.
 
 use bincode::{Decode, Encode};
 use memledger_ledger::store::Store;
@@ -36,8 +37,9 @@ pub const TABLE: &str = "beliefs";
 /// which drops them. 6: the content-hash and fact-key indexes hold one list of ids per key
 /// instead of a key per memory. 7: records hold their validity interval and their sources.
 /// 8: records and observations say when their text was erased. 9: records and observations
-/// hold their authority and the principal that saved them; proposals.
-const VERSION: u32 = 9;
+/// hold their authority and the principal that saved them; proposals. 10: records and
+/// observations hold their expiry.
+const VERSION: u32 = 10;
 
 /// When and by whom a memory's text was erased (the `memory_erased` event).
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
@@ -105,6 +107,11 @@ pub struct MemoryRecord {
     pub authority: Authority,
     /// The principal that saved it (before format 5: the store's owner).
     pub principal: String,
+    /// When it stops being true unless renewed (format 6): a read at a later valid time finds
+    /// it expired. Its observation's expiry; nothing is written when the time comes.
+    pub expires_at: Option<Timestamp>,
+    /// The time to live the expiry was given as, in seconds: what a refresh renews it by.
+    pub ttl_seconds: Option<u64>,
 }
 
 impl MemoryRecord {
@@ -270,6 +277,8 @@ impl BeliefsProjector {
             erased: obs.erased,
             authority: obs.authority,
             principal: obs.principal,
+            expires_at: o.expires_at,
+            ttl_seconds: o.ttl_seconds,
         };
         record.add_source(&source);
         if status == Status::Active {
@@ -491,7 +500,7 @@ impl Projector for BeliefsProjector {
                 self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Active, "added", None)?;
             }
             EventBody::BeliefVersioned(b) => {
-                let restates = matches!(b.cause, VersionCause::Reworded | VersionCause::Enriched);
+                let restates = matches!(b.cause, VersionCause::Reworded | VersionCause::Enriched | VersionCause::Expiry);
                 self.replace(txn, event, b.memory_id, b.root_id, b.version, b.replaces, b.cause.as_str(), restates)?;
             }
             EventBody::BeliefEdited(b) => {

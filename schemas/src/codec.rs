@@ -24,6 +24,8 @@
 //!   from [`NAMES_V2`] followed by [`NAMES_ADDED_V5`]; its vocabulary adds the principal,
 //!   proposal and transcript events, the `proposed` pair outcome, the `announced_change` cause
 //!   and the `accepted`/`rejected` effects (docs/adr/0029-principals-and-authority.md).
+//! - **Format 6**: as format 5, and `memory_observed` ends with its `expires_at` and
+//!   `ttl_seconds` (docs/adr/0038-expiry.md).
 //!
 //! An erased event of any format is stored with an [`Erased`] record after its body; one of
 //! format 1 or 2 keeps its hash, which no longer can be recomputed (only its links are checked).
@@ -36,7 +38,7 @@ use bincode::{Decode, Encode};
 
 use crate::chain::{Hash, chain_hash, chain_hash_parts, text_commitment};
 use crate::event::{
-    ConflictOpened, ConflictSide, Erased, Event, EventBody, MemoryObserved, ModelVerdict, PairClassified,
+    ConflictOpened, ConflictSide, Erased, Event, EventBody, Evidence, MemoryObserved, ModelVerdict, PairClassified,
 };
 use crate::ids::{ConflictId, CorrelationId, EventId, MemoryId};
 use crate::kinds::{Authority, ConflictKind, MemoryType, Method, PairOutcome, Relation};
@@ -44,9 +46,9 @@ use crate::name::Name;
 use crate::time::Timestamp;
 
 /// The format new events are written in.
-pub const CURRENT_FORMAT: u16 = 5;
+pub const CURRENT_FORMAT: u16 = 6;
 /// Formats this build can read (and write, for an imported event that carries one).
-pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4, 5];
+pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4, 5, 6];
 /// No single record may claim more than this when decoding: bounds allocation on bad bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
@@ -193,6 +195,11 @@ fn decode_body(format: u16, bytes: &[u8]) -> Result<(EventBody, usize), CodecErr
         }
         MEMORY_OBSERVED if format < 5 => {
             let (observed, used): (StoredObservedV1, usize) =
+                bincode::decode_from_slice(fields, CONFIG).map_err(failed)?;
+            Ok((EventBody::MemoryObserved(observed.into()), used + 4))
+        }
+        MEMORY_OBSERVED if format < 6 => {
+            let (observed, used): (StoredObservedV5, usize) =
                 bincode::decode_from_slice(fields, CONFIG).map_err(failed)?;
             Ok((EventBody::MemoryObserved(observed.into()), used + 4))
         }
@@ -390,6 +397,27 @@ fn encode_body_into(format: u16, body: &EventBody, out: &mut Vec<u8>) {
                 out,
             );
         }
+        EventBody::MemoryObserved(b) if format < 6 => {
+            encode_into(&MEMORY_OBSERVED, out);
+            encode_into(
+                &(
+                    (
+                        &b.memory_id,
+                        &b.text,
+                        &b.memory_type,
+                        &b.scope,
+                        &b.source,
+                        &b.fact_key,
+                        &b.effective_at,
+                        &b.content_hash,
+                        &b.dedup,
+                    ),
+                    &b.evidence,
+                    &b.origin,
+                ),
+                out,
+            );
+        }
         EventBody::ConflictOpened(b) if format < 5 => {
             encode_into(&CONFLICT_OPENED, out);
             encode_into(&(&b.conflict_id, &b.incoming, &b.candidates), out);
@@ -432,7 +460,23 @@ impl From<StoredObservedV1> for MemoryObserved {
             dedup: b.dedup,
             evidence: None,
             origin: None,
+            expires_at: None,
+            ttl_seconds: None,
         }
+    }
+}
+
+/// A `memory_observed` body as format 5 stores it: without an expiry.
+#[derive(Decode)]
+struct StoredObservedV5 {
+    v1: StoredObservedV1,
+    evidence: Option<Evidence>,
+    origin: Option<String>,
+}
+
+impl From<StoredObservedV5> for MemoryObserved {
+    fn from(b: StoredObservedV5) -> MemoryObserved {
+        MemoryObserved { evidence: b.evidence, origin: b.origin, ..b.v1.into() }
     }
 }
 

@@ -268,7 +268,9 @@ impl EventBody {
 }
 
 impl EventBody {
-    /// The first format whose vocabulary holds this body: 5 for principals, proposals,
+    /// The first format whose vocabulary holds this body: 6 for a memory that expires and a
+    /// version for another expiry; 5 for
+    /// principals, proposals,
     /// evidence, conflicts of another kind or authority, announced changes and transcript
     /// progress; 4 for a merge proposal, a co-enrichment and its edge; else 1. A stored event of
     /// an earlier format holding it is refused on read (an older build stops at the format
@@ -286,12 +288,14 @@ impl EventBody {
             | EventBody::PrincipalRotated(_)
             | EventBody::BeliefProposed(_)
             | EventBody::TranscriptProgressed(_) => 5,
+            EventBody::MemoryObserved(b) if b.expires_at.is_some() || b.ttl_seconds.is_some() => 6,
             EventBody::MemoryObserved(b) if b.evidence.is_some() || b.origin.is_some() => 5,
             EventBody::ConflictOpened(b)
                 if b.kind != ConflictKind::Contradiction || b.needs_authority != Authority::Stated =>
             {
                 5
             }
+            EventBody::BeliefVersioned(b) if b.cause == VersionCause::Expiry => 6,
             EventBody::BeliefVersioned(b) if b.cause == VersionCause::AnnouncedChange => 5,
             EventBody::PairClassified(b) if b.outcome == PairOutcome::Proposed => 5,
             EventBody::ConflictResolved(b) if format_5(&b.effects) => 5,
@@ -358,6 +362,14 @@ pub struct MemoryObserved {
     /// origin saying it again is one source. Before format 5, `source` held this label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
+    /// Format 6: when the claim stops being true unless something renews it ("I'm on call this
+    /// week"): a read at a later valid time finds the memory `expired`, with no event then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<Timestamp>,
+    /// Format 6: the time to live the expiry was given as (`--ttl 14d`), in seconds: what a
+    /// refresh renews it by. None for an expiry given as an instant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_seconds: Option<u64>,
 }
 
 impl MemoryObserved {

@@ -125,6 +125,8 @@ named_enum!(
         AnnouncedChange => "announced_change",
         /// The principal that saved it declared that it replaces the old one (`save --replaces`).
         Declared => "declared",
+        /// The same text with another expiry: extended, shortened or cleared (format 6 on).
+        Expiry => "expiry",
     }
 );
 

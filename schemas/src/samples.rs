@@ -35,6 +35,8 @@ pub fn sample_bodies() -> Vec<EventBody> {
             dedup: true,
             evidence: None,
             origin: None,
+            expires_at: None,
+            ttl_seconds: None,
         }),
         EventBody::PairClassified(PairClassified {
             incoming: new,
@@ -96,7 +98,8 @@ pub const ERASED_EVENTS: [u64; 4] = [1, 2, 8, 9];
 
 /// The bodies a chain in `format` has one of each: [`sample_bodies`], from format 3 on an
 /// erasure (of [`ERASED_MEMORY`]), from format 4 on a co-enrichment and a merge proposal, and
-/// from format 5 on principals, a proposal, an imported memory and a transcript's progress.
+/// from format 5 on principals, a proposal, an imported memory and a transcript's progress, from
+/// format 6 on memories that expire.
 pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
     let mut bodies = sample_bodies();
     if format >= 3 {
@@ -108,7 +111,56 @@ pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
     if format >= 5 {
         bodies.extend(sample_format_5());
     }
+    if format >= 6 {
+        bodies.extend(sample_format_6());
+    }
     bodies
+}
+
+/// Format 6's vocabulary: memories that expire, one after a time to live and one at an instant,
+/// and a version that changes an expiry.
+pub fn sample_format_6() -> Vec<EventBody> {
+    let on_call = "I'm on call this week";
+    let freeze = "the staging freeze lasts until the 15th";
+    vec![
+        EventBody::MemoryObserved(MemoryObserved {
+            memory_id: MemoryId(0xdddd_dddd_dddd_dddd_dddd_dddd_dddd_dddd),
+            text: on_call.into(),
+            memory_type: MemoryType::Episode,
+            scope: "personal".into(),
+            source: Some("stated".into()),
+            fact_key: None,
+            effective_at: None,
+            content_hash: content_hash(on_call),
+            dedup: true,
+            evidence: None,
+            origin: None,
+            expires_at: Some(Timestamp(T0 + 7 * 86_400_000_000)),
+            ttl_seconds: Some(7 * 86_400),
+        }),
+        EventBody::MemoryObserved(MemoryObserved {
+            memory_id: MemoryId(0xeeee_eeee_eeee_eeee_eeee_eeee_eeee_eeee),
+            text: freeze.into(),
+            memory_type: MemoryType::Fact,
+            scope: "team:platform".into(),
+            source: Some("stated".into()),
+            fact_key: Some("staging/freeze".into()),
+            effective_at: None,
+            content_hash: content_hash(freeze),
+            dedup: true,
+            evidence: None,
+            origin: Some("standup notes".into()),
+            expires_at: Some(Timestamp(T0 + 12 * 86_400_000_000)),
+            ttl_seconds: None,
+        }),
+        EventBody::BeliefVersioned(BeliefVersioned {
+            memory_id: MemoryId(0xdddd_dddd_dddd_dddd_dddd_dddd_dddd_dddd),
+            root_id: MemoryId(0x9999_9999_9999_9999_9999_9999_9999_9999),
+            version: 3,
+            replaces: MemoryId(0x9999_9999_9999_9999_9999_9999_9999_9999),
+            cause: VersionCause::Expiry,
+        }),
+    ]
 }
 
 /// Format 5's vocabulary: a principal's life (added, granted, a grant revoked, rotated,
@@ -195,6 +247,8 @@ pub fn sample_format_5() -> Vec<EventBody> {
                 observed_at: Some(Timestamp(T0 - 86_400_000_000)),
             }),
             origin: Some("standup notes".into()),
+            expires_at: None,
+            ttl_seconds: None,
         }),
         EventBody::BeliefVersioned(BeliefVersioned {
             memory_id: imported,

@@ -1,4 +1,4 @@
-//! Golden fixtures: the bytes of formats 1 to 5, and of each erased, are frozen. These files were written once by
+//! Golden fixtures: the bytes of formats 1 to 6, and of each erased, are frozen. These files were written once by
 //! `MEMLEDGER_BLESS=1 cargo test -p memledger-schemas --test main -- golden` (which writes only a fixture
 //! that is missing) and must load forever.
 
@@ -100,6 +100,29 @@ fn format_5_events_decode_forever() {
     events_decode_forever(5);
 }
 
+#[test]
+fn format_6_events_decode_forever() {
+    events_decode_forever(6);
+}
+
+/// An expiry in an event of an earlier format is refused on read, and a format-6 event of it
+/// reads back as itself; a format-5 memory reads back without one.
+#[test]
+fn format_6_vocabulary_needs_format_6() {
+    for body in memledger_schemas::samples::sample_format_6() {
+        assert_eq!(body.needs_format(), 6, "{}", body.type_name());
+        let mut event = memledger_schemas::samples::chain_in(vec![body], 5).remove(0);
+        let old = decode_event(&encode_event(&event));
+        assert!(old.is_err() || old.as_ref().ok() != Some(&event), "{old:?}");
+        event.format = 6;
+        event.seal();
+        assert_eq!(decode_event(&encode_event(&event)).unwrap(), event);
+    }
+    for event in sample_chain_in(5) {
+        assert_eq!(decode_event(&encode_event(&event)).unwrap(), event);
+    }
+}
+
 /// Format 5's vocabulary (principals, proposals, evidence, conflicts of other kinds, announced
 /// changes, transcript progress) in an event of an earlier format is refused on read, and a
 /// format-5 event of it reads back as itself.
@@ -166,7 +189,7 @@ fn format_4_vocabulary_needs_format_4() {
 /// erasure event after them.
 #[test]
 fn erased_events_decode_forever() {
-    for format in [1, 2, 3, 4, 5] {
+    for format in [1, 2, 3, 4, 5, 6] {
         fixture_decodes_forever(&format!("format-{format}.erased"), erased_chain_in(format));
     }
 }

@@ -165,6 +165,17 @@ pub struct SaveBody {
     /// Your own judgement: this memory contradicts that one; a conflict opens.
     #[serde(default)]
     pub contradicts: Option<String>,
+    /// When the claim stops being true (RFC 3339) unless renewed: reads at a later time find it
+    /// `expired` and recall leaves it out. Saving the same text with another expiry is an update.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// Its time to live (`30m`, `12h`, `14d`, `2w`; a bare number is seconds): it expires that
+    /// long after the save, unless `expires_at` says when; a refresh renews it by this.
+    #[serde(default)]
+    pub ttl: Option<String>,
+    /// It no longer expires: saving a text held with an expiry clears it.
+    #[serde(default)]
+    pub no_expiry: bool,
 }
 
 /// Where in a transcript a memory was said.
@@ -369,9 +380,20 @@ pub struct UpdateBody {
     /// A memory id or a unique prefix of 6+ hex digits.
     #[serde(default)]
     pub id: String,
-    pub text: String,
+    /// The new text; absent: the text stays (an update of the expiry alone).
+    #[serde(default)]
+    pub text: Option<String>,
     #[serde(default)]
     pub expect_version: Option<u32>,
+    /// A new expiry (RFC 3339); absent: the current version's stays.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// A new time to live from now (`14d`), renewing the expiry.
+    #[serde(default)]
+    pub ttl: Option<String>,
+    /// It no longer expires.
+    #[serde(default)]
+    pub no_expiry: bool,
 }
 
 /// `forget ID [--reason R]`.
@@ -446,7 +468,7 @@ pub struct ListQuery {
     /// Only the memories saved with this fact key.
     #[serde(default)]
     pub fact_key: Option<String>,
-    /// active (default), scheduled, stale, retired or all.
+    /// active (default), scheduled, stale, expired, retired, proposed or all.
     #[serde(default = "active")]
     pub status: String,
     #[serde(default = "hundred")]

@@ -63,6 +63,8 @@ pub struct SaveDoc {
     supersedes: Vec<String>,
     /// The memories of the scope it was compared with and left standing, best first (at most 5).
     related: Vec<RelatedDoc>,
+    /// When the memory it left current stops being true unless renewed; null: never.
+    expires_at: Option<String>,
 }
 
 /// A memory a save was compared with and left standing: for the caller to judge, and to
@@ -92,6 +94,8 @@ pub enum Status {
     Retired,
     /// Proposed, not yet accepted.
     Proposed,
+    /// Its expiry had come at the valid time asked about, and nothing replaced it.
+    Expired,
 }
 
 /// A change of a belief that takes effect after the valid time asked about.
@@ -142,6 +146,10 @@ pub struct MemoryDoc {
     authority: Authority,
     /// The principal that saved it.
     principal: String,
+    /// When it stops being true unless renewed (`status` reads `expired` from then); null: never.
+    expires_at: Option<String>,
+    /// The time to live its expiry was given as, in seconds.
+    ttl_seconds: Option<u64>,
 }
 
 /// `list`: newest first.
@@ -172,6 +180,10 @@ pub struct RecallHitDoc {
     status: Status,
     valid_from: String,
     valid_to: Option<String>,
+    /// When it stops being true unless renewed; null: never.
+    expires_at: Option<String>,
+    /// The time to live its expiry was given as, in seconds.
+    ttl_seconds: Option<u64>,
     /// Changes that take effect after the valid time, soonest first.
     scheduled: Vec<ScheduledDoc>,
     /// Active memories that each add, like this one, a detail of their own to one earlier version.
@@ -214,6 +226,8 @@ pub struct VersionDoc {
     /// The principal that saved this version.
     principal: String,
     authority: Authority,
+    /// When this version stops being true unless renewed; null: never.
+    expires_at: Option<String>,
 }
 
 /// `history`: newest first.
@@ -244,6 +258,10 @@ pub struct DecisionDoc {
 #[derive(Serialize, ToSchema)]
 pub struct WhyDoc {
     decisions: Vec<DecisionDoc>,
+    /// When the memory stops being true unless renewed; null: never.
+    expires_at: Option<String>,
+    /// Its expiry had come when asked.
+    expired: bool,
 }
 
 /// `update`.

@@ -379,9 +379,20 @@ async fn why(
 #[derive(serde::Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateText {
-    text: String,
+    /// The new text; absent: the text stays (an update of the expiry alone).
+    #[serde(default)]
+    text: Option<String>,
     #[serde(default)]
     expect_version: Option<u32>,
+    /// A new expiry (RFC 3339).
+    #[serde(default)]
+    expires_at: Option<String>,
+    /// A new time to live from now (`14d`).
+    #[serde(default)]
+    ttl: Option<String>,
+    /// It no longer expires.
+    #[serde(default)]
+    no_expiry: bool,
 }
 
 #[utoipa::path(post, path = "/v1/memories/{id}/update", tag = "memories", params(("id" = String, Path)), request_body = UpdateText,
@@ -398,7 +409,14 @@ async fn update(
         &state,
         &who,
         &headers,
-        Call::Update(UpdateBody { id, text: b.text, expect_version: b.expect_version }),
+        Call::Update(UpdateBody {
+            id,
+            text: b.text,
+            expect_version: b.expect_version,
+            expires_at: b.expires_at,
+            ttl: b.ttl,
+            no_expiry: b.no_expiry,
+        }),
         false,
     )
     .await

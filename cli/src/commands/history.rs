@@ -59,7 +59,11 @@ pub fn execute(live: &Memledger, caller: &Caller, q: &ShowQuery, out: &mut Outpu
         let note = match v.status {
             ReadStatus::Retired => format!("  {}", style::red("(retired)")),
             ReadStatus::Scheduled => format!("  {}", style::yellow("(scheduled)")),
-            _ => String::new(),
+            ReadStatus::Expired => format!("  (expired {})", v.expires_at.map(|t| t.to_human()).unwrap_or_default()),
+            _ => match v.expires_at {
+                Some(t) if v.status == ReadStatus::Active => format!("  (expires {})", t.to_human()),
+                _ => String::new(),
+            },
         };
         out.line(format!(
             "{mark} {}  {}  {}  {text}{note}",

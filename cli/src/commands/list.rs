@@ -22,7 +22,8 @@ pub struct Args {
     /// Only the memories saved with this fact key (`save --fact-key`).
     #[arg(long, value_name = "KEY")]
     pub fact_key: Option<String>,
-    /// active, scheduled, stale, retired or all: the status at the --valid-at time.
+    /// active, scheduled, stale, expired, retired, proposed or all: the status at the --valid-at
+    /// time.
     #[arg(long, default_value = "active")]
     pub status: String,
     #[arg(long, default_value_t = 100)]
@@ -101,7 +102,7 @@ pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Outpu
             ReadStatus::Active => style::green(status),
             ReadStatus::Scheduled => style::yellow(status),
             ReadStatus::Retired => style::red(status),
-            ReadStatus::Stale => style::dim(status),
+            ReadStatus::Stale | ReadStatus::Expired => style::dim(status),
             ReadStatus::Proposed => style::yellow(status),
         };
         let id = m.memory_id.short();

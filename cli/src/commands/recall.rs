@@ -100,6 +100,9 @@ pub fn execute(live: &Memledger, caller: &Caller, b: &RecallBody, out: &mut Outp
         if r.status == memledger_engine::validity::ReadStatus::Scheduled {
             out.line(format!("    scheduled from {}", r.valid_from.to_human()))?;
         }
+        if let Some(t) = r.expires_at {
+            out.line(format!("    expires {}", t.to_human()))?;
+        }
         for s in &r.scheduled {
             out.line(format!("    from {}: {}", s.valid_from.to_human(), clip(&s.text, 80)))?;
         }

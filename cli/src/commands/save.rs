@@ -57,7 +57,8 @@ pub struct Args {
     #[arg(long, value_name = "ID", conflicts_with_all = ["from", "no_dedup"])]
     pub contradicts: Option<String>,
     /// Save many: JSON Lines of {"text", "type", "scope", "source", "origin", "evidence",
-    /// "effective_at", "fact_key", "idempotency_key", "allow_secret"}; a refused line is reported
+    /// "effective_at", "expires_at", "ttl", "fact_key", "idempotency_key", "allow_secret"}; a
+    /// refused line is reported
     /// with its number and the rest are saved.
     #[arg(long, value_name = "FILE")]
     pub from: Option<String>,
@@ -65,6 +66,16 @@ pub struct Args {
     /// token, a password in a URL), which is refused otherwise (exit 2). With --from: every line.
     #[arg(long)]
     pub allow_secret: bool,
+    /// When the claim stops being true (RFC 3339): reads at a later time find it expired, and
+    /// recall and list leave it out. The same text saved with another expiry is an update.
+    #[arg(long, value_name = "RFC3339", conflicts_with = "from")]
+    pub expires_at: Option<String>,
+    /// How long it stays true from now: 30m, 12h, 14d, 2w (a bare number is seconds).
+    #[arg(long, value_name = "DURATION", conflicts_with = "from")]
+    pub ttl: Option<String>,
+    /// Clear the expiry of the text held (it no longer expires).
+    #[arg(long, conflicts_with_all = ["from", "expires_at", "ttl"])]
+    pub no_expiry: bool,
 }
 
 fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
@@ -134,6 +145,9 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         allow_secret: args.allow_secret,
         replaces: args.replaces,
         contradicts: args.contradicts,
+        expires_at: args.expires_at,
+        ttl: args.ttl,
+        no_expiry: args.no_expiry,
     };
     // Through a server, the server refuses bad input (and writes nothing); here, it is refused
     // before the store is created or opened.
@@ -166,6 +180,9 @@ pub(crate) fn request_of(body: &api::SaveBody) -> SaveRequest {
         allow_secret: body.allow_secret,
         replaces: body.replaces.clone(),
         contradicts: body.contradicts.clone(),
+        expires_at: body.expires_at.clone(),
+        ttl: body.ttl.clone(),
+        no_expiry: body.no_expiry,
     }
 }
 

@@ -762,6 +762,7 @@ impl Importing<'_> {
             allow_secret: false,
             replaces: None,
             contradicts: None,
+            ..SaveBody::default()
         };
         (save, shown)
     }

@@ -46,6 +46,11 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
         out.line(format!("  effective {}", t.to_human()))?;
     }
     out.line(format!("  valid {}", interval(m.valid_from, m.valid_to)))?;
+    if let Some(t) = m.expires_at {
+        let verb = if m.status == memledger_engine::validity::ReadStatus::Expired { "expired" } else { "expires" };
+        let ttl = m.ttl_seconds.map(|s| format!(" (time to live {})", ttl_words(s))).unwrap_or_default();
+        out.line(format!("  {verb} {}{ttl}", t.to_human()))?;
+    }
     let sources = if m.sources.is_empty() { String::new() } else { format!(" ({})", m.sources.join(", ")) };
     out.line(format!(
         "  independent sources {}{sources}  merged observations {}",
@@ -63,6 +68,16 @@ pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
         out.line(format!("  co-enriches {} (each adds its own detail to one earlier version)", ids.join(", ")))?;
     }
     Ok(())
+}
+
+/// A time to live for people: `7d`, `12h`, `90m`, `45s` (the largest unit that divides it).
+pub fn ttl_words(seconds: u64) -> String {
+    for (unit, size) in [("w", 604_800), ("d", 86_400), ("h", 3600), ("m", 60)] {
+        if seconds.is_multiple_of(size) {
+            return format!("{}{unit}", seconds / size);
+        }
+    }
+    format!("{seconds}s")
 }
 
 /// A validity interval for people: `2026-06-01T00:00:00Z → 2027-01-10T00:00:00Z`, open-ended

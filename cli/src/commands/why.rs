@@ -54,11 +54,27 @@ pub fn execute(ml: &Memledger, caller: &Caller, q: &WhyQuery, out: &mut Output) 
             d.model = None;
         }
     }
+    // An expiry decides without an event when its time comes: said beside the decisions.
+    let now = memledger_schemas::Timestamp::now();
+    // (An observation merged into another is no belief of its own: it has no expiry to say.)
+    let shown = ml.show_at(id, now).ok();
+    let expires_at = shown.as_ref().and_then(|m| m.expires_at);
+    let expired = shown.is_some_and(|m| m.status == memledger_engine::validity::ReadStatus::Expired);
     if out.json {
-        return out.json_line(&json!({ "decisions": decisions }));
+        return out.json_line(&json!({ "decisions": decisions, "expires_at": expires_at, "expired": expired }));
     }
     if decisions.is_empty() {
         out.line("no classification involved this memory (it was saved with nothing similar in its scope, or with --no-dedup)")?;
+    }
+    if let Some(t) = expires_at {
+        let verb = if expired { "expired" } else { "expires" };
+        out.line(format!(
+            "{} {verb} {}: saved with that expiry, it reads as expired from then on (no event is written when the time \
+             comes; `update {} --ttl` or `--no-expiry` renews or clears it)",
+            id.short(),
+            t.to_human(),
+            id.short()
+        ))?;
     }
     for d in &decisions {
         // The gate and its reason first, then the few scores a person weighs; --json has them all.

@@ -58,6 +58,9 @@ class SaveRequest(TypedDict, total=False):
     allow_secret: bool
     replaces: str
     contradicts: str
+    expires_at: str
+    ttl: str
+    no_expiry: bool
 
 
 def _given(**fields: Any) -> dict[str, Any]:
@@ -195,12 +198,17 @@ class AsyncMemledger:
         allow_secret: bool = False,
         replaces: str | None = None,
         contradicts: str | None = None,
+        expires_at: str | None = None,
+        ttl: str | None = None,
+        no_expiry: bool = False,
     ) -> m.SaveResult:
         """Save one memory: ``.outcome`` (added, merged, versioned, conflict, historical,
         proposed), ``.memory_id``, ``.conflict_id``, ``.related`` (what it was compared with and
         left standing). ``source`` is its authority (``stated``, ``policy``, ``inferred``,
         ``imported``); default: the caller's in the scope. ``replaces`` / ``contradicts``: your
-        own judgement that it replaces (is the next version of) or contradicts that memory."""
+        own judgement that it replaces (is the next version of) or contradicts that memory.
+        ``expires_at`` (RFC 3339) or ``ttl`` (``"30m"``, ``"14d"``): when it stops being true;
+        the same text saved with another expiry (or ``no_expiry``) renews or clears it."""
         body = _given(
             text=text,
             type=type,
@@ -215,6 +223,9 @@ class AsyncMemledger:
             allow_secret=allow_secret,
             replaces=replaces,
             contradicts=contradicts,
+            expires_at=expires_at,
+            ttl=ttl,
+            no_expiry=no_expiry,
         )
         return await self._doc(m.SaveResult, "POST", "/v1/memories", json=body, retry=idempotency_key is not None)
 
@@ -229,10 +240,21 @@ class AsyncMemledger:
             for line in lines
         ]
 
-    async def update(self, id: str, text: str, *, expect_version: int | None = None) -> m.UpdateResult:
+    async def update(
+        self,
+        id: str,
+        text: str | None = None,
+        *,
+        expect_version: int | None = None,
+        expires_at: str | None = None,
+        ttl: str | None = None,
+        no_expiry: bool = False,
+    ) -> m.UpdateResult:
         """A new version of a memory, unconditionally; with ``expect_version``, only if the
-        belief is still at that version (else :class:`~memledger.errors.Conflict`)."""
-        body = _given(text=text, expect_version=expect_version)
+        belief is still at that version (else :class:`~memledger.errors.Conflict`). Without a
+        ``text`` it keeps its text and only its expiry changes (``expires_at``, ``ttl``,
+        ``no_expiry``); an update that names no expiry keeps the current one."""
+        body = _given(text=text, expect_version=expect_version, expires_at=expires_at, ttl=ttl, no_expiry=no_expiry)
         return await self._doc(m.UpdateResult, "POST", f"/v1/memories/{_path(id)}/update", json=body)
 
     async def forget(self, id: str, *, reason: str | None = None) -> m.ForgetResult:

@@ -15,7 +15,17 @@ How the store's words map onto memledger's:
 - a **search** with a query is recall (best first, its score on each item); without one, the
   namespace's memories newest first; LangGraph's ``filter`` (exact values, ``$eq``, ``$ne``,
   ``$gt``, ``$gte``, ``$lt``, ``$lte``) and ``limit``/``offset`` apply to the values;
-- **list_namespaces** lists the scopes that hold active memories.
+- **list_namespaces** lists the scopes that hold active memories;
+- a **ttl** (minutes, on ``put`` or as the store's ``default_ttl``) is the memory's expiry: from
+  then every read leaves it out (it reads ``expired`` in memledger, kept in history; nothing is
+  deleted, so there is nothing to sweep); a ``put`` without one clears it. With
+  ``refresh_on_read`` (LangGraph's default) or ``refresh_ttl=True``, a ``get`` or ``search`` that
+  returns a memory with a ttl renews it by that ttl: an update, the belief's next version with the
+  same text. An expired memory is never renewed by a read.
+
+Reads and expiries are at the store's ``clock`` (default: the server's clock): a store given a
+clock reads at its time (``valid_at``) and computes expiries from it, so a program (or a test) can
+say what time it is.
 
 A value is stored as the memory's text: ``{"content": "…"}`` (LangMem's memories) as the content
 itself, any other value as its JSON. Items are :class:`MemledgerItem` (and
@@ -35,28 +45,31 @@ import asyncio
 import json
 import re
 import uuid
-from collections.abc import Generator, Iterable
-from datetime import datetime
+from collections.abc import Callable, Generator, Iterable
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
     MatchCondition,
+    NotProvided,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
 )
 
 from . import models as m
 from ._async_client import AsyncMemledger
 from ._sync_client import Memledger
-from .errors import NotFound
+from .errors import Conflict, NotFound
 
 __all__ = ["MemledgerStore", "MemledgerItem", "MemledgerSearchItem", "scope_of", "namespace_of"]
 
@@ -200,6 +213,12 @@ def _time(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+def _rfc3339(value: datetime) -> str:
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
 # LangGraph's filter semantics (as its InMemoryStore applies them).
 
 
@@ -263,10 +282,12 @@ class MemledgerStore(BaseStore):
     ``abatch``; without one, ``abatch`` runs ``batch`` on a worker thread).
 
     ``source`` is the authority the store's saves claim (default: the caller's in the scope,
-    ``inferred`` for an agent's token); ``type`` the memory type (default ``fact``).
+    ``inferred`` for an agent's token); ``type`` the memory type (default ``fact``); ``ttl``
+    LangGraph's ``TTLConfig`` (``default_ttl`` in minutes, ``refresh_on_read``); ``clock`` the
+    time the store reads at and computes expiries from (default: the server's).
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -275,6 +296,8 @@ class MemledgerStore(BaseStore):
         aclient: AsyncMemledger | None = None,
         source: str | None = None,
         type: str | None = None,
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         if isinstance(client, AsyncMemledger):
             client, aclient = None, client
@@ -284,6 +307,8 @@ class MemledgerStore(BaseStore):
         self.aclient: AsyncMemledger | None = aclient
         self.source = source
         self.type = type
+        self.ttl_config = ttl
+        self.clock = clock
         # A lineage's first version never changes: when each root was saved, by root id.
         self._created: dict[str, datetime] = {}
 
@@ -302,7 +327,7 @@ class MemledgerStore(BaseStore):
             error = None
             try:
                 answer = getattr(self.client, name)(*args, **kwargs)
-            except NotFound as e:
+            except (NotFound, Conflict) as e:
                 error = e
 
     async def _arun(self, steps: _Steps) -> Any:
@@ -317,7 +342,7 @@ class MemledgerStore(BaseStore):
             error = None
             try:
                 answer = await getattr(self.aclient, name)(*args, **kwargs)
-            except NotFound as e:
+            except (NotFound, Conflict) as e:
                 error = e
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -331,16 +356,71 @@ class MemledgerStore(BaseStore):
 
     # Saving with the outcome (BaseStore.put answers None).
 
-    def save(self, namespace: tuple[str, ...], key: str, value: dict[str, Any]) -> m.SaveResult:
+    def _ttl(self, ttl: float | None | NotProvided) -> float | None:
+        """A put's ttl in minutes: the one given, else the store's ``default_ttl``."""
+        if isinstance(ttl, NotProvided):
+            return self.ttl_config.get("default_ttl") if self.ttl_config else None
+        return ttl
+
+    def save(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> m.SaveResult:
         """``put``, answering what memledger did with it (``.outcome``, ``.conflict_id``)."""
-        result: m.SaveResult = self._run(self._put(PutOp(tuple(namespace), key, value)))
+        result: m.SaveResult = self._run(self._put(PutOp(tuple(namespace), key, value, ttl=self._ttl(ttl))))
         return result
 
-    async def asave(self, namespace: tuple[str, ...], key: str, value: dict[str, Any]) -> m.SaveResult:
+    async def asave(
+        self,
+        namespace: tuple[str, ...],
+        key: str,
+        value: dict[str, Any],
+        ttl: float | None | NotProvided = NOT_PROVIDED,
+    ) -> m.SaveResult:
         if self.aclient is None:
-            return await asyncio.get_running_loop().run_in_executor(None, self.save, namespace, key, value)
-        result: m.SaveResult = await self._arun(self._put(PutOp(tuple(namespace), key, value)))
+            return await asyncio.get_running_loop().run_in_executor(None, self.save, namespace, key, value, ttl)
+        result: m.SaveResult = await self._arun(self._put(PutOp(tuple(namespace), key, value, ttl=self._ttl(ttl))))
         return result
+
+    # Time: what reads ask about, and expiries.
+
+    def _at(self) -> dict[str, Any]:
+        """The valid time a read asks about: the store's clock, else the server's."""
+        return {"valid_at": _rfc3339(self.clock())} if self.clock is not None else {}
+
+    def _expiry(self, seconds: int) -> dict[str, Any]:
+        """An expiry `seconds` from now (the store's clock, else the server's)."""
+        fields: dict[str, Any] = {"ttl": f"{seconds}s"}
+        if self.clock is not None:
+            fields["expires_at"] = _rfc3339(self.clock() + timedelta(seconds=seconds))
+        return fields
+
+    def _expiry_of_put(self, ttl: float | None) -> dict[str, Any]:
+        if ttl is None:
+            return {"no_expiry": True}
+        return self._expiry(max(1, round(ttl * 60)))
+
+    def _refresh(self, memory: m.Memory | m.RecallHit) -> _Steps:
+        """Renew a memory's expiry by its ttl (a read's refresh): its next version, unless it
+        moved meanwhile. The memory's ids as they then stand."""
+        if not memory.ttl_seconds or memory.status != "active":
+            return memory.memory_id, memory.version
+        if self.clock is not None and memory.expires_at is not None:
+            if _time(memory.expires_at) >= self.clock() + timedelta(seconds=memory.ttl_seconds):
+                # Renewed as far as this refresh would (at this time already): nothing to write.
+                return memory.memory_id, memory.version
+        try:
+            renewed: m.UpdateResult = yield (
+                "update",
+                (memory.memory_id,),
+                {"expect_version": memory.version, **self._expiry(memory.ttl_seconds)},
+            )
+        except Conflict:
+            return memory.memory_id, memory.version
+        return renewed.memory_id, renewed.version
 
     # The ops, as steps.
 
@@ -380,7 +460,11 @@ class MemledgerStore(BaseStore):
         )
 
     def _active_of_key(self, scope: str, key: str) -> _Steps:
-        found: m.MemoryList = yield ("list", (), {"scope": scope, "fact_key": key, "status": "active", "limit": _ALL})
+        found: m.MemoryList = yield (
+            "list",
+            (),
+            {"scope": scope, "fact_key": key, "status": "active", "limit": _ALL, **self._at()},
+        )
         return found.memories
 
     def _get(self, op: GetOp) -> _Steps:
@@ -391,7 +475,7 @@ class MemledgerStore(BaseStore):
             if not _MEMORY_ID.fullmatch(op.key):
                 return None
             try:
-                memory: m.Memory = yield ("show", (op.key,), {})
+                memory: m.Memory = yield ("show", (op.key,), self._at())
             except NotFound:
                 return None
             if memory.scope != scope or memory.status != "active" or memory.fact_key or memory.root_id != op.key:
@@ -399,7 +483,10 @@ class MemledgerStore(BaseStore):
             memories = [memory]
         # Newest first: in a pending conflict both sides are active, and the item is the newest
         # with the conflict notice.
-        return (yield from self._item(memories[0]))
+        item: MemledgerItem = yield from self._item(memories[0])
+        if op.refresh_ttl:
+            item.memory_id, item.version = yield from self._refresh(memories[0])
+        return item
 
     def _put(self, op: PutOp) -> _Steps:
         scope = scope_of(op.namespace)
@@ -418,6 +505,7 @@ class MemledgerStore(BaseStore):
                 "source": self.source,
                 # A retry of this put is answered with what it saved, never saved twice.
                 "idempotency_key": f"langgraph-put-{uuid.uuid4().hex}",
+                **self._expiry_of_put(op.ttl),
             },
         )
         return saved
@@ -439,13 +527,17 @@ class MemledgerStore(BaseStore):
                 answer: m.RecallResult = yield (
                     "recall",
                     (op.query,),
-                    {"scope": pattern, "limit": limit},
+                    {"scope": pattern, "limit": limit, **self._at()},
                 )
                 hits: list[Any] = list(answer.results)
                 scored = True
             else:
                 limit = fetch
-                listed: m.MemoryList = yield ("list", (), {"scope": pattern, "status": "active", "limit": limit})
+                listed: m.MemoryList = yield (
+                    "list",
+                    (),
+                    {"scope": pattern, "status": "active", "limit": limit, **self._at()},
+                )
                 hits = list(listed.memories)
                 scored = False
             kept = [
@@ -460,6 +552,7 @@ class MemledgerStore(BaseStore):
         items = []
         for h in kept[op.offset : wanted]:
             created = yield from self._created_at(h, h.version)
+            memory_id, version = (yield from self._refresh(h)) if op.refresh_ttl else (h.memory_id, h.version)
             items.append(
                 MemledgerSearchItem(
                     namespace_of(h.scope),
@@ -468,9 +561,9 @@ class MemledgerStore(BaseStore):
                     created,
                     _time(h.asserted_at),
                     h.score if scored else None,
-                    memory_id=h.memory_id,
+                    memory_id=memory_id,
                     root_id=h.root_id,
-                    version=h.version,
+                    version=version,
                     conflicts_with=list(h.conflicts_with),
                 )
             )
@@ -486,7 +579,7 @@ class MemledgerStore(BaseStore):
             if condition.match_type == "prefix" and condition.path and "*" not in condition.path:
                 pattern = SEPARATOR.join(condition.path) + "*"
                 break
-        listed: m.MemoryList = yield ("list", (), {"scope": pattern, "status": "active", "limit": _ALL})
+        listed: m.MemoryList = yield ("list", (), {"scope": pattern, "status": "active", "limit": _ALL, **self._at()})
         namespaces = {namespace_of(x.scope) for x in listed.memories}
         found = [ns for ns in namespaces if all(_does_match(c, ns) for c in conditions)]
         if op.max_depth is not None:

@@ -67,7 +67,7 @@ __all__ = [
 Authority = Literal["inferred", "imported", "stated", "policy"]
 #: What a save did. ``proposed``: a principal that may only propose saved it.
 Outcome = Literal["added", "merged", "versioned", "conflict", "historical", "proposed"]
-Status = Literal["active", "scheduled", "stale", "retired", "proposed"]
+Status = Literal["active", "scheduled", "stale", "retired", "proposed", "expired"]
 ConflictStatus = Literal["pending", "resolved"]
 #: A decision on a conflict; ``accept`` and ``reject`` are for proposals.
 Action = Literal["keep_new", "keep_existing", "keep_both", "merge", "accept", "reject"]
@@ -117,6 +117,7 @@ class SaveResult(Model):
     principal: str
     supersedes: list[str]
     related: list[Related]
+    expires_at: str | None = None
 
 
 class BatchLineError(Model):
@@ -151,6 +152,8 @@ class Memory(Model):
     independent_sources: int
     authority: Authority
     principal: str
+    expires_at: str | None = None
+    ttl_seconds: int | None = None
 
 
 class MemoryList(Model):
@@ -193,6 +196,8 @@ class RecallHit(Model):
     status: Status
     valid_from: str
     valid_to: str | None = None
+    expires_at: str | None = None
+    ttl_seconds: int | None = None
     scheduled: list[Scheduled]
     co_enrichments: list[CoEnriched]
     authority: Authority
@@ -225,6 +230,7 @@ class Version(Model):
     valid_to: str | None = None
     principal: str
     authority: Authority
+    expires_at: str | None = None
 
 
 class History(Model):
@@ -255,6 +261,8 @@ class Why(Model):
     """``why``: every classification that involved a memory (or a pair)."""
 
     decisions: list[Decision]
+    expires_at: str | None = None
+    expired: bool
 
 
 class UpdateResult(Model):

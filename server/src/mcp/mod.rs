@@ -89,7 +89,7 @@ is current (and resolve it with resolve_conflict). Filter by `type` (fact, prefe
 `scheduled` with its `valid_from`: say it is scheduled, not current.";
 
 const HISTORY_DESCRIPTION: &str = "Every version of a belief, newest first (any version's id or a unique prefix of 6+ \
-hex digits works): text, status (active, scheduled, stale, retired, as of now), its validity interval (valid_from, valid_to), when it was asserted and what caused each step. Read-only: \
+hex digits works): text, status (active, scheduled, stale, expired, retired, as of now), its validity interval (valid_from, valid_to), when it was asserted and what caused each step. Read-only: \
 editing a belief is a human action in the CLI (`memledger update`).";
 
 const WHY_DESCRIPTION: &str = "Explain every classification that touched a memory, or only those of a pair when `other` \
@@ -148,6 +148,12 @@ pub struct SaveParams {
     /// Your judgement: this memory contradicts that one and you cannot tell which is current: a
     /// conflict opens for the user.
     pub contradicts: Option<String>,
+    /// When the claim stops being true (RFC 3339), for what holds only until then ("the freeze
+    /// lasts until the 15th"): recall leaves it out afterwards.
+    pub expires_at: Option<String>,
+    /// How long it stays true from now (`12h`, `7d`, `2w`), for what holds for a while ("I'm on
+    /// call this week"). Saving the same text again with a ttl renews it.
+    pub ttl: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -399,6 +405,9 @@ impl McpServer {
             allow_secret: p.allow_secret.unwrap_or(false),
             replaces: p.replaces,
             contradicts: p.contradicts,
+            expires_at: p.expires_at,
+            ttl: p.ttl,
+            no_expiry: false,
         };
         Ok(to_result(self.run(Call::Save(body), &context).await.map(with_save_notice)))
     }
