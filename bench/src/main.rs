@@ -14,13 +14,16 @@
 //! `cargo run --release -p memledger-bench -- recall DIR BIN [OTHER_BIN]` — recall on a filled
 //! store with and without an embedder, in-process and as a `recall` process;
 //! `cargo run --release -p memledger-bench -- pg URL [SECONDS] [MEMORIES]` — the shared ledger on
-//! PostgreSQL beside `pgbench` on the same server (scripts/bench_pg.sh starts a throwaway one).
+//! PostgreSQL beside `pgbench` on the same server (scripts/bench_pg.sh starts a throwaway one);
+//! `cargo run --release -p memledger-bench -- traces [N] [ROUNDS]` — a save's and a recall's cost
+//! with traces off and on, in alternated rounds.
 
 mod corpus;
 mod mcp;
 mod pg;
 mod recall;
 mod serve;
+mod traces;
 
 /// The allocator the `memledger` binary uses, so that the figures are the binary's.
 #[global_allocator]
@@ -481,7 +484,7 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
 
 const USAGE: &str =
     "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N],
-     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], serve-mcp BIN DIR [SECONDS] [MEMORIES], recall DIR BIN [OTHER_BIN] or pg URL [SECONDS] [MEMORIES]";
+     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], serve-mcp BIN DIR [SECONDS] [MEMORIES], recall DIR BIN [OTHER_BIN], pg URL [SECONDS] [MEMORIES] or traces [N] [ROUNDS]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -498,7 +501,7 @@ fn main() {
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     match what {
         "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http"
-        | "serve-mcp" | "recall" | "pg" => {}
+        | "serve-mcp" | "recall" | "pg" | "traces" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
             std::process::exit(Exit::BadInput.code().into());
@@ -522,6 +525,7 @@ fn main() {
         "serve-http" => serve::http(&path(2), &path(3), number(4, 10) as u64),
         "serve-mcp" => mcp::run(&path(2), &path(3), number(4, 10) as u64, number(5, 100_000), seed),
         "recall" => recall::run(&path(2), &path(3), args.get(4).map(std::path::Path::new), seed),
+        "traces" => traces::run(number(2, 500), number(3, 6), seed),
         "pg" => match args.get(2) {
             Some(url) => pg::run(url, number(3, 10) as u64, number(4, 20_000), seed),
             None => {

@@ -289,6 +289,8 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
             return code.into();
         }
     };
+    // Exported (and flushed when this returns) only when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    let _traces = crate::telemetry::init();
     if !(cli.wait.is_finite() && cli.wait >= 0.0) {
         eprintln!("memledger: error: --wait must be a number of seconds ≥ 0");
         return Exit::BadInput.into();

@@ -1,5 +1,6 @@
 //! The `memledger` command-line tool: one module per command (`commands/`), human and `--json`
-//! output (`output`), and the exit codes of the CLI contract (docs/cli.md).
+//! output (`output`), the exit codes of the CLI contract (docs/cli.md), and traces over OTLP when
+//! the environment asks for them (`telemetry`).
 
 pub mod app;
 pub mod backend;
@@ -9,5 +10,6 @@ pub mod exclude;
 pub mod follow;
 pub mod output;
 pub mod style;
+pub mod telemetry;
 
 pub use app::main_with_args;

@@ -404,7 +404,8 @@ fn an_expiry_ends_a_memory_at_its_time_and_an_update_renews_it() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let text = "The staging freeze lasts until the 15th";
-    let saved = json(&dir, &["save", "--effective-at", "2026-12-01T00:00:00Z", "--expires-at", "2026-12-15T00:00:00Z", text]);
+    let saved =
+        json(&dir, &["save", "--effective-at", "2026-12-01T00:00:00Z", "--expires-at", "2026-12-15T00:00:00Z", text]);
     assert_eq!(saved["expires_at"], "2026-12-15T00:00:00.000000Z", "{saved}");
     let id = saved["memory_id"].as_str().unwrap();
     let query = "is staging frozen";

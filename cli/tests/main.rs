@@ -4,7 +4,8 @@
 //! (`cli_server::cli`); `server`, `schemathesis` and `ui` run a real `memledger serve`; `shared`
 //! runs machines on one shared ledger on a real PostgreSQL; `stream` mirrors a ledger to a real
 //! NATS JetStream and follows it with `export --follow`; `tamper` forges stores without the
-//! signing key and runs agent-memory-integrity's attacks.
+//! signing key and runs agent-memory-integrity's attacks; `traces` sends spans to a real OTLP/HTTP
+//! receiver.
 
 mod support;
 
@@ -32,6 +33,7 @@ mod server;
 mod shared;
 mod stream;
 mod tamper;
+mod traces;
 mod ui;
 
 /// Every file in cli/tests/ is one of the modules above.

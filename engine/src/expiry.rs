@@ -119,7 +119,9 @@ mod tests {
 
     #[test]
     fn times_to_live_in_their_units() {
-        for (text, seconds) in [("90", 90), ("90s", 90), ("30m", 1800), ("1.5h", 5400), ("14d", 1_209_600), ("2w", 1_209_600)] {
+        for (text, seconds) in
+            [("90", 90), ("90s", 90), ("30m", 1800), ("1.5h", 5400), ("14d", 1_209_600), ("2w", 1_209_600)]
+        {
             assert_eq!(parse_ttl(text).unwrap(), seconds, "{text}");
         }
         for text in ["", "0", "0s", "-1d", "d", "14 days", "1e9w", "0.1s"] {

@@ -36,6 +36,7 @@ use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
 use crate::erase::EraseResult;
 use crate::error::{BadInput, Conflict, EngineError, NotFound};
+use crate::expiry::ExpiryChange;
 use crate::group_commit::{GROUP_MAX_COMMANDS, Group, GroupFailure, TicketState};
 use crate::index::{Index, activeness_of};
 use crate::input::{SaveRequest, validate_actor, validate_text};
@@ -49,7 +50,6 @@ use crate::recall::{self, RecallResult};
 use crate::resolve::{self, ForgetResult, ResolveResult, UpdateResult};
 use crate::review;
 use crate::scan::{self, ScanOptions, ScanReport};
-use crate::expiry::ExpiryChange;
 use crate::validity::{END_OF_TIME, ReadStatus};
 
 /// When a write must be on disk.
@@ -545,12 +545,32 @@ impl Memledger {
         let stance = crate::access::stance_of(caller.access(), &prepared.save)?;
         let save = &prepared.save;
         let private_spans = save.private_spans;
+        // The save's span (docs/adr/0039-traces.md): its scope and what became of it, never its text.
+        let span = tracing::info_span!(
+            "memledger.save",
+            memledger.scope = %save.scope,
+            memledger.memory_type = %save.memory_type,
+            memledger.authority = %stance.authority,
+            memledger.outcome = tracing::field::Empty,
+            memledger.memory_id = tracing::field::Empty,
+            memledger.version = tracing::field::Empty,
+            memledger.conflict_id = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        let said = |result: Result<SaveResult, EngineError>| {
+            if let Ok(r) = &result {
+                span.record("memledger.outcome", r.outcome.as_str());
+                span.record("memledger.memory_id", tracing::field::display(r.memory_id));
+                span.record("memledger.version", i64::from(r.version));
+                if let Some(c) = r.conflict_id {
+                    span.record("memledger.conflict_id", tracing::field::display(c));
+                }
+            }
+            result.map(|r| SaveResult { private_spans_removed: private_spans, ..r })
+        };
         // With a shared ledger another machine may move the head while this one decides: the
         // save catches up and decides again, a bounded number of times (model calls, if any,
         // are made again too, and never inside the shared ledger's transaction).
-        let said = |result: Result<SaveResult, EngineError>| {
-            result.map(|r| SaveResult { private_spans_removed: private_spans, ..r })
-        };
         let mut attempt = 0;
         loop {
             let mut group = self.lock_for_save()?;
@@ -593,7 +613,13 @@ impl Memledger {
             let mut meta = CommandMeta::by(caller.name(), actor.clone());
             meta.idempotency_key = save.idempotency_key.clone();
             if grouped {
-                let events = match self.stage(head, &meta, plan)? {
+                let staged = tracing::info_span!(
+                    "memledger.save.commit",
+                    memledger.events = plan.len() as i64,
+                    memledger.grouped = true
+                )
+                .in_scope(|| self.stage(head, &meta, plan))?;
+                let events = match staged {
                     CommitResult::Committed(events) => events,
                     CommitResult::Replayed(range) => {
                         return said(summarize(self.reader(), &self.ledger.range(range)?, true));
@@ -628,7 +654,9 @@ impl Memledger {
                     TicketState::Failed(failure) => return Err(failure.error()),
                 }
             }
-            match self.commit_with(head, &meta, plan, durability) {
+            let committed = tracing::info_span!("memledger.save.commit", memledger.events = plan.len() as i64)
+                .in_scope(|| self.commit_with(head, &meta, plan, durability));
+            match committed {
                 Ok(CommitResult::Committed(events)) => return said(summarize(self.reader(), &events, false)),
                 Ok(CommitResult::Replayed(range)) => {
                     return said(summarize(self.reader(), &self.ledger.range(range)?, true));

@@ -229,7 +229,8 @@ impl Planner<'_> {
                 // The same text with another expiry (or said again after its expiry): extending,
                 // renewing or clearing it is an update.
                 if let EventBody::MemoryObserved(observed) = &mut events[0].body {
-                    (observed.expires_at, observed.ttl_seconds) = change.applied_to((held.expires_at, held.ttl_seconds));
+                    (observed.expires_at, observed.ttl_seconds) =
+                        change.applied_to((held.expires_at, held.ttl_seconds));
                 }
                 events.extend(self.expiry_changed(memory_id, &held)?);
             } else {
@@ -244,9 +245,24 @@ impl Planner<'_> {
         // The new memory's analysis serves the term cache after the commit and later saves that
         // meet it as a candidate.
         self.analyses.remember(memory_id, incoming.clone());
-        let mut candidates = self.candidates().find(save, &incoming, None)?;
-        let embedding =
-            embed::embedding_candidates(self.models, self.reader, self.config.top_k, save, &mut candidates)?;
+        let candidates_span = tracing::info_span!(
+            "memledger.save.candidates",
+            memledger.candidates = tracing::field::Empty,
+            memledger.embedding = self.models.embedder().is_some(),
+        );
+        let (candidates, embedding) = candidates_span.in_scope(|| {
+            let mut candidates = self.candidates().find(save, &incoming, None)?;
+            let embedding =
+                embed::embedding_candidates(self.models, self.reader, self.config.top_k, save, &mut candidates)?;
+            Ok::<_, EngineError>((candidates, embedding))
+        })?;
+        candidates_span.record("memledger.candidates", candidates.len() as i64);
+        let classify_span = tracing::info_span!(
+            "memledger.save.classify",
+            memledger.pairs = candidates.len() as i64,
+            memledger.model = self.models.llm().map_or("", |e| e.model.as_str()),
+        );
+        let _classifying = classify_span.enter();
         let (records, same_keys): (Vec<MemoryRecord>, Vec<bool>) = candidates.into_iter().unzip();
         // With an embedder, a pair its cosine admits is compared by the rules of change whatever
         // its lexical similarity (docs/design.md §15).
@@ -285,6 +301,8 @@ impl Planner<'_> {
             let outcome = if class.near_miss { PairOutcome::NearMiss } else { PairOutcome::NoEffect };
             examined.push(Examined { candidate, class, outcome, model });
         }
+
+        drop(_classifying);
 
         // Co-enrichments: candidates that, like this memory, add a detail of their own to one
         // earlier version. Neither replaces the other, whatever a classifier called the pair.

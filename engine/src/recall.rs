@@ -347,6 +347,15 @@ pub(crate) fn recall(
     query: &Query<'_>,
     limit: usize,
 ) -> Result<RecallResult, EngineError> {
+    // Recall's span and its stages' (docs/adr/0039-traces.md): counts and the ranking, never the
+    // query or a memory's text.
+    let span = tracing::info_span!(
+        "memledger.recall",
+        memledger.limit = limit as i64,
+        memledger.results = tracing::field::Empty,
+        memledger.ranking = tracing::field::Empty,
+    );
+    let _entered = span.enter();
     let question = Question::of(text, query.text)?;
     // The results the first ranking chooses: those the reranker reorders too, with one.
     let chosen = if models.reranker().is_some() { limit.max(RERANK_DEPTH) } else { limit };
@@ -355,13 +364,23 @@ pub(crate) fn recall(
     let mut bm25 = Vec::new();
     // The records read for the close pairs, kept for the results.
     let mut records = HashMap::new();
-    for hit in text.search_weighted(&question.terms, query.memory_type, query.scopes, depth)? {
-        let record = reader.record(hit.memory_id)?;
-        let proximity = question.proximity(&record.text);
-        bm25.push(LexicalHit { memory_id: hit.memory_id, bm25: hit.score, score: (hit.score * proximity) as f64 });
-        records.insert(hit.memory_id, record);
-    }
-    let cosines = cosine_ranking(text, reader, models, query, depth)?;
+    let lexical = tracing::info_span!("memledger.recall.lexical", memledger.hits = tracing::field::Empty);
+    lexical.in_scope(|| {
+        for hit in text.search_weighted(&question.terms, query.memory_type, query.scopes, depth)? {
+            let record = reader.record(hit.memory_id)?;
+            let proximity = question.proximity(&record.text);
+            bm25.push(LexicalHit { memory_id: hit.memory_id, bm25: hit.score, score: (hit.score * proximity) as f64 });
+            records.insert(hit.memory_id, record);
+        }
+        Ok::<_, EngineError>(())
+    })?;
+    lexical.record("memledger.hits", bm25.len() as i64);
+    let cosines = if models.embedder().is_some() {
+        tracing::info_span!("memledger.recall.cosine")
+            .in_scope(|| cosine_ranking(text, reader, models, query, depth))?
+    } else {
+        cosine_ranking(text, reader, models, query, depth)?
+    };
     let fused = !cosines.ranked.is_empty();
     // (memory id, ranking score, BM25, cosine).
     let mut scored: Vec<(MemoryId, f64, Option<f32>, Option<f64>)> = if !fused {
@@ -439,7 +458,12 @@ pub(crate) fn recall(
     confirmed_first(&mut results);
     results.truncate(chosen);
     let first = results.len().min(RERANK_DEPTH);
-    let rerank_error = rerank(models, query.text, &mut results[..first]).err();
+    let rerank_error = if models.reranker().is_some() {
+        tracing::info_span!("memledger.recall.rerank", memledger.reranked = first as i64)
+            .in_scope(|| rerank(models, query.text, &mut results[..first]).err())
+    } else {
+        None
+    };
     let reranked = results.first().is_some_and(|r| r.rerank.is_some());
     results.truncate(limit);
     for hit in &mut results {
@@ -462,6 +486,8 @@ pub(crate) fn recall(
         (false, true) => RANKING_BM25_RERANKED,
         (true, true) => RANKING_FUSED_RERANKED,
     };
+    span.record("memledger.results", results.len() as i64);
+    span.record("memledger.ranking", ranking);
     Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error, rerank_error })
 }
 

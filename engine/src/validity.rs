@@ -45,15 +45,14 @@ pub enum ReadStatus {
 }
 
 impl ReadStatus {
-    pub const ALL: &'static [ReadStatus] =
-        &[
-            ReadStatus::Active,
-            ReadStatus::Scheduled,
-            ReadStatus::Stale,
-            ReadStatus::Retired,
-            ReadStatus::Proposed,
-            ReadStatus::Expired,
-        ];
+    pub const ALL: &'static [ReadStatus] = &[
+        ReadStatus::Active,
+        ReadStatus::Scheduled,
+        ReadStatus::Stale,
+        ReadStatus::Retired,
+        ReadStatus::Proposed,
+        ReadStatus::Expired,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -157,10 +156,7 @@ pub fn value_at(lineage: &[MemoryRecord], t: Timestamp) -> Option<&MemoryRecord>
 /// The version the belief view holds current: the lineage's value once every scheduled change
 /// has arrived, expiry aside (the text index and the pipeline's candidates hold it).
 pub fn head(lineage: &[MemoryRecord]) -> Option<&MemoryRecord> {
-    lineage
-        .iter()
-        .filter(|r| in_interval(r, END_OF_TIME))
-        .max_by_key(|r| (r.authority, r.valid_from, r.version))
+    lineage.iter().filter(|r| in_interval(r, END_OF_TIME)).max_by_key(|r| (r.authority, r.valid_from, r.version))
 }
 
 /// Where `r`'s interval ends in its lineage's timeline: its own end, or the start of the next

@@ -50,9 +50,8 @@ const ON_CALL: &str = "I'm on call for the payments service this week";
 fn an_expired_memory_is_left_out_after_its_time_and_current_before() {
     let dir = tempfile::tempdir().unwrap();
     let ml = open(dir.path());
-    let saved = ml
-        .save(expiring(ON_CALL, Some("2026-11-30T09:00:00Z"), Some("2026-12-07T09:00:00Z")), "cli:test")
-        .unwrap();
+    let saved =
+        ml.save(expiring(ON_CALL, Some("2026-11-30T09:00:00Z"), Some("2026-12-07T09:00:00Z")), "cli:test").unwrap();
     assert_eq!(saved.outcome, Outcome::Added);
     assert_eq!(saved.expires_at, Some(t("2026-12-07T09:00:00Z")));
     let head = ml.ledger().head().seq;
@@ -88,8 +87,9 @@ fn a_time_to_live_expires_that_long_after_the_save() {
     let dir = tempfile::tempdir().unwrap();
     let ml = open(dir.path());
     let start = Timestamp::now();
-    let saved =
-        ml.save(SaveRequest { text: ON_CALL.into(), ttl: Some("7d".into()), ..SaveRequest::default() }, "cli:test").unwrap();
+    let saved = ml
+        .save(SaveRequest { text: ON_CALL.into(), ttl: Some("7d".into()), ..SaveRequest::default() }, "cli:test")
+        .unwrap();
     let end = Timestamp::now();
     let week = 7 * 86_400 * 1_000_000;
     let at = saved.expires_at.expect("an expiry");
@@ -120,7 +120,10 @@ fn saving_the_same_text_with_another_expiry_renews_or_clears_it_as_a_new_version
     let first = ml.save(expiring(ON_CALL, None, Some("2099-12-07T09:00:00Z")), "cli:test").unwrap();
     // The same text saying nothing of the expiry is a restatement: merged, the expiry kept.
     let again = ml.save(expiring(ON_CALL, None, None), "cli:test").unwrap();
-    assert_eq!((again.outcome, again.memory_id, again.expires_at), (Outcome::Merged, first.memory_id, first.expires_at));
+    assert_eq!(
+        (again.outcome, again.memory_id, again.expires_at),
+        (Outcome::Merged, first.memory_id, first.expires_at)
+    );
     // The same expiry again: merged too.
     let same = ml.save(expiring(ON_CALL, None, Some("2099-12-07T09:00:00Z")), "cli:test").unwrap();
     assert_eq!(same.outcome, Outcome::Merged);
@@ -182,7 +185,8 @@ fn an_update_renews_or_clears_an_expiry_and_an_edit_keeps_it() {
     let shown = ml.show(renewed.memory_id).unwrap();
     assert_eq!((shown.text.as_str(), shown.expires_at, shown.version), (ON_CALL, Some(at), 2));
     // An edit of the text alone keeps the expiry.
-    let edited = ml.update(renewed.memory_id, "I'm on call for payments and billing this week", None, "cli:test").unwrap();
+    let edited =
+        ml.update(renewed.memory_id, "I'm on call for payments and billing this week", None, "cli:test").unwrap();
     assert_eq!(ml.show(edited.memory_id).unwrap().expires_at, Some(at));
     // Cleared.
     let cleared = ml.revise_by(edited.memory_id, None, None, ExpiryChange::Clear, &caller).unwrap();

@@ -500,7 +500,8 @@ impl Projector for BeliefsProjector {
                 self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Active, "added", None)?;
             }
             EventBody::BeliefVersioned(b) => {
-                let restates = matches!(b.cause, VersionCause::Reworded | VersionCause::Enriched | VersionCause::Expiry);
+                let restates =
+                    matches!(b.cause, VersionCause::Reworded | VersionCause::Enriched | VersionCause::Expiry);
                 self.replace(txn, event, b.memory_id, b.root_id, b.version, b.replaces, b.cause.as_str(), restates)?;
             }
             EventBody::BeliefEdited(b) => {

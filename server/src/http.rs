@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
+use tracing::Instrument;
 
 use axum::Json;
 use axum::body::{Body, Bytes};
@@ -210,7 +211,9 @@ fn wants_reply(headers: &HeaderMap) -> bool {
 /// client has gone.
 pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, color: bool, caller: Caller) -> Reply {
     let dispatch = dispatch.clone();
-    match tokio::task::spawn_blocking(move || dispatch.run(call, json, color, &caller)).await {
+    // The command's span is a child of the request's, on whichever thread runs it.
+    let span = tracing::Span::current();
+    match tokio::task::spawn_blocking(move || span.in_scope(|| dispatch.run(call, json, color, &caller))).await {
         Ok(reply) => reply,
         Err(e) => Reply::failure(format!("the command failed: {e}")),
     }
@@ -244,11 +247,31 @@ fn document(reply: Reply, lines: bool) -> Response {
 
 async fn respond(state: &AppState, who: &Authed, headers: &HeaderMap, call: Call, lines: bool) -> Response {
     let caller = caller(who, actor_of(headers, state, who));
+    let span = request_span(headers);
     if wants_reply(headers) {
-        let reply = run_call(&state.dispatch, call, true, false, caller).await;
+        let reply = run_call(&state.dispatch, call, true, false, caller).instrument(span).await;
         return reply_response(reply);
     }
-    document(run_call(&state.dispatch, call, true, false, caller).await, lines)
+    document(run_call(&state.dispatch, call, true, false, caller).instrument(span).await, lines)
+}
+
+/// An HTTP request's span (docs/adr/0039-traces.md), when traces are on: a server span, the child
+/// of the caller's trace when the request carries a W3C `traceparent`, so an agent's own trace
+/// holds memledger's spans.
+fn request_span(headers: &HeaderMap) -> tracing::Span {
+    let span = tracing::info_span!("memledger.request", otel.kind = "server", memledger.transport = "http");
+    if !span.is_disabled() && headers.contains_key("traceparent") {
+        let carrier: std::collections::HashMap<String, String> = ["traceparent", "tracestate"]
+            .into_iter()
+            .filter_map(|name| Some((name.to_string(), headers.get(name)?.to_str().ok()?.to_string())))
+            .collect();
+        let parent = opentelemetry::propagation::TextMapPropagator::extract(
+            &opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+            &carrier,
+        );
+        let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent);
+    }
+    span
 }
 
 fn reply_response(reply: Reply) -> Response {

@@ -45,12 +45,42 @@ use crate::output::{CliError, Output};
 /// engine calls, whether this process opened the store or the server runs it for a client; the
 /// engine checks each against the caller's grants, and a refusal writes nothing.
 pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
+    // A span per command (exported only when traces are on: crate::telemetry); its children are
+    // the engine's stages and model calls.
+    let span = tracing::info_span!(
+        "memledger.command",
+        otel.name = %format!("memledger {}", command_name(call)),
+        memledger.command = %command_name(call),
+        memledger.principal = %caller.principal.name,
+        memledger.exit_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+    );
+    let _entered = span.enter();
     // The chat model's calls the command made count for its principal (memledger usage).
     let (result, used) = memledger_engine::models::metered(|| execute_metered(ml, caller, call, out));
     if let Err(e) = ml.record_usage(&caller.principal.name, used) {
         out.note(format!("memledger: the model usage of this command was not counted: {e}"));
     }
+    match &result {
+        Ok(_) => span.record("memledger.exit_code", 0),
+        Err(e) => {
+            span.record("memledger.exit_code", e.code.code() as i64);
+            span.record("otel.status_code", "ERROR");
+            // The exit code, never the message (which may quote what the caller sent).
+            span.record("otel.status_description", format!("exit {}", e.code.code()))
+        }
+    };
     result
+}
+
+/// A command's name as the API spells it (`save`, `conflicts_resolve`): the `command` tag of
+/// its JSON form.
+fn command_name(call: &Call) -> String {
+    serde_json::to_value(call)
+        .ok()
+        .and_then(|v| v.get("command").and_then(|c| c.as_str()).map(str::to_string))
+        .unwrap_or_default()
 }
 
 fn execute_metered(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {

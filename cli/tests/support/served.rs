@@ -31,9 +31,14 @@ impl Served {
 
     /// [`Served::start`] with more arguments for `memledger serve` (`--actor NAME`).
     pub fn start_with(dir: &Path, http: bool, args: &[&str]) -> Served {
+        Self::start_with_env(dir, http, args, &[])
+    }
+
+    /// [`Served::start_with`] with `env` set for the server (models, traces).
+    pub fn start_with_env(dir: &Path, http: bool, args: &[&str], env: &[(&str, &str)]) -> Served {
         let port = http.then(free_port);
         let mut c = memledger(dir);
-        c.arg("serve").args(args);
+        c.arg("serve").args(args).envs(env.iter().copied());
         if let Some(p) = port {
             c.args(["--http", &format!("127.0.0.1:{p}")]);
         }

@@ -92,6 +92,11 @@ impl Endpoint {
     pub fn join(&self, path: &str) -> String {
         format!("{}/{}", self.url.trim_end_matches('/'), path.trim_start_matches('/'))
     }
+
+    /// The host of the URL (what a trace names as `server.address`).
+    pub fn host(&self) -> String {
+        reqwest::Url::parse(&self.url).ok().and_then(|u| u.host_str().map(str::to_string)).unwrap_or_default()
+    }
 }
 
 /// The key is never printed.

@@ -8,6 +8,7 @@
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tracing::Instrument;
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -36,6 +37,17 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// What kind of failure this is, for a trace (`error.type`): never the server's words.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::Connect(_) => "connect",
+            CallError::Timeout(_) => "timeout",
+            CallError::Status(..) => "status",
+            CallError::Malformed(_) => "malformed",
+            CallError::Runtime(_) => "runtime",
+        }
+    }
+
     /// Worth another attempt: quick failures only, never a timeout (that would double the wait).
     fn retryable(&self) -> bool {
         match self {
@@ -101,6 +113,8 @@ impl Http {
             })
             .as_ref()
             .map_err(|e| e.clone())?;
+        // The calls' spans are children of the span this was called in, on whichever thread.
+        let fut = fut.in_current_span();
         if tokio::runtime::Handle::try_current().is_ok() {
             std::thread::scope(|s| s.spawn(|| runtime.block_on(fut)).join())
                 .map_err(|_| "a model call panicked".to_string())
@@ -196,6 +210,31 @@ async fn post<T: DeserializeOwned>(
     }
 }
 
+/// A model call's span, after the OpenTelemetry GenAI conventions: `{operation} {model}`, the
+/// operation, the model, the server; the tokens once the answer says (never a prompt or an
+/// answer: they hold memories' texts).
+fn model_span(operation: &'static str, endpoint: &Endpoint) -> tracing::Span {
+    tracing::info_span!(
+        "gen_ai.call",
+        otel.name = %format!("{operation} {}", endpoint.model),
+        otel.kind = "client",
+        gen_ai.operation.name = operation,
+        gen_ai.provider.name = "openai",
+        gen_ai.request.model = %endpoint.model,
+        server.address = %endpoint.host(),
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        "error.type" = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    )
+}
+
+/// Mark a model call's span failed, with the kind of failure (not its text).
+fn failed(span: &tracing::Span, e: &CallError) {
+    span.record("error.type", e.kind());
+    span.record("otel.status_code", "ERROR");
+}
+
 /// A 2xx body read as `T`: not JSON, or JSON without `shape`, is malformed.
 fn parse<T: DeserializeOwned>(text: &str, shape: &str) -> Result<T, CallError> {
     serde_json::from_str(text).map_err(|e| match serde_json::from_str::<serde_json::Value>(text) {
@@ -221,8 +260,13 @@ pub async fn chat(
         ],
     });
     const SHAPE: &str = "choices[0].message.content";
-    let reply: ChatReply = post(client, endpoint, "chat/completions", &body, SHAPE).await?;
+    let span = model_span("chat", endpoint);
+    let reply: Result<ChatReply, CallError> =
+        post(client, endpoint, "chat/completions", &body, SHAPE).instrument(span.clone()).await;
+    let reply = reply.inspect_err(|e| failed(&span, e))?;
     let usage = super::usage::TokenUsage { calls: 1, ..reply.usage.unwrap_or_default() };
+    span.record("gen_ai.usage.input_tokens", usage.prompt_tokens as i64);
+    span.record("gen_ai.usage.output_tokens", usage.completion_tokens as i64);
     reply
         .choices
         .into_iter()
@@ -243,7 +287,10 @@ pub async fn embed(
     if let Some(side) = input_type {
         body["input_type"] = json!(side);
     }
-    let reply: EmbeddingsReply = post(client, endpoint, "embeddings", &body, "data array of embeddings").await?;
+    let span = model_span("embeddings", endpoint);
+    let reply: Result<EmbeddingsReply, CallError> =
+        post(client, endpoint, "embeddings", &body, "data array of embeddings").instrument(span.clone()).await;
+    let reply = reply.inspect_err(|e| failed(&span, e))?;
     let count = reply.data.len();
     let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
     for (position, item) in reply.data.into_iter().enumerate() {
@@ -277,7 +324,12 @@ pub async fn rerank(
         "top_n": documents.len(),
         "return_documents": false,
     });
-    let reply: RerankReply = post(client, endpoint, "rerank", &body, "results with index and relevance_score").await?;
+    let span = model_span("rerank", endpoint);
+    let reply: Result<RerankReply, CallError> =
+        post(client, endpoint, "rerank", &body, "results with index and relevance_score")
+            .instrument(span.clone())
+            .await;
+    let reply = reply.inspect_err(|e| failed(&span, e))?;
     let items = match reply {
         RerankReply::Results { results } => results,
         RerankReply::Bare(items) => items,

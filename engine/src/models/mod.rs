@@ -16,6 +16,7 @@ pub mod prompts;
 pub mod usage;
 
 use std::sync::Arc;
+use tracing::Instrument;
 
 use memledger_projector::beliefs::MemoryRecord;
 use memledger_schemas::{MemoryId, MemoryType, ModelVerdict, Timestamp};
@@ -191,10 +192,14 @@ impl Models {
             let mut set = tokio::task::JoinSet::new();
             for (i, (system, user)) in prompts.into_iter().enumerate() {
                 let (gate, endpoint, client) = (gate.clone(), endpoint.clone(), h.client());
-                set.spawn(async move {
-                    let _permit = gate.acquire_owned().await;
-                    (i, http::chat(&client, &endpoint, &system, &user).await)
-                });
+                // Each call's span is a child of the command's (docs/adr/0039-traces.md).
+                set.spawn(
+                    async move {
+                        let _permit = gate.acquire_owned().await;
+                        (i, http::chat(&client, &endpoint, &system, &user).await)
+                    }
+                    .in_current_span(),
+                );
             }
             let mut out: Vec<Option<Result<(String, usage::TokenUsage), CallError>>> = (0..n).map(|_| None).collect();
             while let Some(joined) = set.join_next().await {
