@@ -8,7 +8,7 @@ use memledger_engine::*;
 use memledger_schemas::*;
 use proptest::prelude::*;
 
-use crate::support::{dumps, open};
+use crate::support::{assert_rebuild_equal_and_verified, dumps, open};
 
 fn t(s: &str) -> Timestamp {
     Timestamp::parse_rfc3339(s).unwrap()
@@ -21,14 +21,6 @@ fn expiring(text: &str, effective_at: Option<&str>, expires_at: Option<&str>) ->
         expires_at: expires_at.map(Into::into),
         ..SaveRequest::default()
     }
-}
-
-fn assert_rebuild_equal_and_verified(ml: &Memledger) {
-    let before = dumps(ml);
-    ml.rebuild(None, &mut |_| {}).unwrap();
-    assert_eq!(dumps(ml), before, "rebuilt views equal the incremental ones");
-    let v = ml.verify().unwrap();
-    assert!(v.ledger.ok && v.views_consistent, "{v:?}");
 }
 
 /// The texts a recall at `at` finds true then (a belief not yet true shows as scheduled).

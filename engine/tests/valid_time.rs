@@ -6,7 +6,7 @@ use memledger_engine::validity::ReadStatus;
 use memledger_engine::*;
 use memledger_schemas::*;
 
-use crate::support::{dumps, open};
+use crate::support::{assert_rebuild_equal_and_verified, open};
 
 const TUESDAY: &str = "The billing team deploys to staging on Tuesdays";
 const THURSDAY: &str = "The billing team deploys to staging on Thursdays";
@@ -18,14 +18,6 @@ fn t(s: &str) -> Timestamp {
 
 fn effective(text: &str, at: &str) -> SaveRequest {
     SaveRequest { text: text.into(), effective_at: Some(at.into()), ..SaveRequest::default() }
-}
-
-fn assert_rebuild_equal_and_verified(ml: &Memledger) {
-    let before = dumps(ml);
-    ml.rebuild(None, &mut |_| {}).unwrap();
-    assert_eq!(dumps(ml), before, "rebuilt views equal the incremental ones");
-    let v = ml.verify().unwrap();
-    assert!(v.ledger.ok && v.views_consistent, "{v:?}");
 }
 
 /// The first hit of the seed's question at valid time `at`: its text, status and the texts and

@@ -382,41 +382,11 @@ fn encode_body_into(format: u16, body: &EventBody, out: &mut Vec<u8>) {
         }
         EventBody::MemoryObserved(b) if format < 5 => {
             encode_into(&MEMORY_OBSERVED, out);
-            encode_into(
-                &(
-                    &b.memory_id,
-                    &b.text,
-                    &b.memory_type,
-                    &b.scope,
-                    &b.source,
-                    &b.fact_key,
-                    &b.effective_at,
-                    &b.content_hash,
-                    &b.dedup,
-                ),
-                out,
-            );
+            encode_into(&observed_v1(b), out);
         }
         EventBody::MemoryObserved(b) if format < 6 => {
             encode_into(&MEMORY_OBSERVED, out);
-            encode_into(
-                &(
-                    (
-                        &b.memory_id,
-                        &b.text,
-                        &b.memory_type,
-                        &b.scope,
-                        &b.source,
-                        &b.fact_key,
-                        &b.effective_at,
-                        &b.content_hash,
-                        &b.dedup,
-                    ),
-                    &b.evidence,
-                    &b.origin,
-                ),
-                out,
-            );
+            encode_into(&(observed_v1(b), &b.evidence, &b.origin), out);
         }
         EventBody::ConflictOpened(b) if format < 5 => {
             encode_into(&CONFLICT_OPENED, out);
@@ -424,6 +394,24 @@ fn encode_body_into(format: u16, body: &EventBody, out: &mut Vec<u8>) {
         }
         _ => encode_into(body, out),
     }
+}
+
+/// The fields of a `memory_observed` body that formats 1 to 4 store, in their order.
+#[allow(clippy::type_complexity)]
+fn observed_v1(
+    b: &MemoryObserved,
+) -> (&MemoryId, &String, &MemoryType, &String, &Option<String>, &Option<String>, &Option<Timestamp>, &Hash, &bool) {
+    (
+        &b.memory_id,
+        &b.text,
+        &b.memory_type,
+        &b.scope,
+        &b.source,
+        &b.fact_key,
+        &b.effective_at,
+        &b.content_hash,
+        &b.dedup,
+    )
 }
 
 /// The variant indexes ([`EventBody::TYPE_NAMES`]) of the bodies whose stored form depends on
