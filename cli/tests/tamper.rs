@@ -303,9 +303,7 @@ fn every_answer_through_the_server_says_the_last_verification_failed() {
 
 #[test]
 fn the_external_tamper_suite_detects_all_nine_attacks() {
-    let venv = std::env::var_os("MEMLEDGER_PYTHON_VENV")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/memledger/python-venv"));
+    let venv = support::python_venv();
     let check = venv.join("bin/agmi-check");
     if !check.exists() {
         assert!(

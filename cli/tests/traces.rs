@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -39,9 +39,7 @@ impl Receiver {
     /// Start `tests/otlp/receiver.py` with the test venv's Python; `None` (said) where
     /// `opentelemetry-proto` is not installed, which CI never allows.
     fn start() -> Option<Receiver> {
-        let venv = std::env::var_os("MEMLEDGER_PYTHON_VENV")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/memledger/python-venv"));
+        let venv = support::python_venv();
         let python = venv.join("bin/python");
         let probe = Command::new(&python).args(["-c", "import opentelemetry.proto"]).output();
         if !probe.as_ref().is_ok_and(|o| o.status.success()) {

@@ -45,6 +45,14 @@ pub fn mcp_python_sdk() -> bool {
     installed
 }
 
+/// The Python venv the test command installs python/requirements-test.txt into
+/// (scripts/setup_tests.sh): `$MEMLEDGER_PYTHON_VENV`, else `~/.cache/memledger/python-venv`.
+pub fn python_venv() -> PathBuf {
+    std::env::var_os("MEMLEDGER_PYTHON_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache/memledger/python-venv"))
+}
+
 /// The binary under test.
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_memledger")
