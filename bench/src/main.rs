@@ -16,12 +16,15 @@
 //! `cargo run --release -p memledger-bench -- pg URL [SECONDS] [MEMORIES]` — the shared ledger on
 //! PostgreSQL beside `pgbench` on the same server (scripts/bench_pg.sh starts a throwaway one);
 //! `cargo run --release -p memledger-bench -- traces [N] [ROUNDS]` — a save's and a recall's cost
-//! with traces off and on, in alternated rounds.
+//! with traces off and on, in alternated rounds;
+//! `cargo run --release -p memledger-bench -- serve-saves BIN [SECONDS] [DELAY_US]` — synced saves/s
+//! of 1, 8 and 32 writers in one process and through one server, with fsync as it is and delayed.
 
 mod corpus;
 mod mcp;
 mod pg;
 mod recall;
+mod saves;
 mod serve;
 mod traces;
 
@@ -484,7 +487,7 @@ fn corpus_file(path: &std::path::Path, size: usize, seed: u64) {
 
 const USAGE: &str =
     "append [N], limit [N], store [SIZES…], fill DIR [N], rebuild DIR [VIEW], analyses [N], corpus FILE [N],
-     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], serve-mcp BIN DIR [SECONDS] [MEMORIES], recall DIR BIN [OTHER_BIN], pg URL [SECONDS] [MEMORIES] or traces [N] [ROUNDS]";
+     serve-cli BIN DIR, serve-http BIN DIR [SECONDS], serve-saves BIN [SECONDS] [DELAY_US], serve-mcp BIN DIR [SECONDS] [MEMORIES], recall DIR BIN [OTHER_BIN], pg URL [SECONDS] [MEMORIES] or traces [N] [ROUNDS]";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -501,7 +504,7 @@ fn main() {
     let seed: u64 = std::env::var("MEMLEDGER_BENCH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(20261130);
     match what {
         "analyses" | "append" | "limit" | "store" | "fill" | "rebuild" | "corpus" | "serve-cli" | "serve-http"
-        | "serve-mcp" | "recall" | "pg" | "traces" => {}
+        | "serve-saves" | "saves-in-process" | "serve-mcp" | "recall" | "pg" | "traces" => {}
         other => {
             eprintln!("unknown benchmark {other:?}: {USAGE}");
             std::process::exit(Exit::BadInput.code().into());
@@ -523,6 +526,8 @@ fn main() {
         "rebuild" => rebuild(&path(2), args.get(3).map(String::as_str)),
         "serve-cli" => serve::cli(&path(2), &path(3)),
         "serve-http" => serve::http(&path(2), &path(3), number(4, 10) as u64),
+        "serve-saves" => saves::run(&path(2), number(3, 10) as u64, number(4, 2000) as u64),
+        "saves-in-process" => saves::in_process(&path(2), number(3, 8), number(4, 10) as u64),
         "serve-mcp" => mcp::run(&path(2), &path(3), number(4, 10) as u64, number(5, 100_000), seed),
         "recall" => recall::run(&path(2), &path(3), args.get(4).map(std::path::Path::new), seed),
         "traces" => traces::run(number(2, 500), number(3, 6), seed),

@@ -30,7 +30,11 @@ pub struct Server(Child);
 
 impl Server {
     pub fn start(bin: &Path, store: &Path, http: Option<u16>) -> Server {
-        let mut c = Command::new(bin);
+        Server::start_with(Command::new(bin), store, http)
+    }
+
+    /// As [`Server::start`], the binary run by `c` (which may wrap it, as strace does).
+    pub fn start_with(mut c: Command, store: &Path, http: Option<u16>) -> Server {
         c.arg("--dir").arg(store).arg("serve");
         if let Some(p) = http {
             c.args(["--http", &format!("127.0.0.1:{p}")]);
@@ -47,6 +51,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
+        // A wrapper's child first (strace, stopped, would leave the server running).
+        let _ = Command::new("pkill").args(["-TERM", "-P", &self.0.id().to_string()]).status();
         let _ = Command::new("kill").arg(self.0.id().to_string()).status();
         let _ = self.0.wait();
     }

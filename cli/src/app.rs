@@ -106,7 +106,7 @@ pub struct Context {
     pub ledger: Option<String>,
     /// The principal's token to act with (`--token`, `MEMLEDGER_TOKEN`); none: the owner.
     pub token: Option<String>,
-    /// Open a store that disagrees with its witness (`memledger witness accept`).
+    /// Open a store that disagrees with its witness (`memledger checkpoint --accept`).
     pub accept_witness: bool,
 }
 

@@ -140,11 +140,14 @@ fn kill_9_of_the_server_mid_load_loses_nothing_acknowledged() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let served = Served::start(&dir, false);
-    // Four writers, each a `save --from -` through the server, one line at a time: a line's
-    // answer is its acknowledgement.
-    let writers: Vec<_> = (0..4)
+    // Eight writers, each a `save` process after another through the server, whose synced saves
+    // share syncs (docs/adr/0040-group-commit-through-the-server.md): an answer is an
+    // acknowledgement. The server is killed once 40 saves were acknowledged, with the rest in flight.
+    let acknowledged = std::sync::Arc::new((std::sync::Mutex::new(0usize), std::sync::Condvar::new()));
+    let writers: Vec<_> = (0..8)
         .map(|w| {
             let dir = dir.clone();
+            let acknowledged = acknowledged.clone();
             std::thread::spawn(move || {
                 let mut acked = Vec::new();
                 for i in 0..10_000 {
@@ -155,7 +158,12 @@ fn kill_9_of_the_server_mid_load_loses_nothing_acknowledged() {
                     }
                     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
                     acked.push(v["memory_id"].as_str().unwrap().to_string());
-                    if acked.len() >= 60 {
+                    let (count, changed) = &*acknowledged;
+                    let mut count = count.lock().unwrap();
+                    *count += 1;
+                    changed.notify_all();
+                    // Past the kill (or 60 of its own) a writer stops.
+                    if *count > 1000 || acked.len() >= 60 {
                         break;
                     }
                 }
@@ -163,8 +171,12 @@ fn kill_9_of_the_server_mid_load_loses_nothing_acknowledged() {
             })
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    {
+        let (count, changed) = &*acknowledged;
+        let _enough = changed.wait_while(count.lock().unwrap(), |n| *n < 40).unwrap();
+    }
     served.kill();
+    *acknowledged.0.lock().unwrap() += 1000;
     let acked: Vec<String> = writers.into_iter().flat_map(|w| w.join().unwrap()).collect();
     assert!(!acked.is_empty(), "some saves were acknowledged before the kill");
     // The socket is stale: commands open the store directly, and find every acknowledged save.

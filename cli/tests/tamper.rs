@@ -234,7 +234,10 @@ fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_acc
     assert_eq!(exit, 6, "{stderr}");
     assert!(stderr.contains(&format!("head is seq {kept}")) && stderr.contains(&format!("seq {head}")), "{stderr}");
     for args in [&["rebuild"][..], &["list"], &["save", "Search runs on Typesense."]] {
-        assert_eq!(code(&owner.run(&store, args)), 6, "{args:?}");
+        let out = owner.run(&store, args);
+        assert_eq!(code(&out), 6, "{args:?}");
+        // The refusal names the command that accepts a deliberate restore.
+        assert!(String::from_utf8_lossy(&out.stderr).contains("memledger checkpoint --accept"), "{args:?}");
     }
     // A copy checked elsewhere against the witness file fails the same way.
     let elsewhere = Machine::new();

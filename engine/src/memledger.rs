@@ -79,6 +79,10 @@ pub struct Memledger {
     /// Saves waiting for the write lock: a save that sees one on a shared ledger stages its
     /// events for a group commit instead of appending alone.
     saves_waiting: AtomicUsize,
+    /// The seq through which the ledger is known durable, and the turn to sync it: the synced
+    /// saves of a local store commit under the write lock and sync after it, one at a time, each
+    /// sync covering every save appended before it (see [`Memledger::durable_through`]).
+    synced_through: Mutex<u64>,
     notes: Vec<String>,
     /// Events this process wrote to the ledger or replayed into views: past
     /// [`FLUSH_ON_CLOSE_AFTER`], closing flushes RocksDB's memtables so that the next open does not
@@ -185,6 +189,7 @@ impl Memledger {
             analyses: AnalysisCache::default(),
             write: Mutex::new(Group::default()),
             saves_waiting: AtomicUsize::new(0),
+            synced_through: Mutex::new(0),
             notes,
             written: Default::default(),
         })
@@ -463,7 +468,8 @@ impl Memledger {
         durability: Durability,
     ) -> Result<SaveResult, EngineError> {
         let actor = validate_actor(&caller.actor)?;
-        self.save_checked(PreparedSave::validated(request)?, caller, actor, durability)
+        // Analysed before the write lock, so that saves in flight together analyse side by side.
+        self.save_checked(PreparedSave::new(request)?, caller, actor, durability)
     }
 
     /// [`Memledger::save_prepared`] by `caller`.
@@ -496,7 +502,7 @@ impl Memledger {
     ) -> Result<SaveResult, EngineError> {
         // The actor is checked before the request, as its error comes first.
         let actor = validate_actor(actor)?;
-        self.save_checked(PreparedSave::validated(request)?, &Caller::owner(actor.clone()), actor, durability)
+        self.save_checked(PreparedSave::new(request)?, &Caller::owner(actor.clone()), actor, durability)
     }
 
     /// Save a [`PreparedSave`] (validated and analysed ahead, off the write lock), as
@@ -599,7 +605,13 @@ impl Memledger {
                     drop(group);
                     continue;
                 }
-                return summarize(self.reader(), &self.ledger.range(range)?, true);
+                let result = summarize(self.reader(), &self.ledger.range(range)?, true);
+                if durability == Durability::Synced && !self.ledger.is_shared() {
+                    // Its first save may still be waiting for the sync that acknowledges it.
+                    drop(group);
+                    self.durable_through(range.last)?;
+                }
+                return result;
             }
             let head = self.ledger.head().seq;
             let planner = Planner {
@@ -654,21 +666,46 @@ impl Memledger {
                     TicketState::Failed(failure) => return Err(failure.error()),
                 }
             }
+            // A synced save of a local store commits unsynced under the write lock and syncs
+            // after letting it go, so that the saves queued behind it share its sync.
+            let group_sync = durability == Durability::Synced && !self.ledger.is_shared();
+            let written = if group_sync { Durability::Deferred } else { durability };
             let committed = tracing::info_span!("memledger.save.commit", memledger.events = plan.len() as i64)
-                .in_scope(|| self.commit_with(head, &meta, plan, durability));
-            match committed {
-                Ok(CommitResult::Committed(events)) => return said(summarize(self.reader(), &events, false)),
-                Ok(CommitResult::Replayed(range)) => {
-                    return said(summarize(self.reader(), &self.ledger.range(range)?, true));
-                }
+                .in_scope(|| self.commit_with(head, &meta, plan, written));
+            let result = match committed {
+                Ok(CommitResult::Committed(events)) => said(summarize(self.reader(), &events, false)),
+                Ok(CommitResult::Replayed(range)) => said(summarize(self.reader(), &self.ledger.range(range)?, true)),
                 Err(EngineError::Conflict(Conflict::HeadMoved { .. }))
                     if self.ledger.is_shared() && attempt < SHARED_REDECISIONS =>
                 {
                     attempt += 1;
+                    continue;
                 }
                 Err(e) => return Err(e),
+            };
+            if group_sync {
+                // Through the head, not the save's own last seq: a replayed command may have
+                // been appended by a save whose sync is still to come.
+                let through = self.ledger.head().seq;
+                drop(group);
+                self.durable_through(through)?;
             }
+            return result;
         }
+    }
+
+    /// Make the ledger durable through `seq` (group commit of a local store's synced saves).
+    /// The saves waiting here queue on one lock: the first syncs everything appended so far,
+    /// and those whose seqs that sync covered return without a sync of their own.
+    fn durable_through(&self, seq: u64) -> Result<(), EngineError> {
+        let mut synced = self.synced_through.lock();
+        if *synced >= seq {
+            return Ok(());
+        }
+        let head = self.ledger.head().seq;
+        tracing::info_span!("memledger.save.sync", memledger.through = head as i64).in_scope(|| self.ledger.sync())?;
+        *synced = head;
+        Ok(())
     }
 }
 

@@ -116,8 +116,7 @@ pub(crate) struct Stance {
 pub struct PreparedSave {
     pub(crate) save: ValidSave,
     pub(crate) hash: Hash,
-    /// The text's analysis, when it was made ahead; otherwise made when first needed (a single
-    /// save that turns out to be an exact duplicate never needs it).
+    /// The text's analysis, made ahead off the write lock (none for a save without dedup).
     pub(crate) analysis: Option<Arc<lexical::Analysis>>,
 }
 
@@ -134,8 +133,8 @@ impl PreparedSave {
         Ok(prepared)
     }
 
-    /// Validate `request` and hash its text; the analysis waits until it is needed.
-    pub(crate) fn validated(request: SaveRequest) -> Result<PreparedSave, EngineError> {
+    /// Validate `request` and hash its text.
+    fn validated(request: SaveRequest) -> Result<PreparedSave, EngineError> {
         let save = request.validate()?;
         let hash = content_hash(&save.text);
         Ok(PreparedSave { save, hash, analysis: None })

@@ -222,6 +222,50 @@ fn two_compare_and_set_updates_racing_on_one_version_one_wins() {
 }
 
 #[test]
+fn synced_saves_in_flight_together_are_each_durable_and_a_repeated_key_is_saved_once() {
+    // Eight threads save at once: each commits under the write lock and syncs after it, sharing
+    // syncs; a key another thread committed (its sync maybe still to come) answers as a replay.
+    let dir = tempfile::tempdir().unwrap();
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    let results: Vec<(String, SaveResult)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|t| {
+                let ml = &ml;
+                scope.spawn(move || {
+                    (0..25)
+                        .map(|i| {
+                            // Every fifth save repeats a key each thread uses.
+                            let key = if i % 5 == 0 { format!("shared-{i}") } else { format!("own-{t}-{i}") };
+                            let text = format!("thread {t} note {i}: service {} builds in {} minutes", t * 25 + i, i);
+                            let r = SaveRequest { idempotency_key: Some(key.clone()), ..req(&text) };
+                            (key, ml.save(r, "agent:writer").unwrap())
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+    });
+    let mut by_key: std::collections::BTreeMap<&str, Vec<&SaveResult>> = Default::default();
+    for (key, r) in &results {
+        by_key.entry(key).or_default().push(r);
+    }
+    assert_eq!(by_key.len(), 8 * 20 + 5);
+    for (key, saved) in &by_key {
+        let first = saved[0].memory_id;
+        assert!(saved.iter().all(|r| r.memory_id == first), "{key} answered with one memory");
+        assert_eq!(saved.iter().filter(|r| !r.replayed).count(), 1, "{key} saved once");
+    }
+    drop(ml);
+    // Reopened, every acknowledged save is there, and the views agree with the ledger.
+    let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+    for saved in by_key.values() {
+        assert!(ml.show(saved[0].memory_id).is_ok());
+    }
+    crate::support::assert_rebuild_equal_and_verified(&ml);
+}
+
+#[test]
 fn contradictory_evidence_without_authority_is_a_visible_pending_conflict() {
     let s = store();
     s.text("Billing deploys to staging on Tuesdays");

@@ -54,7 +54,7 @@ pub enum OpenError {
     Shared { location: String, reason: String },
     /// The store disagrees with its witness (crate::witness): restored from an older copy,
     /// truncated, replaced or rewritten.
-    #[error("{} disagrees with its witness: {reason}. If this copy is meant (a restore from backup), `memledger witness accept` takes it, recording who did", path.display())]
+    #[error("{} disagrees with its witness: {reason}. If this copy is meant (a restore from backup), `memledger checkpoint --accept REASON` takes it, recording who did", path.display())]
     Witness { path: PathBuf, reason: String },
     #[error(transparent)]
     Storage(#[from] LedgerError),

@@ -704,21 +704,33 @@ impl Ledger {
         Ok(out.pop().unwrap_or(Appended::Committed(Vec::new())))
     }
 
-    /// Make every append so far durable, with the head record.
+    /// Make every append so far durable, with the head record. The head lock is held only to
+    /// write the record (unsynced), not across the sync: appends go on beside it, and the
+    /// sync, the write-ahead log being sequential, covers the record and everything before it.
     pub fn sync(&self) -> Result<(), LedgerError> {
-        let head = self.head.lock().unwrap_or_else(|p| p.into_inner());
-        if self.record_behind.load(Ordering::Relaxed) {
-            self.write_head_record(*head, true)?;
-            self.record_behind.store(false, Ordering::Relaxed);
-            if self.witness.is_some()
-                && let Some(signed) = CheckpointsTable::signature(&self.store, head.seq)?
-            {
-                self.write_witness(*head, &signed.signature);
+        let recorded = {
+            let head = self.head.lock().unwrap_or_else(|p| p.into_inner());
+            if self.record_behind.load(Ordering::Relaxed) {
+                self.write_head_record(*head, false)?;
+                self.record_behind.store(false, Ordering::Relaxed);
+                Some(*head)
+            } else {
+                None
             }
-            Ok(())
-        } else {
-            self.store.sync_wal()
+        };
+        if let Err(e) = self.store.sync_wal() {
+            if recorded.is_some() {
+                self.record_behind.store(true, Ordering::Relaxed);
+            }
+            return Err(e);
         }
+        if let Some(head) = recorded
+            && self.witness.is_some()
+            && let Some(signed) = CheckpointsTable::signature(&self.store, head.seq)?
+        {
+            self.write_witness(head, &signed.signature);
+        }
+        Ok(())
     }
 
     /// Write the head record alone (the synced writes of appends carry it in their batch).

@@ -102,6 +102,9 @@ pub(crate) struct WitnessWriter {
 #[derive(Default)]
 struct Pending {
     record: Option<WitnessRecord>,
+    /// The highest seq submitted: a sync that finishes after a later commit's never moves the
+    /// witness back.
+    newest: u64,
     stop: bool,
 }
 
@@ -136,10 +139,16 @@ impl WitnessWriter {
         WitnessWriter { shared, thread }
     }
 
-    /// Write `record` soon, unless a newer one comes first.
+    /// Write `record` soon, unless a newer one comes first (or came before).
     pub(crate) fn submit(&self, record: WitnessRecord) {
         let (lock, wake) = &*self.shared;
-        lock.lock().unwrap_or_else(|p| p.into_inner()).record = Some(record);
+        let mut pending = lock.lock().unwrap_or_else(|p| p.into_inner());
+        if record.seq < pending.newest {
+            return;
+        }
+        pending.newest = record.seq;
+        pending.record = Some(record);
+        drop(pending);
         wake.notify_one();
     }
 }

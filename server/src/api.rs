@@ -59,7 +59,7 @@ pub enum Call {
 }
 
 impl Call {
-    /// Whether the call may append to the ledger (writes are serialised by the server).
+    /// Whether the call may append to the ledger.
     pub fn writes(&self) -> bool {
         match self {
             Call::Save(_)

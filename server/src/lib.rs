@@ -10,7 +10,8 @@
 //! which prints the server's [`api::Reply`] exactly as it would print its own.
 //!
 //! This crate knows transports, not commands: the CLI gives it a [`Dispatch`] that runs a
-//! command on the open store. Writes are serialised by it, reads run side by side.
+//! command on the open store. Commands run side by side, writes included (the engine orders
+//! appends, and synced saves in flight together share a sync); a rebuild runs alone.
 
 pub mod api;
 pub mod client;

@@ -85,13 +85,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
     let verify_failed = Mutex::new(verify_failed(&ml));
-    let dispatch = Arc::new(Shared {
-        ml,
-        gate: RwLock::new(()),
-        writes: Mutex::new(()),
-        allow_erase: args.allow_erase,
-        verify_failed,
-    });
+    let dispatch = Arc::new(Shared { ml, gate: RwLock::new(()), allow_erase: args.allow_erase, verify_failed });
     let options = memledger_server::serve::Options {
         dir: ctx.dir.clone(),
         http: args.http,
@@ -110,12 +104,12 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     result.map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
 }
 
-/// The server's store and its locks: commands that write take `writes` one at a time; a
-/// rebuild takes `gate` alone; every other command reads beside the rest.
+/// The server's store and its lock: a rebuild (or an import) takes `gate` alone; every other
+/// command runs beside the rest, writes included: the engine's own write lock orders appends,
+/// and synced saves in flight together share one sync (docs/adr/0026-group-commit.md).
 struct Shared {
     ml: Memledger,
     gate: RwLock<()>,
-    writes: Mutex<()>,
     /// `--allow-erase`.
     allow_erase: bool,
     /// What every answer says while the store's last verification failed: read at start and
@@ -141,7 +135,6 @@ impl Shared {
         } else {
             (Some(self.gate.read().unwrap_or_else(|p| p.into_inner())), None)
         };
-        let _writes = call.writes().then(|| self.writes.lock().unwrap_or_else(|p| p.into_inner()));
         f()
     }
 }
