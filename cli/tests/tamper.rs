@@ -342,3 +342,67 @@ fn the_external_tamper_suite_detects_all_nine_attacks() {
         assert!(matches!(edit["verdict"].as_str(), Some("REPORTED" | "REJECTED")), "{edit}");
     }
 }
+
+#[test]
+fn a_rotated_key_signs_from_the_next_seq_and_the_old_one_signs_nothing_after() {
+    let machine = Machine::new();
+    let (root, store) = seeded(&machine);
+    // A second store of the machine, signed by the same key.
+    let other = root.path().join("other");
+    machine.json(&other, &["save", "The staging cluster runs on k3s."]);
+    let key_file = machine.home.path().join("config/memledger/signing.key");
+    let old_key = std::fs::read(&key_file).unwrap();
+    let head = machine.json(&store, &["verify"])["head_seq"].as_u64().unwrap();
+
+    let rotated = machine.json(&store, &["checkpoint", "--rotate-key"]);
+    assert_eq!(rotated["from_seq"], head + 1, "{rotated}");
+    assert_ne!(rotated["key_id"], rotated["previous_key_id"]);
+    assert_ne!(std::fs::read(&key_file).unwrap(), old_key, "a new key file in the old one's place");
+    let retired = PathBuf::from(rotated["retired_key_file"].as_str().unwrap());
+    assert_eq!(std::fs::read(&retired).unwrap(), old_key, "the old key kept under retired/");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&key_file).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // Saves go on under the new key, and the store verifies with both keys.
+    machine.json(&store, &["save", "Search runs on Typesense."]);
+    let (exit, report, stderr) = machine.verify(&store);
+    assert_eq!(exit, 0, "{stderr}");
+    let keys = report.unwrap()["keys"].clone();
+    assert!(keys.as_array().unwrap().contains(&rotated["key_id"]), "{keys}");
+    assert!(keys.as_array().unwrap().contains(&rotated["previous_key_id"]), "{keys}");
+
+    // The machine's other store hands over to the new key when next opened.
+    machine.json(&other, &["save", "The prod cluster runs on EKS."]);
+    let (exit, report, stderr) = machine.verify(&other);
+    assert_eq!(exit, 0, "{stderr}");
+    assert_eq!(report.unwrap()["keys"].as_array().unwrap().len(), 2);
+
+    // Whoever still holds the old key (a backup of the key file) may read the store but no
+    // longer append to it.
+    let stale = Machine::new();
+    let stale_key = stale.home.path().join("config/memledger/signing.key");
+    std::fs::create_dir_all(stale_key.parent().unwrap()).unwrap();
+    std::fs::write(&stale_key, &old_key).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&stale_key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let out = stale.run(&store, &["save", "Billing moved to Rust."]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("was retired from seq"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stale.json(&store, &["list"])["memories"].as_array().map(Vec::len), Some(5));
+    let (exit, _, stderr) = machine.verify(&store);
+    assert_eq!(exit, 0, "nothing was written: {stderr}");
+
+    // A store that this machine's key does not sign has no key to rotate here.
+    let foreign = Machine::new();
+    let out = foreign.run(&store, &["checkpoint", "--rotate-key"]);
+    assert_eq!(code(&out), 1);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no key of it to rotate"));
+}

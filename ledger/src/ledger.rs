@@ -263,7 +263,27 @@ impl Ledger {
     /// appends are refused.
     fn enrol_signer(&mut self) -> Result<(), LedgerError> {
         let Some(signer) = self.signer.clone() else { return Ok(()) };
-        let keys = CheckpointsTable::keys(&self.store)?;
+        let mut keys = CheckpointsTable::keys(&self.store)?;
+        // A key rotated away from: whatever signs with it from the seq its successor took over
+        // counts for nothing.
+        if let Some(successor) = keys.iter().find(|k| k.retires && k.endorsed_by == signer.id() && k.id != signer.id())
+        {
+            self.foreign_key = Some(format!(
+                "this machine's signing key {} ({}) was retired from seq {} by key {}: appends are refused; use the key                  that replaced it",
+                signer.id(),
+                signer.path().display(),
+                successor.from_seq,
+                successor.id
+            ));
+            return Ok(());
+        }
+        // This machine rotated its key (`memledger checkpoint --rotate-key`): the key it
+        // retired, still in force here, endorses the new one from the next seq on.
+        if !keys.iter().any(|k| k.id == signer.id())
+            && let Some(record) = self.rotation_from_retired(&signer, &keys)?
+        {
+            keys.push(record);
+        }
         if keys.iter().any(|k| k.id == signer.id()) {
             // Appending signs the new head, which would vouch for everything before it: the head
             // found must be signed already, or events were appended without the key.
@@ -314,6 +334,53 @@ impl Ledger {
             self.write_witness(head, &signature);
         }
         Ok(())
+    }
+
+    /// The key record by which one of `signer`'s retired keys, still in force in this store,
+    /// hands it over to `signer` from the seq after the head, written (synced); `None` when no
+    /// retired key of this machine signs the store. The head must be signed by the retired key
+    /// (as before any append): a tail appended without a key is not endorsed by a rotation.
+    fn rotation_from_retired(&self, signer: &Signer, keys: &[KeyRecord]) -> Result<Option<KeyRecord>, LedgerError> {
+        let retired_ids: Vec<crate::signing::KeyId> =
+            keys.iter().filter(|k| k.retires && k.id != k.endorsed_by).map(|k| k.endorsed_by).collect();
+        let Some(old) = signer
+            .retired()
+            .into_iter()
+            .find(|r| keys.iter().any(|k| k.id == r.id()) && !retired_ids.contains(&r.id()))
+        else {
+            return Ok(None);
+        };
+        let head = self.head();
+        let head_signed_by_old = head.seq == 0
+            || CheckpointsTable::signature(&self.store, head.seq)?.is_some_and(|cp| {
+                cp.key == old.id()
+                    && crate::signing::checkpoint_holds(&old.public(), self.store_id, head, &cp.signature)
+            });
+        if !head_signed_by_old {
+            return Ok(None);
+        }
+        let from_seq = head.seq + 1;
+        let record = KeyRecord {
+            id: signer.id(),
+            public: signer.public(),
+            from_seq,
+            endorsed_by: old.id(),
+            endorsement: old.endorse(self.store_id, &signer.public(), from_seq),
+            retires: true,
+            machine: machine_name(),
+        };
+        let mut batch = Batch::default();
+        CheckpointsTable::put_key(&mut batch, &record);
+        self.store.write(batch, true)?;
+        Ok(Some(record))
+    }
+
+    /// The store's keys, oldest first: each key's id, the seq it signs from, the key that
+    /// endorsed it, whether it retired that key, and the machine it was made on.
+    pub fn keys(&self) -> Result<Vec<KeyRecord>, LedgerError> {
+        let mut keys = CheckpointsTable::keys(&self.store)?;
+        keys.sort_by_key(|k| (k.from_seq, k.endorsed_by != k.id));
+        Ok(keys)
     }
 
     /// Add the signed checkpoint of `head` to `batch` (nothing for an empty ledger or an

@@ -142,6 +142,51 @@ impl Signer {
         Ok(Signer::from_seed(seed, path))
     }
 
+    /// Replace the key at `path` by a new one (key rotation): the old key file moves to
+    /// [`Signer::retired_dir`] as `<key id>.key`, a new key takes its place. Each store the old
+    /// key signs endorses the new one, retiring the old, when this machine next opens it
+    /// (`Ledger::open`): so a crash halfway leaves either key in place, and the stores follow.
+    /// The old key and the new one.
+    pub fn rotate(path: &Path) -> Result<(Signer, Signer), KeyError> {
+        let io = |source| KeyError::Io { path: path.into(), source };
+        let old = Signer::load(path)?;
+        let next = path.with_extension("next");
+        match std::fs::remove_file(&next) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+            _ => {}
+        }
+        let new = Signer::create(&next)?;
+        let retired = old.retired_dir();
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(&retired).map_err(io)?;
+        std::fs::rename(path, retired.join(format!("{}.key", old.id))).map_err(io)?;
+        std::fs::rename(&next, path).map_err(io)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)?;
+        }
+        Ok((Signer { path: retired.join(format!("{}.key", old.id)), ..old }, Signer { path: path.into(), ..new }))
+    }
+
+    /// Where this machine keeps the keys it rotated away from: `retired/` beside the key.
+    pub fn retired_dir(&self) -> PathBuf {
+        self.path.parent().unwrap_or(Path::new(".")).join("retired")
+    }
+
+    /// The keys this machine rotated away from, which endorse their successor in the stores
+    /// they still sign; a file that does not load is passed over.
+    pub fn retired(&self) -> Vec<Signer> {
+        let Ok(entries) = std::fs::read_dir(self.retired_dir()) else { return Vec::new() };
+        entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "key"))
+            .filter_map(|p| Signer::load(&p).ok())
+            .collect()
+    }
+
     fn from_seed(seed: [u8; 32], path: &Path) -> Signer {
         let key = SigningKey::from_bytes(&seed);
         let id = KeyId::of(key.verifying_key().as_bytes());

@@ -12,7 +12,10 @@ use crate::output::{CliError, Output};
 /// --witness FILE` checks any copy of the store against. With `--accept`, take a store that
 /// disagrees with its witness (restored from a backup on purpose) as its history from now on:
 /// who accepted which head instead of which is recorded, signed, and shown by `checkpoint
-/// --accepted`. Needs the store to itself (stop its server first).
+/// --accepted`. With `--rotate-key`, replace this machine's signing key: the new key signs from
+/// the next seq on, endorsed by the old one, which signs nothing after; this machine's other
+/// stores take the new key the same way when next opened. Needs the store to itself (stop its
+/// server first).
 ///
 /// Example: memledger checkpoint --to /mnt/team/witness/laptop.json
 #[derive(clap::Args, Debug)]
@@ -26,6 +29,10 @@ pub struct Args {
     /// List the heads accepted so far.
     #[arg(long)]
     pub accepted: bool,
+    /// Replace this machine's signing key by a new one (the old key file is kept under
+    /// `retired/` beside it, so that this machine's other stores can hand over to the new key).
+    #[arg(long, conflicts_with_all = ["to", "accept", "accepted"])]
+    pub rotate_key: bool,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -35,6 +42,9 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             format!("a memledger server holds the store at {}", ctx.dir.display()),
             Some("stop it first: checkpoints are read and accepted with the store to itself".into()),
         ));
+    }
+    if args.rotate_key {
+        return rotate_key(ctx, out);
     }
     if let Some(reason) = &args.accept {
         if reason.trim().is_empty() {
@@ -96,4 +106,61 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         }
         None => out.json_line(&witness),
     }
+}
+
+/// `--rotate-key`: a new key file in place of this machine's, and the store's key record by
+/// which the old key hands over to it (written when the store is opened with the new key).
+fn rotate_key(ctx: &Context, out: &mut Output) -> Result<(), CliError> {
+    let failure = |e: &dyn std::fmt::Display| CliError::new(Exit::Failure, e.to_string(), None);
+    let Some(path) = crate::config::signing_key_path() else {
+        return Err(CliError::new(
+            Exit::Failure,
+            "there is no signing key to rotate: no home directory to keep one in",
+            Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into()),
+        ));
+    };
+    // Only a key that signs this store is rotated here: one it does not hold would retire nothing.
+    let (old_id, ledger_keys) = {
+        let ml = ctx.open_direct(false)?;
+        let Some(signer) = ml.ledger().signer() else {
+            return Err(CliError::new(
+                Exit::Failure,
+                "this store is not signed with this machine's key, so there is no key of it to rotate",
+                Some("see `memledger verify` for the store's keys".into()),
+            ));
+        };
+        (signer.id(), ml.ledger().keys().map_err(EngineError::from)?.len())
+    };
+    let (old, new) = memledger_engine::Signer::rotate(&path).map_err(|e| failure(&e))?;
+    debug_assert_eq!(old.id(), old_id);
+    let ml = ctx.open_direct(false)?;
+    let keys = ml.ledger().keys().map_err(EngineError::from)?;
+    let Some(record) = keys.iter().find(|k| k.id == new.id()).filter(|_| keys.len() > ledger_keys) else {
+        return Err(failure(&format!(
+            "the new key {} was made ({}) but the store did not take it: see `memledger verify`",
+            new.id(),
+            path.display()
+        )));
+    };
+    let report = serde_json::json!({
+        "key_id": record.id.hex(),
+        "previous_key_id": old.id().hex(),
+        "from_seq": record.from_seq,
+        "key_file": path,
+        "retired_key_file": old.path(),
+    });
+    if out.json {
+        return out.json_line(&report);
+    }
+    out.line(format!(
+        "key {} signs this store from seq {} on, endorsed by key {}, which signs nothing after",
+        record.id,
+        record.from_seq,
+        old.id()
+    ))?;
+    out.line(format!(
+        "the old key is kept at {} for this machine's other stores, which take the new key when next opened; \
+         delete it once they have",
+        old.path().display()
+    ))
 }
