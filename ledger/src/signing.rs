@@ -288,23 +288,39 @@ pub fn verifying_key(public: &[u8; 32]) -> Option<VerifyingKey> {
     VerifyingKey::from_bytes(public).ok()
 }
 
+/// Checkpoints verified together: a batch verification costs about half as much per signature
+/// as one at a time.
+const BATCH: usize = 64;
+
 /// The index of the first checkpoint whose signature does not hold, if any: verified on every
-/// core, each thread a contiguous share.
+/// core, each thread a contiguous share, in batches of [`BATCH`]. A batch that fails is checked
+/// one signature at a time (strictly), to name the first that does not hold. A batch accepts
+/// what each signature's strict check accepts, and may besides accept a signature crafted by
+/// the key's holder to pass only in a batch: no one without the key can make either.
 pub fn first_failing(store: StoreId, all: &[ToCheck]) -> Option<usize> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
     let per_thread = all.len().div_ceil(threads).max(256);
+    let one_fails = |c: &ToCheck| {
+        let message = checkpoint_message(store, c.head);
+        c.key.verify_strict(&message, &Signature::from_bytes(&c.signature)).is_err()
+    };
     std::thread::scope(|scope| {
         let handles: Vec<_> = all
             .chunks(per_thread)
             .enumerate()
             .map(|(t, part)| {
                 scope.spawn(move || {
-                    part.iter()
-                        .position(|c| {
-                            let message = checkpoint_message(store, c.head);
-                            c.key.verify_strict(&message, &Signature::from_bytes(&c.signature)).is_err()
-                        })
-                        .map(|i| t * per_thread + i)
+                    part.chunks(BATCH).enumerate().find_map(|(b, batch)| {
+                        let messages: Vec<Vec<u8>> = batch.iter().map(|c| checkpoint_message(store, c.head)).collect();
+                        let messages: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
+                        let signatures: Vec<Signature> =
+                            batch.iter().map(|c| Signature::from_bytes(&c.signature)).collect();
+                        let keys: Vec<VerifyingKey> = batch.iter().map(|c| c.key).collect();
+                        if ed25519_dalek::verify_batch(&messages, &signatures, &keys).is_ok() {
+                            return None;
+                        }
+                        batch.iter().position(one_fails).map(|i| t * per_thread + b * BATCH + i)
+                    })
                 })
             })
             .collect();
@@ -358,6 +374,31 @@ mod tests {
         assert!(!checkpoint_holds(&signer.public(), store, Head { hash: Hash([2; 32]), ..head }, &sig));
         let again = Signer::load_or_create(&dir.path().join("keys/signing.key")).unwrap();
         assert_eq!(again.id(), signer.id(), "the key is read back, not made again");
+    }
+
+    #[test]
+    fn batched_verification_names_the_first_checkpoint_that_does_not_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let signer = Signer::create(&dir.path().join("signing.key")).unwrap();
+        let other = Signer::create(&dir.path().join("other.key")).unwrap();
+        let store = StoreId([5; 16]);
+        let key = verifying_key(&signer.public()).unwrap();
+        let all: Vec<ToCheck> = (1..=1000u64)
+            .map(|seq| {
+                let head = Head { seq, hash: Hash([(seq % 251) as u8; 32]) };
+                ToCheck { head, key, signature: signer.sign_checkpoint(store, head) }
+            })
+            .collect();
+        assert_eq!(first_failing(store, &all), None);
+        // Wrong in several batches and threads' shares: the first is named, whichever finds it.
+        for bad in [[0usize, 999], [63, 64], [700, 701], [255, 900]] {
+            let mut forged: Vec<ToCheck> =
+                all.iter().map(|c| ToCheck { head: c.head, key: c.key, signature: c.signature }).collect();
+            for &i in &bad {
+                forged[i].signature = other.sign_checkpoint(store, forged[i].head);
+            }
+            assert_eq!(first_failing(store, &forged), Some(bad[0]), "{bad:?}");
+        }
     }
 
     #[cfg(unix)]
