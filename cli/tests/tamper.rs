@@ -391,11 +391,8 @@ fn a_rotated_key_signs_from_the_next_seq_and_the_old_one_signs_nothing_after() {
     }
     let out = stale.run(&store, &["save", "Billing moved to Rust."]);
     assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("was retired from seq"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("was retired from seq") && stderr.contains("use the key that replaced it"), "{stderr}");
     assert_eq!(stale.json(&store, &["list"])["memories"].as_array().map(Vec::len), Some(5));
     let (exit, _, stderr) = machine.verify(&store);
     assert_eq!(exit, 0, "nothing was written: {stderr}");

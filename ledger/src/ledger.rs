@@ -269,7 +269,8 @@ impl Ledger {
         if let Some(successor) = keys.iter().find(|k| k.retires && k.endorsed_by == signer.id() && k.id != signer.id())
         {
             self.foreign_key = Some(format!(
-                "this machine's signing key {} ({}) was retired from seq {} by key {}: appends are refused; use the key                  that replaced it",
+                "this machine's signing key {} ({}) was retired from seq {} by key {}: appends are refused; use the key \
+                 that replaced it",
                 signer.id(),
                 signer.path().display(),
                 successor.from_seq,
