@@ -205,8 +205,7 @@ impl Ledger {
     fn check_signatures(&self, hashes: &[Hash]) -> Result<SignatureCheck, LedgerError> {
         let store_id = self.store_id();
         let events = hashes.len() as u64;
-        let mut keys = CheckpointsTable::keys(self.store())?;
-        keys.sort_by_key(|k| (k.from_seq, k.endorsed_by != k.id));
+        let keys = self.keys()?;
         let signed = !keys.is_empty() || self.signer().is_some();
         let mut check = SignatureCheck {
             signed,

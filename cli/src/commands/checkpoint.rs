@@ -120,22 +120,20 @@ fn rotate_key(ctx: &Context, out: &mut Output) -> Result<(), CliError> {
         ));
     };
     // Only a key that signs this store is rotated here: one it does not hold would retire nothing.
-    let (old_id, ledger_keys) = {
+    {
         let ml = ctx.open_direct(false)?;
-        let Some(signer) = ml.ledger().signer() else {
+        if ml.ledger().signer().is_none() {
             return Err(CliError::new(
                 Exit::Failure,
                 "this store is not signed with this machine's key, so there is no key of it to rotate",
                 Some("see `memledger verify` for the store's keys".into()),
             ));
-        };
-        (signer.id(), ml.ledger().keys().map_err(EngineError::from)?.len())
-    };
+        }
+    }
     let (old, new) = memledger_engine::Signer::rotate(&path).map_err(|e| failure(&e))?;
-    debug_assert_eq!(old.id(), old_id);
     let ml = ctx.open_direct(false)?;
     let keys = ml.ledger().keys().map_err(EngineError::from)?;
-    let Some(record) = keys.iter().find(|k| k.id == new.id()).filter(|_| keys.len() > ledger_keys) else {
+    let Some(record) = keys.iter().find(|k| k.id == new.id()) else {
         return Err(failure(&format!(
             "the new key {} was made ({}) but the store did not take it: see `memledger verify`",
             new.id(),
