@@ -124,11 +124,17 @@ fn a_tool_switched_from_one_to_another_is_a_change() {
                 expect(&format!("We replaced {old} with {new}"), &stored, Gate::AnnouncedChange);
                 expect(&format!("We no longer use {old}"), &stored, Gate::AnnouncedChange);
                 expect(&format!("We do not use {old} any more"), &stored, Gate::AnnouncedChange);
-                // with no topic but the speaker, a third tool is not known to be the old one
-                expect_quiet(&format!("We switched from {old} to {new}"), &format!("We use Discord {purpose}"));
+                // with no topic but the speaker, a third tool the lexicon does not know is not
+                // known to be the old one
+                expect_quiet(&format!("We switched from {old} to {new}"), &format!("We use Tandemtalk {purpose}"));
             }
         }
     }
+    // a third tool of the same kind: the stored one says another was in use, which the change
+    // does not mention
+    expect("We switched from Slack to Microsoft Teams", "We use Discord", Gate::ChangedFromOther);
+    expect("We moved from Jira to Linear", "We use Asana", Gate::ChangedFromOther);
+    expect("We migrated from Postgres to MySQL", "We use SQLite daily", Gate::ChangedFromOther);
 }
 
 #[test]
@@ -223,7 +229,7 @@ fn a_change_of_the_speakers_leaves_the_speakers_other_facts() {
         "I moved to Lisbon in 2021",
         "I switched from Firefox to Arc in April",
         "We moved to Berlin last year",
-        "I now use Neovim",
+        "I now use Obsidian",
         "Sam is now a volunteer coach in the group",
     ] {
         for fact in facts {

@@ -239,7 +239,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         || topic.iter().any(|&k| {
             let x = &a.items[k];
             (x.kind == Kind::Word && ((!x.name && !opening_name(x)) || acronym(x)))
-                || matches!(x.kind, Kind::Ident | Kind::Value(..))
+                || matches!(x.kind, Kind::Ident | Kind::Value(..) | Kind::Qual(QualCat::Environment))
         });
 
     // 1. what the incoming memory says ended, the stored one holds
@@ -330,7 +330,43 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     if past_event(b) && !matches!(cue.kind, CueKind::Correction) {
         return None;
     }
-    let (x, y) = replaced_value(p)?;
+    // an old value named that the stored memory does not hold: its own value is not known to be
+    // the one that changed ("We switched from Slack to Teams" / "We use Discord")
+    if !old.is_empty() && held.is_empty() {
+        return None;
+    }
+    // Two tools of one purpose, a change said: the attribute is what they are for, however the
+    // rest is worded ("User switched to Zed" / "Preferred editor: Neovim"; "Exceptions get
+    // reported to Rollbar now" / "Error tracking: Sentry"). One short fact, not a story that
+    // names a tool in passing.
+    // (an old value named that the stored one lacks, or a thing moved that it does not speak of
+    // while it speaks of another, is another fact: "We switched from Slack to Teams" / "We use
+    // Discord"; "We moved the payroll export to CircleCI" / "The blog is hosted on Jenkins")
+    let moved_elsewhere = a.change.as_ref().is_some_and(|s| {
+        let moved = items_at(a, &s.topic);
+        !s.subject_topic && !moved.is_empty() && moved.iter().all(|&k| partner(k).is_none())
+    }) && (0..b.items.len()).any(|j| {
+        let y = &b.items[j];
+        y.subject && !p.used[j] && y.kind == Kind::Word && !acronym(y) && !generic(y) && !light(y) && !valued(y)
+    });
+    if b.items.len() <= SHORT_FACT
+        && a.cues.old.is_empty()
+        && !moved_elsewhere
+        && let Some((x, y)) = replaced(p, same_product)
+    {
+        let (new, was) = (&a.items[x], &b.items[y]);
+        let category = match was.kind {
+            Kind::Value(ValCat::Class(c), _) => lexicon().category_name(c).replace('_', " "),
+            _ => "value".to_string(),
+        };
+        let reason = format!(
+            "the incoming memory gives {} where the stored one has {} (\"{}\"; both are the {} in use)",
+            new.shown, was.shown, cue.shown, category
+        );
+        return Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason));
+    }
+    let replaced = replaced(p, |new, old| same_kind(new, old));
+    let (x, y) = replaced?;
     let (new, was) = (&a.items[x], &b.items[y]);
     // Nothing shared but whom the facts are about: only a move of one short fact's value into
     // another of its category ("User relocated to Amsterdam" / "User is based in Berlin").
@@ -344,7 +380,11 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     {
         return None;
     }
-    if !subject_only && !(covered && (worded || cue.kind == CueKind::Correction)) {
+    // An amount raised or lowered says what changed: the words shared need only name what it
+    // counts ("Scaled web down to 3 pods" / "Web tier runs 6 replicas in prod").
+    let amount = |x: &Item| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _));
+    let moved_amount = matches!(cue.kind, CueKind::Raised | CueKind::Lowered) && amount(new) && amount(was);
+    if !subject_only && !((covered || moved_amount) && (worded || cue.kind == CueKind::Correction)) {
         return None;
     }
     let reason = format!(
@@ -407,18 +447,28 @@ fn when_of_change(an: &Analysis, k: usize) -> bool {
     time && an.preceded_by(x.raw_pos, &["in", "since", "last", "of", "from", "by", "starting"])
 }
 
-/// The first value of the incoming memory the stored one lacks that can have replaced one of the
-/// stored memory's values the incoming one lacks: (its index, the old one's index).
-fn replaced_value(p: &Pair) -> Option<(usize, usize)> {
+/// Two values of one category of tools, services or products (`products.tsv`).
+fn same_product(new: &Item, old: &Item) -> bool {
+    matches!(
+        (new.kind, old.kind),
+        (Kind::Value(ValCat::Class(c), _), Kind::Value(ValCat::Class(d), _)) if c == d && lexicon().product_category(c)
+    )
+}
+
+/// The first value of the incoming memory the stored one lacks (and it does not name as the old
+/// one) that can have replaced one of the stored memory's values the incoming one lacks (`kin`
+/// says which can): (its index, the old one's index).
+fn replaced(p: &Pair, kin: impl Fn(&Item, &Item) -> bool) -> Option<(usize, usize)> {
     let (a, b) = (p.a, p.b);
     let new: Vec<usize> = (0..a.items.len())
         .filter(|&k| p.pa[k].is_none() && valued(&a.items[k]) && !generic(&a.items[k]) && !when_of_change(a, k))
+        // (what it names as the old value is not the new one: "switched from Slack to Teams")
+        .filter(|&k| !a.cues.old.contains(&a.items[k].raw_pos))
         .collect();
     let old: Vec<usize> =
         (0..b.items.len()).filter(|&j| !p.used[j] && valued(&b.items[j]) && !generic(&b.items[j])).collect();
-    new.iter().find_map(|&k| {
-        old.iter().find(|&&j| same_kind(&a.items[k], &b.items[j]) && same_measure(p, k, j)).map(|&j| (k, j))
-    })
+    new.iter()
+        .find_map(|&k| old.iter().find(|&&j| kin(&a.items[k], &b.items[j]) && same_measure(p, k, j)).map(|&j| (k, j)))
 }
 
 /// Without a word of change: the facts say every word alike but one value each, of one kind.

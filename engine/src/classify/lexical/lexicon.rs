@@ -19,6 +19,7 @@ const GRAMMAR: &str = include_str!("../lexicon/grammar.tsv");
 const PREDICATES: &str = include_str!("../lexicon/predicates.txt");
 const CATEGORIES: &str = include_str!("../lexicon/categories.tsv");
 const DEMONYMS: &str = include_str!("../lexicon/demonyms.tsv");
+const PRODUCTS: &str = include_str!("../lexicon/products.tsv");
 const BROADER: &str = include_str!("../lexicon/broader.tsv");
 const ANTONYMS: &str = include_str!("../lexicon/antonyms.tsv");
 const ANTONYMS_EXTRA: &str = include_str!("../lexicon/antonyms-extra.tsv");
@@ -102,6 +103,15 @@ struct ValueWord {
     case: Case,
 }
 
+/// The index of a category's name, added when new; `None` past the 256 an entry can name.
+fn category_index(categories: &mut Vec<&'static str>, name: &'static str) -> Option<u8> {
+    let at = categories.iter().position(|c| *c == name).unwrap_or_else(|| {
+        categories.push(name);
+        categories.len() - 1
+    });
+    u8::try_from(at).ok()
+}
+
 /// Every table, parsed once.
 pub(super) struct Lexicon {
     words: FxHashMap<&'static str, WordClass>,
@@ -111,6 +121,9 @@ pub(super) struct Lexicon {
     attitudes: FxHashSet<String>,
     /// category names, by index.
     categories: Vec<&'static str>,
+    /// the first index of [`Lexicon::categories`] read from `products.tsv`: the categories of
+    /// tools, services and products come after every other.
+    first_product: usize,
     /// surface (lowercase, words joined by one space) → its readings.
     entries: FxHashMap<&'static str, Vec<Entry>>,
     /// the first word of every surface of more than one word.
@@ -164,18 +177,26 @@ impl Lexicon {
         let mut starts_phrase = FxHashSet::default();
         for row in rows(CATEGORIES).chain(rows(DEMONYMS)) {
             let [surface, category, canonical, case] = row[..] else { continue };
-            let category = match categories.iter().position(|c| *c == category) {
-                Some(i) => i,
-                None => {
-                    categories.push(category);
-                    categories.len() - 1
-                }
-            };
-            let Ok(category) = u8::try_from(category) else { continue };
+            let Some(category) = category_index(&mut categories, category) else { continue };
             if let Some((first, _)) = surface.split_once(' ') {
                 starts_phrase.insert(first);
             }
             entries.entry(surface).or_default().push(Entry { category, canonical, capitalised: case == "cap" });
+        }
+        let first_product = categories.len();
+        for row in rows(PRODUCTS) {
+            let [surface, category, canonical, case] = row[..] else { continue };
+            let Some(category) = category_index(&mut categories, category) else { continue };
+            if let Some((first, _)) = surface.split_once(' ') {
+                starts_phrase.insert(first);
+            }
+            // a product's name reads as one written either way ("Postgres", "pnpm"), a proper
+            // noun's reading included; a word of everyday English only as written capitalised
+            let readings = entries.entry(surface).or_default();
+            readings.push(Entry { category, canonical, capitalised: true });
+            if case != "cap" {
+                readings.push(Entry { category, canonical, capitalised: false });
+            }
         }
         let mut parent: FxHashMap<(u8, &'static str), &'static str> = FxHashMap::default();
         for row in rows(BROADER) {
@@ -231,6 +252,7 @@ impl Lexicon {
             many,
             attitudes,
             categories,
+            first_product,
             entries,
             starts_phrase,
             broader,
@@ -342,6 +364,12 @@ impl Lexicon {
     /// Whether some surface of several words starts with this word.
     pub(super) fn starts_phrase(&self, w: &str) -> bool {
         self.starts_phrase.contains(w)
+    }
+
+    /// Whether a category is one of tools, services or products (`products.tsv`): one subject
+    /// has one of them for one purpose, so two of one category are two values of one attribute.
+    pub(super) fn product_category(&self, category: u8) -> bool {
+        usize::from(category) >= self.first_product
     }
 
     pub(super) fn category_name(&self, category: u8) -> &'static str {
