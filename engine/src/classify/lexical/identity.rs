@@ -339,9 +339,8 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // rest is worded ("User switched to Zed" / "Preferred editor: Neovim"; "Exceptions get
     // reported to Rollbar now" / "Error tracking: Sentry"). One short fact, not a story that
     // names a tool in passing.
-    // (an old value named that the stored one lacks, or a thing moved that it does not speak of
-    // while it speaks of another, is another fact: "We switched from Slack to Teams" / "We use
-    // Discord"; "We moved the payroll export to CircleCI" / "The blog is hosted on Jenkins")
+    // (a thing moved that it does not speak of while it speaks of another is another fact: "We
+    // moved the payroll export to CircleCI" / "The blog is hosted on Jenkins")
     let moved_elsewhere = a.change.as_ref().is_some_and(|s| {
         let moved = items_at(a, &s.topic);
         !s.subject_topic && !moved.is_empty() && moved.iter().all(|&k| partner(k).is_none())
@@ -365,8 +364,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         );
         return Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason));
     }
-    let replaced = replaced(p, |new, old| same_kind(new, old));
-    let (x, y) = replaced?;
+    let (x, y) = replaced(p, same_kind)?;
     let (new, was) = (&a.items[x], &b.items[y]);
     // Nothing shared but whom the facts are about: only a move of one short fact's value into
     // another of its category ("User relocated to Amsterdam" / "User is based in Berlin").
@@ -382,7 +380,6 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     }
     // An amount raised or lowered says what changed: the words shared need only name what it
     // counts ("Scaled web down to 3 pods" / "Web tier runs 6 replicas in prod").
-    let amount = |x: &Item| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _));
     let moved_amount = matches!(cue.kind, CueKind::Raised | CueKind::Lowered) && amount(new) && amount(was);
     if !subject_only && !((covered || moved_amount) && (worded || cue.kind == CueKind::Correction)) {
         return None;
@@ -409,12 +406,16 @@ const COVERAGE_DEN: usize = 3;
 /// replace: one short fact, not a story about someone.
 const SHORT_FACT: usize = 6;
 
+/// A number or a quantity.
+fn amount(x: &Item) -> bool {
+    matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _))
+}
+
 /// Whether two amounts count the same thing: one unit ("30s" / "60 seconds"), or the same word
 /// after each ("3 projects" / "10 projects"), or the new one is what a change went to ("cut to
 /// 300/min").
 fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     let (new, was) = (&p.a.items[x], &p.b.items[y]);
-    let amount = |x: &Item| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _));
     let (Kind::Value(_, u), Kind::Value(_, v)) = (new.kind, was.kind) else { return true };
     if !(amount(new) && amount(was)) {
         return true;
@@ -431,9 +432,7 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     }
     // raised or lowered to it, from the stored fact's one amount ("cut to 300/min" / "rate
     // limit: 1000 req/min")
-    let amounts = |an: &Analysis| {
-        an.items.iter().filter(|x| matches!(x.kind, Kind::Value(ValCat::Number | ValCat::Quantity, _))).count()
-    };
+    let amounts = |an: &Analysis| an.items.iter().filter(|x| amount(x)).count();
     p.a.cues.found.iter().any(|c| matches!(c.kind, CueKind::Raised | CueKind::Lowered)) && amounts(p.b) == 1
 }
 
