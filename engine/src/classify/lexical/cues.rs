@@ -254,7 +254,9 @@ fn phrase(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
         if k > from && (lex.is(w, WordClass::CLAUSE) || PHRASE_STOPS.contains(&w)) {
             break;
         }
-        if !lex.is(w, WordClass::STOP) && !lex.is(w, WordClass::VERB) && !(w.len() > 4 && w.ends_with("ly")) {
+        // (a word capitalised inside a sentence is a name whatever else it is: "end of May")
+        let name = k > 0 && !raw[k - 1].sentence_end && w != "i" && raw[k].text.starts_with(char::is_uppercase);
+        if name || (!lex.is(w, WordClass::STOP) && !lex.is(w, WordClass::VERB) && !(w.len() > 4 && w.ends_with("ly"))) {
             out.push(k);
         }
         if raw[k].boundary {
@@ -279,6 +281,18 @@ fn noun_phrase(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
         .unwrap_or(end.min(from + 4));
     let stop = (from..stop).find(|&k| raw[k].boundary).map_or(stop, |k| k + 1);
     phrase(raw, from, stop)
+}
+
+/// A noun phrase with what it is a part of ("end of May", "the top of the list").
+fn noun_phrase_of(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
+    let mut out = noun_phrase(raw, from, end);
+    if let Some(&last) = out.last()
+        && !raw[last].boundary
+        && raw.get(last + 1).is_some_and(|r| r.lower == "of")
+    {
+        out.extend(noun_phrase(raw, last + 2, end));
+    }
+    out
 }
 
 /// Content positions from the start of the clause that holds `at` up to it: the subject of a
@@ -326,8 +340,9 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
     while i < raw.len() {
         let Some((kind, len)) = cue_at(raw, i, &keys) else {
             // "X, not Y": Y is the old value ("Node 20, not 18", "NIH, not NSF")
+            // (of a part of it too: "June 14, not end of May")
             if raw[i].lower == "not" && i > 0 && raw[i - 1].boundary && !raw[i - 1].sentence_end {
-                out.old.extend(noun_phrase(raw, i + 1, raw.len()));
+                out.old.extend(noun_phrase_of(raw, i + 1, raw.len()));
             }
             i += 1;
             continue;
@@ -392,6 +407,21 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
         let passive =
             prev.is_some_and(|p| lex.is(p, WordClass::COPULA) || matches!(p, "got" | "get" | "gets" | "been"));
         match kind {
+            // "the 50 was a typo", "the old address was wrong": what it says was wrong is the
+            // old value
+            CueKind::Correction if i > 0 => {
+                let copula = if lex.is(&raw[i].lower, WordClass::COPULA) {
+                    Some(i)
+                } else {
+                    (i.saturating_sub(2)..i)
+                        .rev()
+                        .find(|&k| lex.is(&raw[k].lower, WordClass::COPULA))
+                        .filter(|&k| (k + 1..i).all(|m| matches!(raw[m].lower.as_str(), "a" | "an" | "just")))
+                };
+                if let Some(k) = copula.filter(|&k| k > 0 && !raw[k - 1].boundary) {
+                    out.old.extend(subject_before(raw, k));
+                }
+            }
             CueKind::Instead if keys[i] != "instead" || next == Some("of") => {
                 out.old.extend(noun_phrase(raw, i + len, raw.len()));
             }

@@ -8,12 +8,14 @@
 //! - the incoming memory says what it names holds no more ("dropped piano", "X was cancelled",
 //!   "no longer uses X") and the stored one says it holds (`ended_value`);
 //! - it names the stored memory's value as the old one ("rather than Stripe", "from Kofi", "NIH,
-//!   not NSF"): `named_old_value`;
+//!   not NSF", "the 50 was a typo"): `named_old_value`;
 //! - it reverses a rule or a preference the stored one states, saying it is new ("is fine now",
 //!   "allowed again", "no more"): `reversed_rule`;
 //! - it gives another value of the same kind (a name for a name, a time for a time, a city for a
 //!   city), saying that something changed ("now", "moved", "raised", "took over", "as of",
-//!   "correction"), or restating every other word of the fact: `changed_value`.
+//!   "correction"), or restating every other word of the fact, or renaming what the stored fact
+//!   names in its words ("Renamed the default branch to main" / "Default branch is master"):
+//!   `changed_value`.
 //!
 //! What it adds beside another ("also", "too"), a one-off ("today") or a plan ("considering")
 //! changes nothing, and neither does a change of another subject: two people named where each
@@ -24,6 +26,7 @@ use super::announce::past_event;
 use super::cues::CueKind;
 use super::gates::Pair;
 use super::lexicon::lexicon;
+use super::matching::days_of_month;
 use super::values::{QualCat, ValCat};
 use super::verdict::{Gate, Relation, Verdict};
 
@@ -77,13 +80,15 @@ fn subject_like(an: &Analysis, k: usize) -> bool {
 }
 
 /// Whether `new` can be the value that replaced `old`: values of one category (a quantity's unit
-/// may be left unsaid on one side), or two names (a name, an identifier, a proper noun of the
-/// lexicon).
+/// may be left unsaid on one side; a day of the month written either way), or two names (a name,
+/// an identifier, a proper noun of the lexicon).
 fn same_kind(new: &Item, old: &Item) -> bool {
     match (new.kind, old.kind) {
         (Kind::Value(c, u), Kind::Value(d, v)) => {
             let amount = |c: ValCat| matches!(c, ValCat::Number | ValCat::Quantity);
-            (c == d && (u == v || u.0.is_empty() || v.0.is_empty())) || (amount(c) && amount(d))
+            (c == d && (u == v || u.0.is_empty() || v.0.is_empty()))
+                || (amount(c) && amount(d))
+                || days_of_month(new, old)
         }
         (Kind::Qual(c), Kind::Qual(d)) => c == d,
         _ => named(new) && named(old),
@@ -179,11 +184,10 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     let handover = a.cues.has(CueKind::Handover);
     // two people where the subjects stand: two facts, unless one takes over from the other
     let other_subject = |x: &Analysis, y: &Analysis, x_is_a: bool| {
-        x.items
-            .iter()
-            .enumerate()
-            .any(|(k, it)| subject_person(it) && if x_is_a { partner(k).is_none() } else { !p.used[k] })
-            && y.items.iter().any(subject_person)
+        // (a given name opening its text stands where the subject does: "Omar from design …")
+        let whom = |an: &Analysis, k: usize| subject_person(&an.items[k]) || subject_like(an, k);
+        (0..x.items.len()).any(|k| whom(x, k) && if x_is_a { partner(k).is_none() } else { !p.used[k] })
+            && (0..y.items.len()).any(|j| whom(y, j))
     };
     if !handover && (other_subject(a, b, true) && other_subject(b, a, false)) {
         return None;
@@ -284,7 +288,14 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
                     named(&b.items[j]) || b.items[j].compound || matches!(b.items[j].kind, Kind::Ident)
                 })
             });
-        if (rest > 0 && covered) || admitted || renamed {
+        // a correction that names the wrong value the stored fact holds, of what or whom it
+        // speaks ("Correction: Lena's last day is June 14, not end of May" / "Lena from sales is
+        // leaving at the end of May")
+        let corrected = a.cues.has(CueKind::Correction)
+            && held.iter().any(|&k| valued(&a.items[k]))
+            && (rest > 0
+                || (0..a.items.len()).any(|k| partner(k).is_some_and(|j| subject_like(a, k) && subject_like(b, j))));
+        if (rest > 0 && covered) || admitted || renamed || corrected {
             let shown = a.shown(&held);
             let reason = format!(
                 "the incoming memory names {shown} as the old value; the stored one holds it ({})",
@@ -292,6 +303,10 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
             );
             return Some(p.verdict(Relation::Contradictory, Gate::NamedOldValue, reason));
         }
+    }
+
+    if let Some(verdict) = renamed_described(p, &old, &held) {
+        return Some(verdict);
     }
 
     let Some(cue) = cue else { return strong_identity(p, &topic) };
@@ -468,6 +483,37 @@ fn replaced(p: &Pair, kin: impl Fn(&Item, &Item) -> bool) -> Option<(usize, usiz
         (0..b.items.len()).filter(|&j| !p.used[j] && valued(&b.items[j]) && !generic(&b.items[j])).collect();
     new.iter()
         .find_map(|&k| old.iter().find(|&&j| kin(&a.items[k], &b.items[j]) && same_measure(p, k, j)).map(|&j| (k, j)))
+}
+
+/// A thing renamed that the incoming memory describes in the stored fact's words, the stored one
+/// giving its name: the new name replaces it ("Renamed the default branch to main" / "Default
+/// branch is master"; "The weekly sync was renamed to Team Time" / "Weekly sync is called
+/// Standup").
+fn renamed_described(p: &mut Pair, old: &[usize], held: &[usize]) -> Option<Verdict> {
+    let (a, b) = (p.a, p.b);
+    if !a.cues.renamed || old.is_empty() || held.len() != old.len() {
+        return None;
+    }
+    // every word of the stored fact but its name is in the description
+    let unused: Vec<usize> = (0..b.items.len()).filter(|&j| !p.used[j] && !light(&b.items[j])).collect();
+    let [name] = unused[..] else { return None };
+    let was = &b.items[name];
+    if !(valued(was) || was.kind == Kind::Word) || was.subject || subject_like(b, name) {
+        return None;
+    }
+    // the new name: what the incoming memory says besides the description and the verb
+    let new: Vec<usize> = (0..a.items.len())
+        .filter(|&k| p.pa[k].is_none() && !old.contains(&k) && !a.cues.spans(a.items[k].raw_pos))
+        .filter(|&k| old.iter().all(|&o| a.items[k].raw_pos > a.items[o].raw_pos))
+        .collect();
+    let &first = new.first()?;
+    let reason = format!(
+        "the incoming memory renames what the stored one calls {}: {} (\"{}\")",
+        was.shown,
+        a.items[first].shown,
+        a.shown(held)
+    );
+    Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
 }
 
 /// Without a word of change: the facts say every word alike but one value each, of one kind.

@@ -242,3 +242,60 @@ fn an_amount_raised_or_lowered_needs_only_what_it_counts_shared() {
     quiet("Raised the hotel budget to $300 a night.", "Daily standup runs 20 minutes.");
     quiet("Also bumped the staging replicas to 4.", "Prod runs 6 replicas.");
 }
+
+#[test]
+fn an_amount_per_unit_is_an_amount_and_its_unit() {
+    one_way("Lowered the webhook retry cap to 3/day.", "Webhook retries: 10/day per endpoint", Gate::ChangedValue);
+    one_way("Raised the meal allowance to €60/day.", "Meal allowance on trips is €45/day.", Gate::ChangedValue);
+    one_way(
+        "Bumped the build minutes quota to 5,000/month.",
+        "CI build minutes quota: 3,000/month",
+        Gate::ChangedValue,
+    );
+    quiet("Also raised the intern meal allowance to €30/day.", "Meal allowance on trips is €45/day.");
+    quiet("Raised the storage quota to 50GB/user.", "Meal allowance on trips is €45/day.");
+}
+
+#[test]
+fn a_correction_that_names_the_wrong_value_held() {
+    one_way(
+        "Correction: the offsite is on the 22nd, not the 12th.",
+        "Team offsite is on October 12.",
+        Gate::NamedOldValue,
+    );
+    one_way(
+        "Correction: Omar's first day is July 8, not end of June.",
+        "Omar from design starts at the end of June.",
+        Gate::NamedOldValue,
+    );
+    one_way(
+        "Correction: the Q3 hiring plan is 7 engineers, the 4 was a typo.",
+        "Q3 hiring plan: 4 engineers",
+        Gate::NamedOldValue,
+    );
+    // a wrong value the stored fact does not hold, or someone else's
+    quiet("Correction: the offsite is in Lisbon, not Porto.", "Team offsite is on October 12.");
+    quiet("Correction: Priya's first day is July 8, not end of June.", "Omar from design starts at the end of June.");
+}
+
+#[test]
+fn a_day_of_the_month_written_either_way_is_one_kind() {
+    one_way(
+        "Correction: Tom's anniversary is the 21st of June.",
+        "Tom's wedding anniversary is June 12.",
+        Gate::ChangedValue,
+    );
+    one_way("Actually the board review is on the 9th of April.", "Board review: April 19", Gate::ChangedValue);
+    one_way("Correction: payday is the 25th.", "Payday is on the 28 of each month.", Gate::ChangedValue);
+    quiet("The board review prep is on the 9th of April.", "Board review: April 19");
+}
+
+#[test]
+fn a_thing_renamed_in_the_stored_facts_words_takes_a_new_name() {
+    one_way("Renamed the staging cluster to orion.", "Staging cluster: lyra", Gate::ChangedValue);
+    one_way("The weekly sync was renamed to Team Time.", "Weekly sync is called Standup.", Gate::ChangedValue);
+    one_way("Renamed the alerts channel to pager-duty.", "Alerts channel: ops-alerts", Gate::ChangedValue);
+    // another thing renamed, or more than the stored fact's words
+    quiet("Renamed the billing service to ledger-api.", "Staging cluster: lyra");
+    quiet("Renamed the staging cluster's namespace to apps.", "Staging cluster: lyra");
+}

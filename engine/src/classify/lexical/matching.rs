@@ -15,7 +15,8 @@ pub(super) fn items_match(x: &Item, y: &Item, prefix_min: usize) -> bool {
             (Kind::Value(ValCat::Class(_), _), Kind::Word) => {
                 !x.word.is_empty() && words_match(&x.word, &y.key, prefix_min)
             }
-            _ => false,
+            // one day of the month, written as an ordinal and as a number ("the 14th" / "Nov 14")
+            _ => days_of_month(x, y) && same_str(&x.key, &y.key),
         };
     }
     if same_str(&x.key, &y.key) {
@@ -28,6 +29,18 @@ pub(super) fn items_match(x: &Item, y: &Item, prefix_min: usize) -> bool {
         return false;
     }
     words_match(&x.key, &y.key, prefix_min)
+}
+
+/// Two days of the month, one written as an ordinal and the other as a number ("the 13th" /
+/// "March 3").
+pub(super) fn days_of_month(x: &Item, y: &Item) -> bool {
+    let day = |x: &Item| x.key.parse::<u8>().is_ok_and(|d| (1..=31).contains(&d));
+    matches!(
+        (x.kind, y.kind),
+        (Kind::Value(ValCat::Ordinal, _), Kind::Value(ValCat::Number, _))
+            | (Kind::Value(ValCat::Number, _), Kind::Value(ValCat::Ordinal, _))
+    ) && day(x)
+        && day(y)
 }
 
 /// Two stems are one word: equal, or the shorter (of at least `prefix_min` letters) starts the

@@ -87,12 +87,22 @@ pub(super) fn raw_tokens(text: &str) -> Vec<RawTok> {
             let alpha_compound = !has_digit
                 && (c.contains('-') || c.contains('/'))
                 && c.chars().all(|ch| ch.is_alphabetic() || ch == '-' || ch == '/' || ch == '\'');
+            // an amount per unit ("300/min", "$2,000/month", "$250/night"): the amount, and
+            // the unit it is counted per as a word ("a night", "requests/min")
+            let per_unit = c.split_once('/').filter(|(amount, unit)| {
+                amount.chars().any(|ch| ch.is_ascii_digit())
+                    && !unit.is_empty()
+                    && unit.chars().all(|ch| ch.is_ascii_alphabetic())
+            });
             if alpha_compound {
                 for p in c.split(['-', '/']) {
                     if !p.is_empty() {
                         parts.push(p.to_string());
                     }
                 }
+            } else if let Some((amount, unit)) = per_unit {
+                parts.push(amount.to_string());
+                parts.push(unit.to_string());
             } else {
                 parts.push(c);
             }
