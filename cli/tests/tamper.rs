@@ -27,6 +27,10 @@ impl Machine {
     }
 
     fn run(&self, store: &Path, args: &[&str]) -> Output {
+        self.run_with(store, args, &[])
+    }
+
+    fn run_with(&self, store: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut command = support::memledger(store);
         command
             .env("HOME", self.home.path())
@@ -34,7 +38,9 @@ impl Machine {
             .env("MEMLEDGER_NO_SERVER", "1")
             .env_remove("MEMLEDGER_SIGNING_KEY")
             .env_remove("MEMLEDGER_WITNESS_DIR")
-            .env_remove("MEMLEDGER_CONFIG");
+            .env_remove("MEMLEDGER_CONFIG")
+            .env_remove("MEMLEDGER_WITNESS_TOKEN")
+            .envs(env.iter().copied());
         command.args(args).output().unwrap()
     }
 
@@ -402,4 +408,162 @@ fn a_rotated_key_signs_from_the_next_seq_and_the_old_one_signs_nothing_after() {
     let out = foreign.run(&store, &["checkpoint", "--rotate-key"]);
     assert_eq!(code(&out), 1);
     assert!(String::from_utf8_lossy(&out.stderr).contains("no key of it to rotate"));
+}
+
+/// A directory copied whole (a backup of a closed store).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A witness server on loopback as a team might run one: PUT keeps a body per path, GET gives it
+/// back (404 before), and both need `Authorization: Bearer {token}` (401 otherwise).
+struct WitnessServer {
+    port: u16,
+    kept: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>>,
+}
+
+impl WitnessServer {
+    fn start(token: &'static str) -> WitnessServer {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let kept = std::sync::Arc::new(std::sync::Mutex::new(std::collections::HashMap::new()));
+        let shared = kept.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                let mut parts = line.split_whitespace();
+                let (method, path) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+                let (mut length, mut authorized) = (0, false);
+                loop {
+                    let mut header = String::new();
+                    reader.read_line(&mut header).unwrap();
+                    let header = header.trim_end();
+                    if header.is_empty() {
+                        break;
+                    }
+                    let (name, value) = header.split_once(':').unwrap();
+                    match name.to_ascii_lowercase().as_str() {
+                        "content-length" => length = value.trim().parse().unwrap(),
+                        "authorization" => authorized = value.trim() == format!("Bearer {token}"),
+                        _ => {}
+                    }
+                }
+                let mut body = vec![0; length];
+                reader.read_exact(&mut body).unwrap();
+                let (status, answer) = match (authorized, method.as_str()) {
+                    (false, _) => ("401 Unauthorized", Vec::new()),
+                    (true, "PUT") => {
+                        shared.lock().unwrap().insert(path, body);
+                        ("204 No Content", Vec::new())
+                    }
+                    (true, "GET") => match shared.lock().unwrap().get(&path) {
+                        Some(body) => ("200 OK", body.clone()),
+                        None => ("404 Not Found", Vec::new()),
+                    },
+                    _ => ("405 Method Not Allowed", Vec::new()),
+                };
+                let head =
+                    format!("HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n", answer.len());
+                let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&answer));
+            }
+        });
+        WitnessServer { port, kept }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn kept_seq(&self, path: &str) -> Option<u64> {
+        let kept = self.kept.lock().unwrap();
+        let record: Value = serde_json::from_slice(kept.get(path)?).unwrap();
+        record["seq"].as_u64()
+    }
+}
+
+/// Keeping the witness at `place` (an HTTP URL or a NATS subject) and checking copies against
+/// it: the store verifies, a backup taken before the last save does not (exit 6), and keeping the
+/// backup's checkpoint there is refused (the witness never moves back).
+fn a_witness_kept_at(place: &str, token: Option<&str>, kept_seq: &dyn Fn() -> Option<u64>) {
+    let owner = Machine::new();
+    let (root, store) = seeded(&owner);
+    let backup = root.path().join("backup");
+    copy_dir(&store, &backup);
+    assert!(owner.run(&store, &["save", "Search runs on Typesense."]).status.success());
+    let head = owner.json(&store, &["verify"])["head_seq"].as_u64().unwrap();
+    let env: Vec<(&str, &str)> = token.map(|t| ("MEMLEDGER_WITNESS_TOKEN", t)).into_iter().collect();
+    let with_token = |dir: &Path, args: &[&str]| owner.run_with(dir, args, &env);
+
+    let out = with_token(&store, &["verify", "--witness", place]);
+    assert_eq!(code(&out), 6, "nothing is kept yet: {}", String::from_utf8_lossy(&out.stderr));
+    let out = with_token(&store, &["--json", "checkpoint", "--to", place]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(kept_seq(), Some(head));
+    let out = with_token(&store, &["verify", "--witness", place]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // the backup, restored elsewhere, is behind what the team's witness saw
+    let out = with_token(&backup, &["verify", "--witness", place]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 6, "{stderr}");
+    assert!(stderr.contains(&format!("has seen seq {head}")) && stderr.contains("older copy"), "{stderr}");
+    let out = with_token(&backup, &["checkpoint", "--to", place]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 6, "{stderr}");
+    assert!(stderr.contains("would move the witness back"), "{stderr}");
+    assert_eq!(kept_seq(), Some(head), "the refused checkpoint kept nothing");
+
+    // the store goes on, and its next checkpoint moves the witness forward
+    assert!(owner.run(&store, &["save", "Feature flags live in Unleash."]).status.success());
+    assert!(with_token(&store, &["checkpoint", "--to", place]).status.success());
+    assert!(kept_seq().is_some_and(|seq| seq > head));
+}
+
+#[test]
+fn a_witness_kept_over_http_catches_an_older_copy_and_never_moves_back() {
+    let server = WitnessServer::start("team-s3cret");
+    let place = server.url("/witness/laptop.json");
+    a_witness_kept_at(&place, Some("team-s3cret"), &|| server.kept_seq("/witness/laptop.json"));
+
+    // without the token, or with another, the server's refusal is the error
+    let owner = Machine::new();
+    let (_root, store) = seeded(&owner);
+    let out = owner.run(&store, &["checkpoint", "--to", &server.url("/witness/other.json")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 1, "{stderr}");
+    assert!(stderr.contains("401"), "{stderr}");
+    assert_eq!(server.kept_seq("/witness/other.json"), None);
+}
+
+#[test]
+fn a_witness_kept_on_a_nats_subject_catches_an_older_copy_and_never_moves_back() {
+    let Some(url) = memledger_tests::services::nats_url() else { return };
+    let subject = memledger_tests::services::unique_subject("witness");
+    let place = format!("{}/{subject}", url.trim_end_matches('/'));
+    let probe = memledger_tests::services::NatsProbe::connect(&url);
+    let stream = memledger_ledger::nats::stream_name(&subject);
+    a_witness_kept_at(&place, None, &|| {
+        let last = probe.stored(&stream).pop()?;
+        serde_json::from_slice::<Value>(&last.payload).unwrap()["seq"].as_u64()
+    });
+    // a URL without a subject is refused before anything is done
+    let owner = Machine::new();
+    let (_root, store) = seeded(&owner);
+    let out = owner.run(&store, &["checkpoint", "--to", &url]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 2, "{stderr}");
+    assert!(stderr.contains("name the subject"), "{stderr}");
 }

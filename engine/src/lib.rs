@@ -55,6 +55,7 @@ pub use memledger_ledger::shared::{READ_CHUNK, connect as connect_shared_ledger}
 pub use memledger_ledger::signing::Signer;
 pub use memledger_ledger::sink::{EventSink, SinkError, connect as connect_sink};
 pub use memledger_ledger::witness::WitnessRecord;
+pub use memledger_ledger::witness_place::WitnessPlace;
 pub use memledger_ledger::{CopyReport, EventLog, Head};
 pub use memledger_ledger::{OpenError, Stream, read_stream};
 pub use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};

@@ -29,6 +29,9 @@ pub enum LedgerError {
     /// more). Nothing of it is served.
     #[error("the event at seq {seq} does not match its hash: the ledger was altered; run `memledger verify`")]
     Tampered { seq: u64 },
+    /// A witness kept elsewhere (crate::witness_place) could not be read or kept.
+    #[error("witness at {location}: {message}")]
+    WitnessPlace { location: String, message: String },
     /// This machine may not append to a signed store (crate::signing).
     #[error("{0}")]
     Unsigned(String),

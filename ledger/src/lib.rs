@@ -23,6 +23,7 @@ pub mod store;
 pub mod tables;
 pub mod verify;
 pub mod witness;
+pub mod witness_place;
 mod write_behind;
 
 pub use error::{AppendError, ImportError, LedgerError, OpenError};

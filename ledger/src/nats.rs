@@ -215,7 +215,7 @@ pub fn stream_name(subject: &str) -> String {
 }
 
 /// The server part (`[user[:password]@]host:port`) and the subject of a `nats://` URL.
-fn parse_url(url: &str) -> Result<(String, String), SinkError> {
+pub(crate) fn parse_url(url: &str) -> Result<(String, String), SinkError> {
     let bad = |message: &str| SinkError::BadUrl { url: redact(url), message: message.into() };
     let rest = url.strip_prefix("nats://").ok_or_else(|| bad("not a nats:// URL"))?;
     let (server, subject) = match rest.split_once('/') {
@@ -236,7 +236,7 @@ fn parse_url(url: &str) -> Result<(String, String), SinkError> {
 }
 
 /// A URL (or its server part) without the password.
-fn redact(url: &str) -> String {
+pub(crate) fn redact(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").map_or(("", url), |(s, r)| (s, r));
     let shown = match rest.split_once('@') {
         Some((user, host)) if user.contains(':') => {

@@ -2,27 +2,31 @@
 //! it, and the deliberate acceptance of a store that disagrees with its witness.
 
 use memledger_engine::EngineError;
+use memledger_engine::WitnessPlace;
 use memledger_engine::error::Exit;
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
 /// Print the store's newest signed checkpoint (its head, seq and hash, signed with this
-/// machine's key) as a witness record, or write it to a file (`--to`) that `memledger verify
-/// --witness FILE` checks any copy of the store against. With `--accept`, take a store that
-/// disagrees with its witness (restored from a backup on purpose) as its history from now on:
-/// who accepted which head instead of which is recorded, signed, and shown by `checkpoint
-/// --accepted`. With `--rotate-key`, replace this machine's signing key: the new key signs from
-/// the next seq on, endorsed by the old one, which signs nothing after; this machine's other
-/// stores take the new key the same way when next opened. Needs the store to itself (stop its
-/// server first).
+/// machine's key) as a witness record, or keep it where a team keeps witnesses (`--to`: a file,
+/// an HTTP(S) URL it is PUT to, or a NATS subject it is published to) for `memledger verify
+/// --witness` to check any copy of the store against. A witness kept there is replaced only by a
+/// checkpoint of the same store that continues its history (else exit 6, nothing kept), or by
+/// one accepted instead of it (`--accept`). With `--accept`, take a store that disagrees with
+/// its witness (restored from a backup on purpose) as its history from now on: who accepted
+/// which head instead of which is recorded, signed, and shown by `checkpoint --accepted`. With
+/// `--rotate-key`, replace this machine's signing key: the new key signs from the next seq on,
+/// endorsed by the old one, which signs nothing after; this machine's other stores take the new
+/// key the same way when next opened. Needs the store to itself (stop its server first).
 ///
-/// Example: memledger checkpoint --to /mnt/team/witness/laptop.json
+/// Example: memledger checkpoint --to nats://127.0.0.1:4222/memledger.witness.laptop
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Write the witness record to this file instead of printing it.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["accept", "accepted"])]
-    pub to: Option<std::path::PathBuf>,
+    /// Keep the witness record here instead of printing it: a file, `http(s)://…` (PUT, with
+    /// MEMLEDGER_WITNESS_TOKEN as a bearer token if set) or `nats://HOST:PORT/SUBJECT`.
+    #[arg(long, value_name = "FILE|URL", conflicts_with_all = ["accept", "accepted"])]
+    pub to: Option<String>,
     /// Accept the store's head against its witness, saying why.
     #[arg(long, value_name = "REASON", conflicts_with = "accepted")]
     pub accept: Option<String>,
@@ -95,16 +99,32 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Some("an empty store, or one this machine does not sign: see `memledger verify`".into()),
         ));
     };
-    match &args.to {
-        Some(path) => {
-            witness.write(path).map_err(EngineError::from)?;
-            if out.json {
-                out.json_line(&witness)
-            } else {
-                out.line(format!("wrote the checkpoint at seq {} to {}", witness.seq, path.display()))
-            }
+    let Some(to) = &args.to else { return out.json_line(&witness) };
+    let place = WitnessPlace::parse(to).map_err(|e| CliError::bad_input(e.to_string()))?;
+    if let Some(kept) = place.read().map_err(EngineError::from)? {
+        // what was accepted instead of the kept witness may replace it
+        let accepted =
+            ml.ledger().acceptances().map_err(EngineError::from)?.iter().any(|a| {
+                a.instead_of_seq == Some(kept.seq) && a.instead_of_hash.as_deref() == Some(kept.hash.as_str())
+            });
+        let disagreement = ml.ledger().disagreement_with(&kept, &place.shown()).map_err(EngineError::from)?;
+        if let Some(problem) = disagreement.filter(|_| !accepted) {
+            return Err(CliError::new(
+                Exit::Witness,
+                format!("kept nothing: the checkpoint at seq {} would move the witness back: {problem}", witness.seq),
+                Some(
+                    "keep each store's witness at a place of its own; a restore taken on purpose is `memledger \
+                     checkpoint --accept REASON` first"
+                        .into(),
+                ),
+            ));
         }
-        None => out.json_line(&witness),
+    }
+    place.keep(&witness).map_err(EngineError::from)?;
+    if out.json {
+        out.json_line(&witness)
+    } else {
+        out.line(format!("kept the checkpoint at seq {} at {}", witness.seq, place.shown()))
     }
 }
 

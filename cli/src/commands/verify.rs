@@ -1,6 +1,7 @@
 //! `memledger verify`: the hash chain, the views and the text index.
 
-use memledger_engine::Memledger;
+use memledger_engine::WitnessPlace;
+use memledger_engine::{EngineError, Memledger};
 use memledger_server::api::{Call, Empty};
 
 use crate::app::Context;
@@ -10,25 +11,31 @@ use memledger_engine::error::Exit;
 /// Verify the hash chain from the first event to the head, every signed checkpoint (each event
 /// must be covered by one signed with a key of the store), that every view equals a fresh
 /// replay, and that the text index holds exactly the active memories under their candidate
-/// terms. Exit 1 when anything is wrong. With `--witness FILE` (from `memledger checkpoint
-/// --to`), the store must also hold the history that witness signed: exit 6 when it does not.
+/// terms. Exit 1 when anything is wrong. With `--witness FILE|URL` (where `memledger checkpoint
+/// --to` keeps it: a file, an HTTP(S) URL, a NATS subject), the store must also hold the history
+/// that witness signed: exit 6 when it does not, or when nothing is kept there.
 ///
-/// Example: memledger verify --witness /mnt/team/witness/laptop.json
+/// Example: memledger verify --witness nats://127.0.0.1:4222/memledger.witness.laptop
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// A witness record to check the store against (opens the store here, not through a server).
-    #[arg(long, value_name = "FILE")]
-    pub witness: Option<std::path::PathBuf>,
+    /// A witness record to check the store against: a file, `http(s)://…` or
+    /// `nats://HOST:PORT/SUBJECT` (opens the store here, not through a server).
+    #[arg(long, value_name = "FILE|URL")]
+    pub witness: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
-    let Some(path) = args.witness else { return ctx.run(Call::Verify(Empty {}), out) };
-    let witness = memledger_engine::WitnessRecord::read(&path).map_err(memledger_engine::EngineError::from)?;
+    let Some(place) = args.witness else { return ctx.run(Call::Verify(Empty {}), out) };
+    let place = WitnessPlace::parse(&place).map_err(|e| CliError::bad_input(e.to_string()))?;
+    let Some(witness) = place.read().map_err(EngineError::from)? else {
+        return Err(CliError::new(
+            Exit::Witness,
+            format!("no witness is kept at {}", place.shown()),
+            Some("`memledger checkpoint --to` keeps one there".into()),
+        ));
+    };
     let ml = ctx.open_direct(false)?;
-    let disagreement = ml
-        .ledger()
-        .disagreement_with(&witness, &path.display().to_string())
-        .map_err(memledger_engine::EngineError::from)?;
+    let disagreement = ml.ledger().disagreement_with(&witness, &place.shown()).map_err(EngineError::from)?;
     if let Some(problem) = disagreement {
         return Err(CliError::new(
             Exit::Witness,
