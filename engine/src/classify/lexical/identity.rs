@@ -14,8 +14,9 @@
 //! - it gives another value of the same kind (a name for a name, a time for a time, a city for a
 //!   city), saying that something changed ("now", "moved", "raised", "took over", "as of",
 //!   "correction"), or restating every other word of the fact, or renaming what the stored fact
-//!   names in its words ("Renamed the default branch to main" / "Default branch is master"):
-//!   `changed_value`.
+//!   names in its words ("Renamed the default branch to main" / "Default branch is master"), or
+//!   naming the stored fact's holder leaving beside another person ("Kenji took over when Dana
+//!   went to Growth"): `changed_value`.
 //!
 //! What it adds beside another ("also", "too"), a one-off ("today") or a plan ("considering")
 //! changes nothing, and neither does a change of another subject: two people named where each
@@ -337,6 +338,10 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         }
     }
 
+    if let Some(verdict) = handed_on(p, &topic, &cue.shown) {
+        return Some(verdict);
+    }
+
     // 4. another value of the same kind, said to be new ("instead of" and an ending speak of
     // the old value they name, above)
     if cue.kind == CueKind::Ended || (cue.kind == CueKind::Instead && !a.cues.old.is_empty()) {
@@ -512,6 +517,56 @@ fn renamed_described(p: &mut Pair, old: &[usize], held: &[usize]) -> Option<Verd
         was.shown,
         a.items[first].shown,
         a.shown(held)
+    );
+    Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}
+
+/// Words that say a person left what they held, right after the name ("Sam stepped back", "when
+/// Dana went to Growth", "Priya moved over to partnerships").
+const DEPARTURES: [&str; 16] = [
+    "stepped",
+    "steps",
+    "left",
+    "leaves",
+    "went",
+    "goes",
+    "moved",
+    "moves",
+    "handed",
+    "hands",
+    "transferred",
+    "rotated",
+    "retired",
+    "quit",
+    "resigned",
+    "departed",
+];
+
+/// A role handed on, told by the old holder leaving: the person the stored fact is about is named
+/// leaving, and another person is named beside what both speak of ("Kenji took over design when
+/// Dana went to Growth" / "Dana is the team's designer"; "Jordan is cutting the Q2 releases; Sam
+/// stepped back" / "Sam is release manager for Q2").
+fn handed_on(p: &mut Pair, topic: &[usize], cue: &str) -> Option<Verdict> {
+    let (a, b) = (p.a, p.b);
+    if topic.is_empty() {
+        return None;
+    }
+    let whom = |an: &Analysis, k: usize| subject_person(&an.items[k]) || subject_like(an, k);
+    // the stored fact's holder, named leaving
+    let leaving = (0..a.items.len()).find(|&k| {
+        let at = a.items[k].raw_pos;
+        p.pa[k].is_some_and(|j| whom(b, j))
+            && (at + 1..=at + 2).any(|r| a.lower.get(r).is_some_and(|w| DEPARTURES.contains(&w.as_str())))
+    })?;
+    // another person, not in the stored fact
+    let taking =
+        (0..a.items.len()).find(|&k| k != leaving && p.pa[k].is_none() && (whom(a, k) || a.items[k].person()))?;
+    let reason = format!(
+        "the incoming memory gives {} where the stored one has {}, who it says left (\"{}\"; {})",
+        a.items[taking].shown,
+        a.items[leaving].shown,
+        cue,
+        basis(p, topic)
     );
     Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
 }

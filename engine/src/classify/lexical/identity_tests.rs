@@ -299,3 +299,26 @@ fn a_thing_renamed_in_the_stored_facts_words_takes_a_new_name() {
     quiet("Renamed the billing service to ledger-api.", "Staging cluster: lyra");
     quiet("Renamed the staging cluster's namespace to apps.", "Staging cluster: lyra");
 }
+
+#[test]
+fn a_role_handed_on_by_the_old_holder_leaving() {
+    one_way(
+        "Kenji took over the design work when Dana went to Growth.",
+        "Dana is the team's designer.",
+        Gate::ChangedValue,
+    );
+    one_way(
+        "Jordan is cutting the Q3 releases now; Sam stepped back.",
+        "Sam is release manager for Q3.",
+        Gate::ChangedValue,
+    );
+    one_way(
+        "Vendor contracts are Maria's as of June; Kevin moved over to partnerships.",
+        "Kevin owns the vendor contracts.",
+        Gate::ChangedValue,
+    );
+    // the holder joined, not left; the holder left something else; nothing said changed
+    quiet("Kenji joined Dana on the design work now.", "Dana is the team's designer.");
+    quiet("Sam stepped back from the offsite planning; Jordan runs it now.", "Sam is release manager for Q3.");
+    quiet("Dana went to the design review with Kenji.", "Dana is the team's designer.");
+}
