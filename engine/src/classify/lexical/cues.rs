@@ -479,6 +479,11 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
                     _ => out.ended.extend(phrase(raw, i + len, raw.len())),
                 }
             }
+            // "X is now called Y", "X's now named Y": X is the old name
+            CueKind::Now if i > 0 && matches!(next, Some("called" | "named")) => {
+                out.renamed = true;
+                out.old.extend(subject_before(raw, i));
+            }
             _ => {}
         }
         i += len;

@@ -322,3 +322,17 @@ fn a_role_handed_on_by_the_old_holder_leaving() {
     quiet("Sam stepped back from the offsite planning; Jordan runs it now.", "Sam is release manager for Q3.");
     quiet("Dana went to the design review with Kenji.", "Dana is the team's designer.");
 }
+
+#[test]
+fn a_name_said_to_be_called_another_now() {
+    one_way(
+        "The Atlas squad is now called Horizon, same people.",
+        "The Atlas squad owns the billing pipeline.",
+        Gate::NamedOldValue,
+    );
+    one_way("Project Kestrel is now named Lumen.", "Project Kestrel ships in May.", Gate::NamedOldValue);
+    one_way("Our #ops-alerts channel is now called #pager.", "Deploy alerts post to #ops-alerts.", Gate::NamedOldValue);
+    // what is called so is another thing, or nothing was called anew
+    quiet("The Atlas squad's new service is now called Horizon.", "The Beacon squad owns the billing pipeline.");
+    quiet("Project Kestrel now has a design doc.", "Project Kestrel ships in May.");
+}
