@@ -409,7 +409,10 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
         match kind {
             // "the 50 was a typo", "the old address was wrong": what it says was wrong is the
             // old value
-            CueKind::Correction if i > 0 => {
+            CueKind::Correction
+                if i > 0
+                    && raw[i..i + len].iter().any(|r| matches!(r.lower.as_str(), "typo" | "mistake" | "wrong")) =>
+            {
                 let copula = if lex.is(&raw[i].lower, WordClass::COPULA) {
                     Some(i)
                 } else {

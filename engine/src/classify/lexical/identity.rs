@@ -80,6 +80,12 @@ fn subject_like(an: &Analysis, k: usize) -> bool {
     !acronym(x) && !generic(x) && (subject_person(x) || opens) && lexicon().first_name(&x.shown.to_lowercase())
 }
 
+/// A person a fact is about: where the subject stands, or a given name opening the text ("Omar
+/// from design …").
+fn whom(an: &Analysis, k: usize) -> bool {
+    subject_person(&an.items[k]) || subject_like(an, k)
+}
+
 /// Whether `new` can be the value that replaced `old`: values of one category (a quantity's unit
 /// may be left unsaid on one side; a day of the month written either way), or two names (a name,
 /// an identifier, a proper noun of the lexicon).
@@ -185,8 +191,6 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     let handover = a.cues.has(CueKind::Handover);
     // two people where the subjects stand: two facts, unless one takes over from the other
     let other_subject = |x: &Analysis, y: &Analysis, x_is_a: bool| {
-        // (a given name opening its text stands where the subject does: "Omar from design …")
-        let whom = |an: &Analysis, k: usize| subject_person(&an.items[k]) || subject_like(an, k);
         (0..x.items.len()).any(|k| whom(x, k) && if x_is_a { partner(k).is_none() } else { !p.used[k] })
             && (0..y.items.len()).any(|j| whom(y, j))
     };
@@ -551,7 +555,6 @@ fn handed_on(p: &mut Pair, topic: &[usize], cue: &str) -> Option<Verdict> {
     if topic.is_empty() {
         return None;
     }
-    let whom = |an: &Analysis, k: usize| subject_person(&an.items[k]) || subject_like(an, k);
     // the stored fact's holder, named leaving
     let leaving = (0..a.items.len()).find(|&k| {
         let at = a.items[k].raw_pos;

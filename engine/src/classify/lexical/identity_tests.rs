@@ -276,6 +276,8 @@ fn a_correction_that_names_the_wrong_value_held() {
     // a wrong value the stored fact does not hold, or someone else's
     quiet("Correction: the offsite is in Lisbon, not Porto.", "Team offsite is on October 12.");
     quiet("Correction: Priya's first day is July 8, not end of June.", "Omar from design starts at the end of June.");
+    // "X is actually Y" says X is the subject, not a wrong value: the tool still changes
+    one_way("Error tracking is actually Rollbar now.", "Error tracking: Sentry", Gate::ChangedValue);
 }
 
 #[test]
