@@ -214,15 +214,24 @@ pub fn stream_name(subject: &str) -> String {
     subject.replace('.', "_")
 }
 
-/// The server part (`[user[:password]@]host:port`) and the subject of a `nats://` URL.
-pub(crate) fn parse_url(url: &str) -> Result<(String, String), SinkError> {
+/// The server part (`[user[:password]@]host:port`) and the subject of a `nats://` URL
+/// ([`DEFAULT_SUBJECT`] when it names none).
+fn parse_url(url: &str) -> Result<(String, String), SinkError> {
+    parse_url_or(url, DEFAULT_SUBJECT)
+}
+
+/// [`parse_url`] with `default` for the subject a URL leaves out ("": it must name one).
+pub(crate) fn parse_url_or(url: &str, default: &str) -> Result<(String, String), SinkError> {
     let bad = |message: &str| SinkError::BadUrl { url: redact(url), message: message.into() };
     let rest = url.strip_prefix("nats://").ok_or_else(|| bad("not a nats:// URL"))?;
     let (server, subject) = match rest.split_once('/') {
-        Some((server, "")) => (server, DEFAULT_SUBJECT),
+        Some((server, "")) => (server, default),
         Some((server, subject)) => (server, subject),
-        None => (rest, DEFAULT_SUBJECT),
+        None => (rest, default),
     };
+    if subject.is_empty() {
+        return Err(bad("name the subject: nats://HOST:PORT/SUBJECT"));
+    }
     if server.is_empty() {
         return Err(bad("no server: nats://HOST:PORT[/SUBJECT]"));
     }

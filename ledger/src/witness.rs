@@ -61,6 +61,13 @@ impl WitnessRecord {
         })
     }
 
+    /// The record as its file holds it: pretty JSON and a newline.
+    pub fn to_json(&self) -> Result<Vec<u8>, LedgerError> {
+        let mut json = serde_json::to_vec_pretty(self).map_err(|e| LedgerError::Inconsistent(e.to_string()))?;
+        json.push(b'\n');
+        Ok(json)
+    }
+
     /// Write it to `path` whole: a temporary file renamed over it, so a reader never meets half
     /// of one.
     pub fn write(&self, path: &Path) -> Result<(), LedgerError> {
@@ -70,9 +77,7 @@ impl WitnessRecord {
         let mut tmp = path.as_os_str().to_owned();
         tmp.push(".tmp");
         let tmp = PathBuf::from(tmp);
-        let mut json = serde_json::to_vec_pretty(self).map_err(|e| LedgerError::Inconsistent(e.to_string()))?;
-        json.push(b'\n');
-        std::fs::write(&tmp, json)?;
+        std::fs::write(&tmp, self.to_json()?)?;
         std::fs::rename(&tmp, path)?;
         Ok(())
     }

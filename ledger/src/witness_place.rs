@@ -42,17 +42,11 @@ impl WitnessPlace {
             return Ok(WitnessPlace::Http(s.to_string()));
         }
         if s.starts_with("nats://") {
-            let named = s["nats://".len()..].split_once('/').is_some_and(|(_, subject)| !subject.is_empty());
-            if !named {
-                return Err(LedgerError::WitnessPlace {
-                    location: crate::nats::redact(s),
-                    message: "name the subject the witness is kept on: nats://HOST:PORT/SUBJECT (e.g. \
-                              memledger.witness.laptop)"
-                        .into(),
-                });
-            }
-            let (server, subject) = crate::nats::parse_url(s)
-                .map_err(|e| LedgerError::WitnessPlace { location: crate::nats::redact(s), message: e.to_string() })?;
+            // a witness is one store's: the URL names its subject (no default shared by all)
+            let (server, subject) = crate::nats::parse_url_or(s, "").map_err(|e| LedgerError::WitnessPlace {
+                location: crate::nats::redact(s),
+                message: format!("{e} (e.g. memledger.witness.laptop, one subject per store)"),
+            })?;
             return Ok(WitnessPlace::Nats { server, subject });
         }
         Ok(WitnessPlace::File(PathBuf::from(s)))
@@ -75,11 +69,13 @@ impl WitnessPlace {
     /// message on the subject).
     pub fn read(&self) -> Result<Option<WitnessRecord>, LedgerError> {
         let bytes = match self {
-            WitnessPlace::File(path) => match std::fs::read(path) {
-                Ok(bytes) => bytes,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e.into()),
-            },
+            WitnessPlace::File(path) => {
+                return match WitnessRecord::read(path) {
+                    Ok(witness) => Ok(Some(witness)),
+                    Err(LedgerError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                    Err(e) => Err(e),
+                };
+            }
             WitnessPlace::Http(url) => match self.block_on(http_get(url))? {
                 Some(bytes) => bytes,
                 None => return Ok(None),
@@ -97,12 +93,10 @@ impl WitnessPlace {
     /// Keep `witness` here, replacing what was kept (a file whole, by rename; an HTTP PUT; a
     /// message published and acknowledged).
     pub fn keep(&self, witness: &WitnessRecord) -> Result<(), LedgerError> {
-        let mut json = serde_json::to_vec_pretty(witness).map_err(|e| self.failed(e))?;
-        json.push(b'\n');
         match self {
             WitnessPlace::File(path) => witness.write(path),
-            WitnessPlace::Http(url) => self.block_on(http_put(url, json)),
-            WitnessPlace::Nats { server, subject } => self.block_on(nats_publish(server, subject, json)),
+            WitnessPlace::Http(url) => self.block_on(http_put(url, witness.to_json()?)),
+            WitnessPlace::Nats { server, subject } => self.block_on(nats_publish(server, subject, witness.to_json()?)),
         }
     }
 
@@ -213,7 +207,7 @@ mod tests {
         let nats = WitnessPlace::parse("nats://ann:secret@127.0.0.1:4222/memledger.witness.laptop").unwrap();
         assert_eq!(nats.shown(), "nats://ann:***@127.0.0.1:4222/memledger.witness.laptop");
         let err = WitnessPlace::parse("nats://127.0.0.1:4222").unwrap_err().to_string();
-        assert!(err.contains("name the subject"), "{err}");
+        assert!(err.contains("name the subject") && err.contains("one subject per store"), "{err}");
         assert!(WitnessPlace::parse("nats://127.0.0.1:4222/a.*").is_err());
     }
 }
