@@ -341,3 +341,93 @@ fn a_principal_made_on_one_machine_works_on_another_and_its_revocation_counts_th
     drop(served);
     assert_eq!(verified(&a, &url), verified(&b, &url));
 }
+
+#[test]
+fn each_machine_signs_with_its_own_key_registered_by_an_administrator_and_a_keyless_rewrite_fails_verify() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let keys = root.path().join("keys");
+    // `memledger` on machine NAME: its own store directory and its own signing key.
+    let on = |name: &str, token: Option<&str>, args: &[&str]| -> Output {
+        let mut command = support::memledger(&root.path().join(name));
+        command.env("MEMLEDGER_SIGNING_KEY", keys.join(format!("{name}.key")));
+        if let Some(token) = token {
+            command.env("MEMLEDGER_TOKEN", token);
+        }
+        command.args(["--ledger", &url, "--wait", "120", "--no-server", "--json"]).args(args).output().unwrap()
+    };
+    let ok = |name: &str, args: &[&str]| -> Value { support::value(&on(name, None, args), args) };
+    ok("a", &["save", "the docs site is built with Docusaurus"]);
+
+    // Machine b reads the ledger, but its appends wait for an administrator to register its key.
+    let b_key = ok("b", &["checkpoint", "--key"]);
+    let public = b_key["public_key"].as_str().unwrap().to_string();
+    let refused = on("b", None, &["save", "docs moved over to Mintlify"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(support::code(&refused), 1, "{stderr}");
+    assert!(stderr.contains("is not registered") && stderr.contains(&format!("--register-key {public}")), "{stderr}");
+    assert_eq!(exported(&root.path().join("a"), &url).len(), exported(&root.path().join("b"), &url).len());
+    let events = exported(&root.path().join("a"), &url).len();
+
+    // Only an administrator registers keys: an agent's token is refused, and nothing is written.
+    let bot = ok("a", &["principals", "add", "bot", "--kind", "agent", "--grant", "team:docs=read,write"]);
+    let events = events + 1;
+    let by_bot = on("a", bot["token"].as_str(), &["checkpoint", "--register-key", &public, "--machine", "b"]);
+    let stderr = String::from_utf8_lossy(&by_bot.stderr);
+    assert_eq!(support::code(&by_bot), 5, "{stderr}");
+    assert!(stderr.contains("bot may not admin") && stderr.contains("registering a signing key"), "{stderr}");
+    assert_eq!(support::code(&on("b", None, &["save", "docs moved over to Mintlify"])), 1, "still unregistered");
+    let bad = on("a", None, &["checkpoint", "--register-key", "not-a-key"]);
+    assert_eq!(support::code(&bad), 2, "{}", String::from_utf8_lossy(&bad.stderr));
+
+    let registered = ok("a", &["checkpoint", "--register-key", &public, "--machine", "b"]);
+    assert_eq!(registered["key_id"], b_key["key_id"]);
+    assert_eq!(registered["from_seq"].as_u64(), Some(events as u64 + 1));
+    assert_eq!(registered["registered_by"], "owner");
+    ok("b", &["save", "docs moved over to Mintlify"]);
+    ok("a", &["save", "the changelog is generated from conventional commits"]);
+    for machine in ["a", "b"] {
+        let v = ok(machine, &["verify"]);
+        assert_eq!((v["ok"].as_bool(), v["signed"].as_bool()), (Some(true), Some(true)), "{machine}: {v}");
+        assert_eq!(v["keys"].as_array().unwrap().len(), 2, "{v}");
+    }
+
+    // Someone with write access to the database but no key rewrites an event and rechains every
+    // later one and the head: a machine that copies the log from scratch finds no signature
+    // covering it, before and after `rebuild`.
+    let all = exported(&root.path().join("a"), &url);
+    let mut events: Vec<memledger_schemas::Event> =
+        all.iter().map(|e| serde_json::from_value(e.clone()).unwrap()).collect();
+    events[0].actor = "cli:forger".into();
+    events[0].seal();
+    for i in 1..events.len() {
+        events[i].prev_hash = events[i - 1].hash;
+        events[i].seal();
+    }
+    let hex = |b: &[u8]| format!("'\\x{}'::bytea", memledger_engine::signing::hex(b));
+    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
+    for e in &events {
+        sql.push_str(&format!(
+            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
+            hex(&e.hash.0),
+            hex(&e.prev_hash.0),
+            hex(&memledger_schemas::codec::encode_event(e)),
+            e.seq
+        ));
+    }
+    sql.push_str(&format!(
+        "UPDATE memledger_head SET hash = {}; ALTER TABLE memledger_events ENABLE TRIGGER USER;",
+        hex(&events.last().unwrap().hash.0)
+    ));
+    memledger_tests::services::run_sql(&url, &sql);
+    let fresh = on("c", None, &["verify"]);
+    let report: Value = serde_json::from_slice(&fresh.stdout).expect("verify's report");
+    assert_eq!(support::code(&fresh), 1, "{report}");
+    assert!(report["problem"].as_str().unwrap().contains("no valid signature covers seq 1"), "{report}");
+    let rebuilt = on("c", None, &["rebuild"]);
+    assert_ne!(support::code(&rebuilt), 0, "rebuild refuses a chain that does not verify");
+    assert_eq!(support::code(&on("c", None, &["verify"])), 1);
+    // The machines that signed it refuse to sign on top of it.
+    let refused = on("a", None, &["save", "never signed over a forgery"]);
+    assert_ne!(support::code(&refused), 0);
+}

@@ -52,7 +52,7 @@ pub use input::{EvidenceRequest, SaveRequest, ValidSave};
 pub use memledger::{Durability, Memledger, Snapshot};
 pub use memledger_ledger::OpenOptions;
 pub use memledger_ledger::shared::{READ_CHUNK, connect as connect_shared_ledger};
-pub use memledger_ledger::signing::Signer;
+pub use memledger_ledger::signing::{self, Signer};
 pub use memledger_ledger::sink::{EventSink, SinkError, connect as connect_sink};
 pub use memledger_ledger::witness::WitnessRecord;
 pub use memledger_ledger::witness_place::WitnessPlace;

@@ -232,6 +232,10 @@ impl Ledger {
         if let Some(log) = &ledger.shared {
             ledger.rewound_on_open.store(ledger.rewind_unshared_on_open()?, Ordering::Relaxed);
             ledger.attach(path, log.as_ref())?;
+            // Each machine signs its appends to a shared log with its own key (crate::pg_signing).
+            if let Some(signer) = &options.signer {
+                log.sign_with(signer.clone(), &machine_name())?;
+            }
         }
         if !fresh && let Some(disagreement) = ledger.disagreement_with_witness()? {
             if !options.accept_witness {
@@ -382,6 +386,17 @@ impl Ledger {
         let mut keys = CheckpointsTable::keys(&self.store)?;
         keys.sort_by_key(|k| (k.from_seq, k.endorsed_by != k.id));
         Ok(keys)
+    }
+
+    /// Register another machine's key on the shared log this store copies, endorsed by this
+    /// machine's key (docs/shared-ledger.md); `by` names the administrator who asked.
+    pub fn register_key(&self, public: [u8; 32], machine: &str, by: &str) -> Result<KeyRecord, LedgerError> {
+        let Some(log) = &self.shared else {
+            return Err(LedgerError::Inconsistent(
+                "this store is not on a shared ledger: its own machine's key signs it, and no other may".into(),
+            ));
+        };
+        log.register_key(public, machine, by)
     }
 
     /// Add the signed checkpoint of `head` to `batch` (nothing for an empty ledger or an

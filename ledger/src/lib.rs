@@ -12,6 +12,7 @@ pub mod error;
 pub mod exchange;
 pub mod ledger;
 pub mod nats;
+mod pg_signing;
 pub mod pg_tls;
 pub mod postgres;
 mod read_cache;

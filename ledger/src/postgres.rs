@@ -9,27 +9,29 @@
 //! and versioned by memledger; a newer schema is refused. Every connection is made over TLS as the
 //! URL's `sslmode` asks ([`crate::pg_tls`]). See docs/shared-ledger.md.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use memledger_schemas::codec::{decode_event, encode_event, seal_and_encode};
 use memledger_schemas::{Event, Hash, MemoryErased, Timestamp};
 use tokio::sync::watch;
-use tokio_postgres::AsyncMessage;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::{AsyncMessage, IsolationLevel};
 
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
 use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
+use crate::pg_signing::{PgSigning, SCHEMA_V3, log_store_id, read_checkpoints, read_keys};
 use crate::pg_tls::PgConnect;
-use crate::shared::{EventLog, Turn};
+use crate::shared::{EventLog, LogSignatures, Turn};
+use crate::signing::{KeyId, KeyRecord, Signer, StoreId};
 use crate::staging::SealedAppend;
-use crate::tables::{Head, SeqRange};
+use crate::tables::{Head, SeqRange, Signed};
 
 /// The version of the tables below; a database with a newer one is refused.
-pub const SCHEMA_VERSION: i32 = 2;
+pub const SCHEMA_VERSION: i32 = 3;
 
 /// The notification channel of appends; its payload is the new head's seq.
 const CHANNEL: &str = "memledger_events";
@@ -125,6 +127,10 @@ pub struct PgLedger {
     notified: watch::Receiver<u64>,
     /// This process holds the exclusive turn: its appends do not ask for the shared lock.
     turn_held: Arc<AtomicBool>,
+    /// What the log's checkpoints are bound to ([`log_store_id`]).
+    store_id: StoreId,
+    /// This machine's signing key on the log, once given ([`EventLog::sign_with`]).
+    signing: OnceLock<PgSigning>,
 }
 
 /// [`PgLedger`]'s exclusive turn: the session holding the advisory lock.
@@ -181,11 +187,14 @@ impl PgLedger {
             id: String::new(),
             notified,
             turn_held: Arc::default(),
+            store_id: StoreId([0; 16]),
+            signing: OnceLock::new(),
         };
         ledger.id = ledger.runtime.block_on(ledger.migrate()).map_err(|e| match e {
             LedgerError::Shared { location, message } => OpenError::Shared { location, reason: message },
             other => OpenError::Storage(other),
         })?;
+        ledger.store_id = log_store_id(&ledger.id);
         ledger.runtime.spawn(listen(connect, tx));
         Ok(ledger)
     }
@@ -215,6 +224,7 @@ impl PgLedger {
             None => {
                 tx.batch_execute(SCHEMA_V1).await?;
                 tx.batch_execute(SCHEMA_V2).await?;
+                tx.batch_execute(SCHEMA_V3).await?;
                 let id = memledger_schemas::CorrelationId::random().hex();
                 tx.execute(
                     "INSERT INTO memledger_meta (key, value) VALUES ('schema_version', $1), ('ledger_id', $2)",
@@ -230,8 +240,11 @@ impl PgLedger {
                 tx.commit().await?;
                 Ok(id)
             }
-            Some(Ok(1)) => {
-                tx.batch_execute(SCHEMA_V2).await?;
+            Some(Ok(old @ (1 | 2))) => {
+                if old == 1 {
+                    tx.batch_execute(SCHEMA_V2).await?;
+                }
+                tx.batch_execute(SCHEMA_V3).await?;
                 tx.execute(
                     "UPDATE memledger_meta SET value = $1 WHERE key = 'schema_version'",
                     &[&SCHEMA_VERSION.to_string()],
@@ -307,12 +320,44 @@ impl PgLedger {
         if !self.turn_held.load(Ordering::SeqCst) {
             tx.execute("SELECT pg_advisory_xact_lock_shared($1)", &[&TURN_LOCK]).await?;
         }
-        let row = tx.query_one("SELECT seq, hash, recorded_at FROM memledger_head FOR UPDATE", &[]).await?;
-        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+        let (head, recorded_at, checkpoint) = head_for_update(tx).await?;
         if head.seq != expected_head {
             return Err(Failure::Conflict { actual: head.seq });
         }
-        Ok((head, Timestamp::now().max(Timestamp::from_micros(row.get(2)))))
+        self.may_sign(tx, head, checkpoint).await?;
+        Ok((head, Timestamp::now().max(recorded_at)))
+    }
+
+    /// Refuse an append this machine may not sign on top of `head` ([`PgSigning::may_sign`]);
+    /// without a key, refuse one to a log that is signed.
+    async fn may_sign(
+        &self,
+        tx: &deadpool_postgres::Transaction<'_>,
+        head: Head,
+        checkpoint: Option<Signed>,
+    ) -> Result<(), Failure> {
+        match self.signing.get() {
+            Some(signing) => signing.may_sign(tx, self.store_id, head, checkpoint).await,
+            None => {
+                let signed: bool = tx.query_one("SELECT EXISTS (SELECT 1 FROM memledger_keys)", &[]).await?.get(0);
+                if signed {
+                    return Err(Failure::Refused(
+                        "the shared ledger is signed and this process has no signing key: its appends are refused \
+                         (set MEMLEDGER_SIGNING_KEY)"
+                            .into(),
+                    ));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sign `head`, committed in `tx`, with this machine's key (nothing without one).
+    async fn sign(&self, tx: &deadpool_postgres::Transaction<'_>, head: Head) -> Result<(), Failure> {
+        match self.signing.get() {
+            Some(signing) => signing.sign(tx, self.store_id, head).await,
+            None => Ok(()),
+        }
     }
 
     async fn append_once(
@@ -363,6 +408,7 @@ impl PgLedger {
         }
         insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
         insert_keys(&tx, &group_keys).await?;
+        self.sign(&tx, next).await?;
         set_head(&tx, next, recorded_at).await?;
         tx.commit().await?;
         Ok(results)
@@ -395,6 +441,7 @@ impl PgLedger {
         let stored: Vec<Vec<u8>> = sealed.events.iter().map(|e| encode_event(e)).collect();
         insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
         insert_keys(&tx, &sealed.keys).await?;
+        self.sign(&tx, sealed.head).await?;
         set_head(&tx, sealed.head, recorded_at).await?;
         tx.commit().await?;
         Ok(())
@@ -441,7 +488,9 @@ impl PgLedger {
             &[&(event.seq as i64), &seqs, &forms],
         )
         .await?;
-        set_head(&tx, Head { seq: event.seq, hash: event.hash }, recorded_at).await?;
+        let erased = Head { seq: event.seq, hash: event.hash };
+        self.sign(&tx, erased).await?;
+        set_head(&tx, erased, recorded_at).await?;
         tx.commit().await?;
         Ok(event)
     }
@@ -471,8 +520,7 @@ impl PgLedger {
         let read = stream.len() as u64;
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let row = tx.query_one("SELECT seq, hash FROM memledger_head FOR UPDATE", &[]).await?;
-        let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+        let (head, _, checkpoint) = head_for_update(&tx).await?;
         let Some(first) = stream.first() else {
             return Ok(ImportReport { read: 0, already_present: 0, appended: 0, head_seq: head.seq });
         };
@@ -523,13 +571,40 @@ impl PgLedger {
         let appended = next.seq - head.seq;
         if appended > 0 {
             insert_events(&tx, &seqs, &hashes, &prev_hashes, &bytes).await?;
+            self.may_sign(&tx, head, checkpoint).await?;
             let keys = idempotency_ranges(stream.iter().copied().filter(|e| e.seq > head.seq));
             insert_keys(&tx, &keys).await?;
+            self.sign(&tx, next).await?;
             set_head(&tx, next, recorded_at).await?;
             tx.commit().await?;
         }
         Ok(ImportReport { read, already_present, appended, head_seq: next.seq })
     }
+}
+
+/// The head row, locked for the caller's transaction, its time, and the checkpoint that signs
+/// it, if any.
+async fn head_for_update(
+    tx: &deadpool_postgres::Transaction<'_>,
+) -> Result<(Head, Timestamp, Option<Signed>), Failure> {
+    let row = tx
+        .query_one(
+            "SELECT h.seq, h.hash, h.recorded_at, c.key_id, c.signature FROM memledger_head AS h \
+             LEFT JOIN memledger_checkpoints AS c ON c.seq = h.seq FOR UPDATE OF h",
+            &[],
+        )
+        .await?;
+    let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
+    let key: Option<Vec<u8>> = row.get(3);
+    let signature: Option<Vec<u8>> = row.get(4);
+    let checkpoint = match (key, signature) {
+        (Some(key), Some(signature)) => match (key.try_into(), signature.try_into()) {
+            (Ok(key), Ok(signature)) => Some(Signed { seq: head.seq, key: KeyId(key), signature }),
+            _ => None,
+        },
+        _ => None,
+    };
+    Ok((head, Timestamp::from_micros(row.get(2)), checkpoint))
 }
 
 /// Insert events (their stored form, and the chain's columns for SQL-side checks) in one
@@ -719,6 +794,51 @@ impl EventLog for PgLedger {
         Ok(())
     }
 
+    fn sign_with(&self, signer: Arc<Signer>, machine: &str) -> Result<(), LedgerError> {
+        let signing = self.signing.get_or_init(|| PgSigning::new(signer, machine));
+        self.run(|| async {
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            let (head, _, _) = head_for_update(&tx).await?;
+            signing.enrol(&tx, self.store_id, head).await?;
+            tx.commit().await?;
+            Ok(())
+        })
+        .map_err(|f| self.fail(f))
+    }
+
+    fn signatures(&self, through: u64) -> Result<Option<LogSignatures>, LedgerError> {
+        let (keys, checkpoints) = self
+            .run(|| async {
+                let mut client = self.pool.get().await?;
+                // One snapshot: the keys and the checkpoints as of the same moment.
+                let tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).start().await?;
+                let keys = read_keys(&tx).await?;
+                let checkpoints = read_checkpoints(&tx, through).await?;
+                tx.commit().await?;
+                Ok((keys, checkpoints))
+            })
+            .map_err(|f| self.fail(f))?;
+        Ok(Some(LogSignatures { store_id: self.store_id, keys, checkpoints }))
+    }
+
+    fn register_key(&self, public: [u8; 32], machine: &str, by: &str) -> Result<KeyRecord, LedgerError> {
+        let Some(signing) = self.signing.get() else {
+            return Err(self.fail(Failure::Refused(
+                "this machine has no signing key to endorse another with (set MEMLEDGER_SIGNING_KEY)".into(),
+            )));
+        };
+        self.run(|| async {
+            let mut client = self.pool.get().await?;
+            let tx = client.transaction().await?;
+            let (head, _, _) = head_for_update(&tx).await?;
+            let record = signing.register(&tx, self.store_id, head, public, machine, by).await?;
+            tx.commit().await?;
+            Ok(record)
+        })
+        .map_err(|f| self.fail(f))
+    }
+
     fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError> {
         let key = format!("secret:{name}");
         let fresh: Option<String> = fresh.map(|f| f.iter().map(|b| format!("{b:02x}")).collect());
@@ -750,7 +870,7 @@ impl EventLog for PgLedger {
 }
 
 /// Why a transaction did not commit.
-enum Failure {
+pub(crate) enum Failure {
     Db(tokio_postgres::Error),
     Pool(deadpool_postgres::PoolError),
     Refused(String),

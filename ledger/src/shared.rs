@@ -16,8 +16,16 @@ use memledger_schemas::{Event, Hash, MemoryErased};
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream};
 use crate::ledger::{Appended, CommandMeta, Ledger, NewEvent};
-use crate::tables::{Head, SeqRange};
+use crate::signing::{KeyRecord, Signer, StoreId};
+use crate::tables::{Head, SeqRange, Signed};
 use crate::verify::VerifyReport;
+
+/// A shared log's keys and signed checkpoints (a malformed checkpoint is `Err(seq)`).
+pub struct LogSignatures {
+    pub store_id: StoreId,
+    pub keys: Vec<KeyRecord>,
+    pub checkpoints: Vec<Result<Signed, u64>>,
+}
 
 /// Events read from a log per round trip.
 pub const READ_CHUNK: usize = 2048;
@@ -78,6 +86,29 @@ pub trait EventLog: Send + Sync {
     /// machine of a shared log gets the same one.
     fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError>;
 
+    /// Sign this machine's appends to the log with `signer` (crate::pg_signing): the log's
+    /// first key when it has none (the head found signed at once); else appends are refused
+    /// until an administrator registers the key ([`EventLog::register_key`]). A log that orders
+    /// one machine's appends only (RocksDB) is signed by its store instead.
+    fn sign_with(&self, _signer: Arc<Signer>, _machine: &str) -> Result<(), LedgerError> {
+        Ok(())
+    }
+
+    /// The log's keys and its signed checkpoints up to seq `through`, for `verify`; `None` for a
+    /// log its store signs itself.
+    fn signatures(&self, _through: u64) -> Result<Option<LogSignatures>, LedgerError> {
+        Ok(None)
+    }
+
+    /// Register another machine's key (`public`, on `machine`) to sign appends from the next
+    /// seq on, endorsed by this machine's; `by` names who asked. A key registered already is
+    /// returned as it was.
+    fn register_key(&self, _public: [u8; 32], _machine: &str, _by: &str) -> Result<KeyRecord, LedgerError> {
+        Err(LedgerError::Inconsistent(
+            "keys are registered on a shared ledger; a store of one machine is signed by that machine's key".into(),
+        ))
+    }
+
     /// The right to append alone: while the turn lives no other process appends, so a command
     /// decided under it cannot find the head moved by another machine. For a save that lost the
     /// race to other machines; `None` where no other process appends.
@@ -91,6 +122,7 @@ pub trait EventLog: Send + Sync {
         let head = self.head()?;
         let mut prev = Head::EMPTY;
         let mut bad: Option<(u64, String)> = None;
+        let mut hashes: Vec<Hash> = Vec::new();
         let (mut erased_events, mut erased_unprovable) = (0, 0);
         'chunks: loop {
             let events = self.read(prev.seq + 1, READ_CHUNK)?;
@@ -107,13 +139,24 @@ pub trait EventLog: Send + Sync {
                     erased_unprovable += u64::from(event.format < 3);
                 }
                 prev = Head { seq: event.seq, hash: event.hash };
+                hashes.push(event.hash);
             }
         }
         if bad.is_none() && (prev.seq < head.seq || prev.hash != head.hash) {
             bad =
                 Some((prev.seq + 1, format!("the head says seq {} but the chain ends at seq {}", head.seq, prev.seq)));
         }
-        Ok(VerifyReport::new(prev.seq, head, bad, erased_events, erased_unprovable))
+        let report = VerifyReport::new(prev.seq, head, bad, erased_events, erased_unprovable);
+        Ok(match self.signatures(prev.seq)? {
+            Some(s) => report.with_signatures(crate::verify::check_signatures(
+                s.store_id,
+                &s.keys,
+                !s.keys.is_empty(),
+                s.checkpoints.into_iter(),
+                &hashes,
+            )),
+            None => report,
+        })
     }
 
     /// Write every event with `seq >= since` as one JSON line each. Returns the count.

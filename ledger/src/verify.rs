@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use crate::error::LedgerError;
 use crate::ledger::Ledger;
-use crate::signing::{KeyId, ToCheck, first_failing, verifying_key};
+use crate::signing::{KeyId, KeyRecord, StoreId, ToCheck, first_failing, verifying_key};
 use crate::store::CF_EVENTS;
-use crate::tables::{CheckpointsTable, EventsTable, Head, MetaTable};
+use crate::tables::{CheckpointsTable, EventsTable, Head, MetaTable, Signed};
 
 /// What `verify` found.
 #[derive(Clone, Debug, Serialize)]
@@ -65,7 +65,7 @@ impl VerifyReport {
     }
 
     /// Add what the signature check found; its problem counts when the chain had none.
-    fn with_signatures(mut self, check: SignatureCheck) -> VerifyReport {
+    pub(crate) fn with_signatures(mut self, check: SignatureCheck) -> VerifyReport {
         self.signed = check.signed;
         self.signed_through = check.signed_through;
         self.checkpoints = check.checkpoints;
@@ -82,7 +82,7 @@ impl VerifyReport {
 }
 
 /// What checking the store's signed checkpoints found.
-struct SignatureCheck {
+pub(crate) struct SignatureCheck {
     signed: bool,
     signed_through: Option<u64>,
     checkpoints: u64,
@@ -193,132 +193,160 @@ impl Ledger {
         {
             bad = Some((shared.seq, format!("this store's copy differs from the shared ledger at seq {}", shared.seq)));
         }
-        let signatures = self.check_signatures(&hashes)?;
+        let signatures = self.check_store_signatures(&hashes, shared_head)?;
         Ok(VerifyReport::new(events, head, bad, erased_events, erased_unprovable).with_signatures(signatures))
     }
 
-    /// Check the keys and the signed checkpoints against the chain's hashes: every key is the
-    /// store's first (endorsed by itself) or endorsed by a key before it; every checkpoint is
-    /// signed by a key in force at its seq over the hash there; and, in a signed store, the
-    /// last valid checkpoint covers the last event. The problem names the first seq no valid
-    /// signature covers.
-    fn check_signatures(&self, hashes: &[Hash]) -> Result<SignatureCheck, LedgerError> {
-        let store_id = self.store_id();
-        let events = hashes.len() as u64;
+    /// Check this store's keys and signed checkpoints against the chain's hashes, or, for a copy
+    /// of a shared log, the log's ([`crate::shared::EventLog::signatures`]).
+    /// A copy is checked as far as the log's head (`shared_head`): a command staged ahead of it is
+    /// signed when the log takes it.
+    fn check_store_signatures(
+        &self,
+        hashes: &[Hash],
+        shared_head: Option<Head>,
+    ) -> Result<SignatureCheck, LedgerError> {
+        if let (Some(log), Some(shared_head)) = (self.shared(), shared_head) {
+            let through = shared_head.seq.min(hashes.len() as u64);
+            return Ok(match log.signatures(through)? {
+                Some(s) => {
+                    let signed = !s.keys.is_empty();
+                    check_signatures(
+                        s.store_id,
+                        &s.keys,
+                        signed,
+                        s.checkpoints.into_iter(),
+                        &hashes[..through as usize],
+                    )
+                }
+                None => SignatureCheck { signed: false, signed_through: None, checkpoints: 0, keys: vec![], bad: None },
+            });
+        }
         let keys = self.keys()?;
         let signed = !keys.is_empty() || self.signer().is_some();
-        let mut check = SignatureCheck {
-            signed,
-            signed_through: None,
-            checkpoints: 0,
-            keys: keys.iter().map(|k| k.id.hex()).collect(),
-            bad: None,
+        Ok(check_signatures(self.store_id(), &keys, signed, CheckpointsTable::signatures(self.store())?, hashes))
+    }
+}
+
+/// Check `keys` (in the order they took effect) and the checkpoints against the chain's hashes:
+/// every key is the ledger's first (endorsed by itself) or endorsed by a key in force before it;
+/// every checkpoint is signed by a key in force at its seq over the hash there; and, when
+/// `signed`, the last valid checkpoint covers the last event. The problem names the first seq no
+/// valid signature covers.
+pub(crate) fn check_signatures(
+    store_id: StoreId,
+    keys: &[KeyRecord],
+    signed: bool,
+    checkpoints: impl Iterator<Item = Result<Signed, u64>>,
+    hashes: &[Hash],
+) -> SignatureCheck {
+    let events = hashes.len() as u64;
+    let mut check = SignatureCheck {
+        signed,
+        signed_through: None,
+        checkpoints: 0,
+        keys: keys.iter().map(|k| k.id.hex()).collect(),
+        bad: None,
+    };
+    // Each key in force: its public key, the seq it signs from and the seq it was retired at.
+    let mut in_force: BTreeMap<KeyId, ([u8; 32], u64, u64)> = BTreeMap::new();
+    for (i, key) in keys.iter().enumerate() {
+        let endorser = if i == 0 {
+            (key.endorsed_by == key.id).then_some((key.public, 0, u64::MAX))
+        } else {
+            in_force
+                .get(&key.endorsed_by)
+                .copied()
+                .filter(|(_, from, until)| *from <= key.from_seq && key.from_seq < *until)
         };
-        // Each key in force: its public key, the seq it signs from and the seq it was retired at.
-        let mut in_force: BTreeMap<KeyId, ([u8; 32], u64, u64)> = BTreeMap::new();
-        for (i, key) in keys.iter().enumerate() {
-            let endorser = if i == 0 {
-                (key.endorsed_by == key.id).then_some((key.public, 0, u64::MAX))
-            } else {
-                in_force
-                    .get(&key.endorsed_by)
-                    .copied()
-                    .filter(|(_, from, until)| *from <= key.from_seq && key.from_seq < *until)
-            };
-            if !endorser.is_some_and(|(public, _, _)| key.endorsement_holds(store_id, &public)) {
-                check.bad = Some((
-                    key.from_seq,
-                    format!(
-                        "key {} is not endorsed by a key of this store: checkpoints it signs count for nothing",
-                        key.id
-                    ),
-                ));
-                return Ok(check);
-            }
-            if key.retires
-                && i > 0
-                && let Some(old) = in_force.get_mut(&key.endorsed_by)
-            {
-                old.2 = key.from_seq;
-            }
-            in_force.insert(key.id, (key.public, key.from_seq, u64::MAX));
-        }
-        if !signed {
-            return Ok(check);
-        }
-        // Read every checkpoint first, then verify their signatures together.
-        let mut checks: Vec<ToCheck> = Vec::new();
-        let mut seqs: Vec<u64> = Vec::new();
-        let points: BTreeMap<KeyId, ed25519_dalek::VerifyingKey> =
-            in_force.iter().filter_map(|(id, (public, _, _))| Some((*id, verifying_key(public)?))).collect();
-        // The first record that cannot count, before any signature is verified: (index, why).
-        let mut unusable: Option<(usize, String)> = None;
-        for item in CheckpointsTable::signatures(self.store())? {
-            let index = seqs.len();
-            let cp = match item {
-                Ok(cp) => cp,
-                Err(seq) => {
-                    unusable = Some((index, format!("the checkpoint record at seq {seq} does not decode")));
-                    break;
-                }
-            };
-            check.checkpoints += 1;
-            let Some(hash) = cp.seq.checked_sub(1).and_then(|i| hashes.get(i as usize)) else {
-                unusable = Some((
-                    index,
-                    format!(
-                        "a checkpoint signs seq {} but the chain ends at seq {events}: events were removed",
-                        cp.seq
-                    ),
-                ));
-                break;
-            };
-            let key = in_force
-                .get(&cp.key)
-                .filter(|(_, from, until)| *from <= cp.seq && cp.seq < *until)
-                .and_then(|_| points.get(&cp.key));
-            let Some(key) = key else {
-                unusable = Some((
-                    index,
-                    format!("the checkpoint at seq {} names key {}, which may not sign it", cp.seq, cp.key),
-                ));
-                break;
-            };
-            seqs.push(cp.seq);
-            checks.push(ToCheck { head: Head { seq: cp.seq, hash: *hash }, key: *key, signature: cp.signature });
-        }
-        let failing = first_failing(store_id, &checks);
-        let covered_before = |index: usize| if index == 0 { 0 } else { seqs[index - 1] };
-        let bad = match (failing, unusable) {
-            (Some(f), Some((u, _))) if f < u => Some((f, None)),
-            (_, Some((u, why))) => Some((u, Some(why))),
-            (Some(f), None) => Some((f, None)),
-            (None, None) => None,
-        };
-        if let Some((index, why)) = bad {
-            let covered = covered_before(index);
-            check.signed_through = (covered > 0).then_some(covered);
-            let why = why.unwrap_or_else(|| {
-                format!(
-                    "the checkpoint at seq {} does not match the chain (a history rewritten without the key)",
-                    seqs[index]
-                )
-            });
-            check.bad = Some((covered + 1, format!("no valid signature covers seq {}: {why}", covered + 1)));
-            return Ok(check);
-        }
-        let covered = seqs.last().copied().unwrap_or(0);
-        check.signed_through = (covered > 0).then_some(covered);
-        if covered < events {
+        if !endorser.is_some_and(|(public, _, _)| key.endorsement_holds(store_id, &public)) {
             check.bad = Some((
-                covered + 1,
+                key.from_seq,
                 format!(
-                    "seqs {} to {events} follow the last signed checkpoint (seq {covered}): an unsigned tail, appended \
-                     without the key",
-                    covered + 1
+                    "key {} is not endorsed by a key of this store: checkpoints it signs count for nothing",
+                    key.id
                 ),
             ));
+            return check;
         }
-        Ok(check)
+        if key.retires
+            && i > 0
+            && let Some(old) = in_force.get_mut(&key.endorsed_by)
+        {
+            old.2 = key.from_seq;
+        }
+        in_force.insert(key.id, (key.public, key.from_seq, u64::MAX));
     }
+    if !signed {
+        return check;
+    }
+    // Read every checkpoint first, then verify their signatures together.
+    let mut checks: Vec<ToCheck> = Vec::new();
+    let mut seqs: Vec<u64> = Vec::new();
+    let points: BTreeMap<KeyId, ed25519_dalek::VerifyingKey> =
+        in_force.iter().filter_map(|(id, (public, _, _))| Some((*id, verifying_key(public)?))).collect();
+    // The first record that cannot count, before any signature is verified: (index, why).
+    let mut unusable: Option<(usize, String)> = None;
+    for item in checkpoints {
+        let index = seqs.len();
+        let cp = match item {
+            Ok(cp) => cp,
+            Err(seq) => {
+                unusable = Some((index, format!("the checkpoint record at seq {seq} does not decode")));
+                break;
+            }
+        };
+        check.checkpoints += 1;
+        let Some(hash) = cp.seq.checked_sub(1).and_then(|i| hashes.get(i as usize)) else {
+            unusable = Some((
+                index,
+                format!("a checkpoint signs seq {} but the chain ends at seq {events}: events were removed", cp.seq),
+            ));
+            break;
+        };
+        let key = in_force
+            .get(&cp.key)
+            .filter(|(_, from, until)| *from <= cp.seq && cp.seq < *until)
+            .and_then(|_| points.get(&cp.key));
+        let Some(key) = key else {
+            unusable =
+                Some((index, format!("the checkpoint at seq {} names key {}, which may not sign it", cp.seq, cp.key)));
+            break;
+        };
+        seqs.push(cp.seq);
+        checks.push(ToCheck { head: Head { seq: cp.seq, hash: *hash }, key: *key, signature: cp.signature });
+    }
+    let failing = first_failing(store_id, &checks);
+    let covered_before = |index: usize| if index == 0 { 0 } else { seqs[index - 1] };
+    let bad = match (failing, unusable) {
+        (Some(f), Some((u, _))) if f < u => Some((f, None)),
+        (_, Some((u, why))) => Some((u, Some(why))),
+        (Some(f), None) => Some((f, None)),
+        (None, None) => None,
+    };
+    if let Some((index, why)) = bad {
+        let covered = covered_before(index);
+        check.signed_through = (covered > 0).then_some(covered);
+        let why = why.unwrap_or_else(|| {
+            format!(
+                "the checkpoint at seq {} does not match the chain (a history rewritten without the key)",
+                seqs[index]
+            )
+        });
+        check.bad = Some((covered + 1, format!("no valid signature covers seq {}: {why}", covered + 1)));
+        return check;
+    }
+    let covered = seqs.last().copied().unwrap_or(0);
+    check.signed_through = (covered > 0).then_some(covered);
+    if covered < events {
+        check.bad = Some((
+            covered + 1,
+            format!(
+                "seqs {} to {events} follow the last signed checkpoint (seq {covered}): an unsigned tail, appended \
+                     without the key",
+                covered + 1
+            ),
+        ));
+    }
+    check
 }

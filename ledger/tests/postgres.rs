@@ -151,10 +151,12 @@ fn a_version_1_database_is_migrated_on_connect_and_then_erases() {
     let pg = PgLedger::connect(&url).unwrap();
     pg.append_group(0, vec![(keyed("k"), bodies(3))]).unwrap();
     drop(pg);
-    // Back to version 1's tables: no erasure columns, a trigger refusing every update.
+    // Back to version 1's tables: no erasure columns, a trigger refusing every update, no keys
+    // or checkpoints.
     run_sql(
         &url,
-        "DROP TRIGGER memledger_events_append_only ON memledger_events; \
+        "DROP TABLE memledger_keys, memledger_checkpoints; \
+         DROP TRIGGER memledger_events_append_only ON memledger_events; \
          DROP FUNCTION memledger_events_guard(); \
          ALTER TABLE memledger_events DROP COLUMN erases, DROP COLUMN erased_by; \
          CREATE TRIGGER memledger_events_append_only BEFORE UPDATE OR DELETE ON memledger_events \
@@ -164,7 +166,7 @@ fn a_version_1_database_is_migrated_on_connect_and_then_erases() {
     let pg = PgLedger::connect(&url).unwrap();
     run_sql(
         &url,
-        "DO $$ BEGIN IF (SELECT value FROM memledger_meta WHERE key = 'schema_version') <> '2' \
+        "DO $$ BEGIN IF (SELECT value FROM memledger_meta WHERE key = 'schema_version') <> '3' \
          THEN RAISE EXCEPTION 'not migrated'; END IF; END $$",
     );
     let before = pg.read(1, 1).unwrap().remove(0);
@@ -331,4 +333,150 @@ fn staged_commands_reach_the_log_in_one_flush_or_are_rewound_on_open() {
     assert_eq!(store.head().seq, 5);
     assert_eq!(store.catch_up_shared().unwrap(), 1);
     assert_eq!(store.head(), log.head().unwrap());
+}
+
+/// A key file of its own for one "machine".
+fn machine_key(dir: &std::path::Path, name: &str) -> Arc<memledger_ledger::signing::Signer> {
+    Arc::new(memledger_ledger::signing::Signer::create(&dir.join(format!("{name}.key"))).unwrap())
+}
+
+/// `bytes` as a PostgreSQL bytea literal.
+fn bytea(bytes: &[u8]) -> String {
+    format!("'\\x{}'::bytea", memledger_ledger::signing::hex(bytes))
+}
+
+#[test]
+fn each_machine_signs_with_its_own_key_once_an_administrator_registers_it() {
+    let Some(url) = fresh_pg_database() else { return };
+    let keys = tempfile::tempdir().unwrap();
+    let (a, b) = (machine_key(keys.path(), "a"), machine_key(keys.path(), "b"));
+    let pa = PgLedger::connect(&url).unwrap();
+    pa.sign_with(a.clone(), "machine-a").unwrap();
+    pa.append_group(0, vec![(keyed("k1"), bodies(2))]).unwrap();
+
+    // Another machine's key reads but may not append until it is registered; nothing is written.
+    let pb = PgLedger::connect(&url).unwrap();
+    pb.sign_with(b.clone(), "machine-b").unwrap();
+    let refused = pb.append_group(2, vec![(keyed("k2"), bodies(1))]).unwrap_err().to_string();
+    assert!(refused.contains("not registered") && refused.contains("--register-key"), "{refused}");
+    assert!(refused.contains(&memledger_ledger::signing::hex(&b.public())), "names the key to register: {refused}");
+    // A process with no key at all may not append to a signed log either.
+    let unsigned = PgLedger::connect(&url).unwrap();
+    let refused = unsigned.append_group(2, vec![(keyed("k2"), bodies(1))]).unwrap_err().to_string();
+    assert!(refused.contains("no signing key"), "{refused}");
+    assert_eq!(pa.head().unwrap().seq, 2);
+    assert_eq!(pb.read(1, 10).unwrap().len(), 2, "it reads");
+
+    // Registered by machine a (from the next seq on), b signs its own appends.
+    let record = pa.register_key(b.public(), "machine-b", "owner").unwrap();
+    assert_eq!((record.from_seq, record.endorsed_by), (3, a.id()));
+    assert_eq!(pa.register_key(b.public(), "machine-b", "owner").unwrap(), record, "registered once");
+    pb.append_group(2, vec![(keyed("k2"), bodies(1))]).unwrap();
+    pb.append_erasure(3, &CommandMeta::new("cli:test"), erasure_of(&[1])).unwrap();
+    pa.append_group(4, vec![(keyed("k3"), bodies(2))]).unwrap();
+    let report = pb.verify().unwrap();
+    assert!(report.ok && report.signed, "{report:?}");
+    assert_eq!((report.checkpoints, report.signed_through, report.keys.len()), (4, Some(6), 2), "{report:?}");
+    let s = pa.signatures(u64::MAX).unwrap().unwrap();
+    let signers: Vec<_> = s.checkpoints.iter().map(|c| c.as_ref().unwrap().key).collect();
+    assert_eq!(signers, [a.id(), b.id(), b.id(), a.id()], "each commit is signed by the machine that made it");
+    for sql in
+        ["DELETE FROM memledger_checkpoints", "UPDATE memledger_keys SET retires = true", "TRUNCATE memledger_keys"]
+    {
+        assert!(try_sql(&url, sql).expect_err(sql).contains("append-only"), "{sql}");
+    }
+}
+
+#[test]
+fn a_forger_with_the_database_but_no_key_is_caught_and_not_signed_over() {
+    let Some(url) = fresh_pg_database() else { return };
+    let keys = tempfile::tempdir().unwrap();
+    let a = machine_key(keys.path(), "a");
+    let pg = PgLedger::connect(&url).unwrap();
+    pg.sign_with(a.clone(), "machine-a").unwrap();
+    for i in 0..3u64 {
+        pg.append_group(i * 2, vec![(keyed(&format!("k{i}")), bodies(2))]).unwrap();
+    }
+    assert!(pg.verify().unwrap().ok);
+
+    // Forger 1: rewrite seq 2 and recompute every later hash and the head, triggers off.
+    let mut events = pg.read(1, 100).unwrap();
+    events[1].actor = "cli:forger".into();
+    for i in 1..events.len() {
+        events[i].prev_hash = events[i - 1].hash;
+        events[i].seal();
+    }
+    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
+    for e in &events[1..] {
+        sql.push_str(&format!(
+            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
+            bytea(&e.hash.0),
+            bytea(&e.prev_hash.0),
+            bytea(&memledger_schemas::codec::encode_event(e)),
+            e.seq
+        ));
+    }
+    let last = events.last().unwrap();
+    sql.push_str(&format!(
+        "UPDATE memledger_head SET hash = {}; ALTER TABLE memledger_events ENABLE TRIGGER USER;",
+        bytea(&last.hash.0)
+    ));
+    let original = pg.read(1, 100).unwrap();
+    run_sql(&url, &sql);
+    let report = pg.verify().unwrap();
+    assert!(!report.ok, "{report:?}");
+    assert_eq!(report.first_bad_seq, Some(1), "seq 2 was signed only by the checkpoint at 2: {report:?}");
+    assert!(report.problem.as_deref().unwrap().contains("no valid signature covers"), "{report:?}");
+    // The owner signs nothing on top of it.
+    let refused = pg.append_group(6, vec![(keyed("k9"), bodies(1))]).unwrap_err().to_string();
+    assert!(refused.contains("not signed by a registered key"), "{refused}");
+
+    // Forger 2, on the history put back: a validly chained event after the head, no checkpoint.
+    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
+    for e in &original {
+        sql.push_str(&format!(
+            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
+            bytea(&e.hash.0),
+            bytea(&e.prev_hash.0),
+            bytea(&memledger_schemas::codec::encode_event(e)),
+            e.seq
+        ));
+    }
+    let mut tail = original.last().unwrap().clone();
+    tail.seq += 1;
+    tail.prev_hash = original.last().unwrap().hash;
+    tail.seal();
+    sql.push_str(&format!(
+        "INSERT INTO memledger_events (seq, hash, prev_hash, event) VALUES ({}, {}, {}, {}); \
+         UPDATE memledger_head SET seq = {}, hash = {}; ALTER TABLE memledger_events ENABLE TRIGGER USER;",
+        tail.seq,
+        bytea(&tail.hash.0),
+        bytea(&tail.prev_hash.0),
+        bytea(&memledger_schemas::codec::encode_event(&tail)),
+        tail.seq,
+        bytea(&tail.hash.0)
+    ));
+    run_sql(&url, &sql);
+    let report = pg.verify().unwrap();
+    assert_eq!(report.first_bad_seq, Some(7), "{report:?}");
+    assert!(report.problem.as_deref().unwrap().contains("unsigned tail"), "{report:?}");
+    let refused = pg.append_group(7, vec![(keyed("k9"), bodies(1))]).unwrap_err().to_string();
+    assert!(refused.contains("not signed by a registered key"), "{refused}");
+
+    // A key the forger makes and endorses itself counts for nothing.
+    let forged = machine_key(keys.path(), "forger");
+    let endorsement = forged.endorse(pg.signatures(0).unwrap().unwrap().store_id, &forged.public(), 7);
+    run_sql(
+        &url,
+        &format!(
+            "INSERT INTO memledger_keys (id, public, from_seq, endorsed_by, endorsement, retires, machine, \
+             registered_by, registered_at) VALUES ({}, {}, 7, {}, {}, false, 'forger', 'forger', 0)",
+            bytea(&forged.id().0),
+            bytea(&forged.public()),
+            bytea(&forged.id().0),
+            bytea(&endorsement)
+        ),
+    );
+    let report = pg.verify().unwrap();
+    assert!(report.problem.as_deref().unwrap().contains("is not endorsed by a key"), "{report:?}");
 }

@@ -37,6 +37,18 @@ pub struct Args {
     /// `retired/` beside it, so that this machine's other stores can hand over to the new key).
     #[arg(long, conflicts_with_all = ["to", "accept", "accepted"])]
     pub rotate_key: bool,
+    /// Print this machine's signing key (its id and public key), for an administrator to
+    /// register on a shared ledger.
+    #[arg(long, conflicts_with_all = ["to", "accept", "accepted", "rotate_key"])]
+    pub key: bool,
+    /// On a shared ledger, let another machine's key (its public key, as `--key` prints it there)
+    /// sign appends from the next seq on, endorsed by this machine's key. An administrator's
+    /// command.
+    #[arg(long, value_name = "PUBLIC_KEY", conflicts_with_all = ["to", "accept", "accepted", "rotate_key", "key"])]
+    pub register_key: Option<String>,
+    /// The name of the machine whose key `--register-key` registers (shown by `verify`).
+    #[arg(long, value_name = "NAME", requires = "register_key")]
+    pub machine: Option<String>,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -49,6 +61,12 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     }
     if args.rotate_key {
         return rotate_key(ctx, out);
+    }
+    if args.key {
+        return show_key(out);
+    }
+    if let Some(public) = &args.register_key {
+        return register_key(ctx, public, args.machine.as_deref(), out);
     }
     if let Some(reason) = &args.accept {
         if reason.trim().is_empty() {
@@ -180,5 +198,74 @@ fn rotate_key(ctx: &Context, out: &mut Output) -> Result<(), CliError> {
         "the old key is kept at {} for this machine's other stores, which take the new key when next opened; \
          delete it once they have",
         old.path().display()
+    ))
+}
+
+/// `--key`: this machine's signing key, as an administrator registers it.
+fn show_key(out: &mut Output) -> Result<(), CliError> {
+    let signer = machine_key()?;
+    let report = serde_json::json!({
+        "key_id": signer.id().hex(),
+        "public_key": memledger_engine::signing::hex(&signer.public()),
+        "key_file": signer.path(),
+    });
+    if out.json {
+        return out.json_line(&report);
+    }
+    out.line(format!("key {}  public {}", signer.id(), memledger_engine::signing::hex(&signer.public())))?;
+    out.line(format!("kept at {}", signer.path().display()))
+}
+
+/// This machine's signing key, made on first use.
+fn machine_key() -> Result<memledger_engine::Signer, CliError> {
+    let Some(path) = crate::config::signing_key_path() else {
+        return Err(CliError::new(
+            Exit::Failure,
+            "this machine has no signing key: no home directory to keep one in",
+            Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into()),
+        ));
+    };
+    memledger_engine::Signer::load_or_create(&path).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
+}
+
+/// `--register-key`: another machine's key may sign appends to the shared ledger from the next
+/// seq on, endorsed by this machine's; only an administrator of the store registers keys.
+fn register_key(ctx: &Context, public: &str, machine: Option<&str>, out: &mut Output) -> Result<(), CliError> {
+    let public = public.trim();
+    let Some(key) = memledger_engine::signing::unhex::<32>(public) else {
+        return Err(CliError::bad_input(format!(
+            "{public:?} is not a public key: 64 hex digits, as `memledger checkpoint --key` prints it on that machine"
+        )));
+    };
+    if memledger_engine::signing::verifying_key(&key).is_none() {
+        return Err(CliError::bad_input(format!("{public} is not a valid Ed25519 public key")));
+    }
+    let machine = machine.map(str::trim).filter(|m| !m.is_empty()).unwrap_or("unnamed");
+    let ml = ctx.open_direct(false)?;
+    if !ml.ledger().is_shared() {
+        return Err(CliError::bad_input(
+            "this store is not on a shared ledger: only its own machine's key signs it (see --rotate-key)",
+        ));
+    }
+    let caller = ctx.caller(&ml)?;
+    if !caller.access().administers_store() {
+        let refusal =
+            caller.access().refusal(memledger_schemas::Verb::Admin, "*", " (registering a signing key)".into());
+        return Err(EngineError::from(refusal).into());
+    }
+    let record = ml.ledger().register_key(key, machine, &caller.principal.name).map_err(EngineError::from)?;
+    let report = serde_json::json!({
+        "key_id": record.id.hex(),
+        "machine": record.machine,
+        "from_seq": record.from_seq,
+        "endorsed_by": record.endorsed_by.hex(),
+        "registered_by": caller.principal.name,
+    });
+    if out.json {
+        return out.json_line(&report);
+    }
+    out.line(format!(
+        "key {} ({}) signs appends to the shared ledger from seq {} on, endorsed by key {}",
+        record.id, record.machine, record.from_seq, record.endorsed_by
     ))
 }
