@@ -404,22 +404,7 @@ fn each_machine_signs_with_its_own_key_registered_by_an_administrator_and_a_keyl
         events[i].prev_hash = events[i - 1].hash;
         events[i].seal();
     }
-    let hex = |b: &[u8]| format!("'\\x{}'::bytea", memledger_engine::signing::hex(b));
-    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
-    for e in &events {
-        sql.push_str(&format!(
-            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
-            hex(&e.hash.0),
-            hex(&e.prev_hash.0),
-            hex(&memledger_schemas::codec::encode_event(e)),
-            e.seq
-        ));
-    }
-    sql.push_str(&format!(
-        "UPDATE memledger_head SET hash = {}; ALTER TABLE memledger_events ENABLE TRIGGER USER;",
-        hex(&events.last().unwrap().hash.0)
-    ));
-    memledger_tests::services::run_sql(&url, &sql);
+    memledger_tests::services::run_sql(&url, &memledger_tests::services::overwrite_events_sql(&events));
     let fresh = on("c", None, &["verify"]);
     let report: Value = serde_json::from_slice(&fresh.stdout).expect("verify's report");
     assert_eq!(support::code(&fresh), 1, "{report}");

@@ -267,7 +267,16 @@ fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_acc
     let first = &accepted["accepted"][0];
     assert_eq!((first["by"].as_str(), first["head_seq"].as_u64()), (Some("cli:ana"), Some(kept)), "{accepted}");
     assert_eq!(first["instead_of_seq"], head);
+    // It is an event of the ledger: in the log, the export and the chain the key signs.
+    let out = owner.run(&store, &["--json", "log", "--since", &(kept + 1).to_string()]);
+    let logged: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let event = logged.iter().find(|e| e["type"] == "head_accepted").unwrap_or_else(|| panic!("{logged:?}"));
+    assert_eq!((event["seq"].as_u64(), event["actor"].as_str()), (Some(kept + 1), Some("cli:ana")), "{event}");
+    assert_eq!(event["body"]["reason"], "restored from Monday's backup", "{event}");
+    assert_eq!(event["body"]["instead_of_seq"], head, "{event}");
     assert!(owner.run(&store, &["save", "Search runs on Typesense."]).status.success());
+    assert_eq!(owner.verify(&store).0, 0);
 }
 
 #[test]

@@ -199,7 +199,8 @@ fn touched_memories(bodies: &[&EventBody]) -> Vec<MemoryId> {
             | EventBody::GrantRevoked(_)
             | EventBody::PrincipalRevoked(_)
             | EventBody::PrincipalRotated(_)
-            | EventBody::TranscriptProgressed(_) => {}
+            | EventBody::TranscriptProgressed(_)
+            | EventBody::HeadAccepted(_) => {}
         }
     }
     out.sort();

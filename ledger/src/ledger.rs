@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use memledger_schemas::{CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, MemoryErased, Timestamp};
+use memledger_schemas::{
+    CURRENT_FORMAT, CorrelationId, Event, EventBody, EventId, Hash, HeadAccepted, MemoryErased, Timestamp,
+};
 
 use crate::error::{AppendError, LedgerError, OpenError};
 use crate::shared::{EventLog, READ_CHUNK, link_problem};
@@ -120,6 +122,24 @@ pub struct Acceptance {
     pub disagreement: Option<String>,
     /// The key that signed the record.
     pub key_id: String,
+}
+
+impl Acceptance {
+    /// The acceptance a `head_accepted` event records.
+    pub fn of(event: &Event) -> Option<Acceptance> {
+        let EventBody::HeadAccepted(b) = &event.body else { return None };
+        Some(Acceptance {
+            by: event.actor.clone(),
+            at: event.recorded_at,
+            reason: b.reason.clone(),
+            head_seq: b.head_seq,
+            head_hash: b.head_hash.hex(),
+            instead_of_seq: b.instead_of_seq,
+            instead_of_hash: b.instead_of_hash.map(|h| h.hex()),
+            disagreement: b.disagreement.clone(),
+            key_id: b.key_id.clone(),
+        })
+    }
 }
 
 /// The result of an append.
@@ -493,9 +513,10 @@ impl Ledger {
         Ok(Some(WitnessRecord::new(&store, self.store_id, head, signed.key, &signed.signature)))
     }
 
-    /// Take the store's head as its history from now on, although it disagreed with its
-    /// witness (a deliberate restore from a backup): record who accepted which head instead of
-    /// which, signed, beside the checkpoints, sign the head and move the witness to it.
+    /// Take this store's head as its history from now on although it disagrees with its witness
+    /// (a restore from a backup, on purpose): a `head_accepted` event by `by` saying which head
+    /// instead of which and why, appended and signed like any commit, which moves the witness
+    /// on to it.
     pub fn accept_head(&self, by: &str, reason: &str) -> Result<Acceptance, LedgerError> {
         self.may_append()?;
         let signer = self.signer().ok_or_else(|| {
@@ -503,32 +524,44 @@ impl Ledger {
         })?;
         let head = self.head();
         let witness = self.witness.as_ref().and_then(|p| WitnessRecord::read(p).ok());
-        let acceptance = Acceptance {
-            by: by.into(),
-            at: Timestamp::now(),
+        let body = HeadAccepted {
             reason: reason.into(),
             head_seq: head.seq,
-            head_hash: head.hash.hex(),
+            head_hash: head.hash,
             instead_of_seq: witness.as_ref().map(|w| w.seq),
-            instead_of_hash: witness.map(|w| w.hash),
+            instead_of_hash: witness.as_ref().and_then(|w| Hash::parse_hex(&w.hash)),
             disagreement: self.witness_disagreement.clone(),
             key_id: signer.id().hex(),
         };
-        let mut batch = Batch::default();
-        let body = serde_json::to_vec(&acceptance).map_err(|e| LedgerError::Inconsistent(e.to_string()))?;
-        let signature = signer.sign_record(self.store_id, &body);
-        CheckpointsTable::put_acceptance(&mut batch, acceptance.at, &body, &signature);
-        let checkpoint = self.seal(&mut batch, head);
-        self.store.write(batch, true)?;
-        if let Some(checkpoint) = checkpoint {
-            self.write_witness(head, &checkpoint);
+        let appended = self.append_group(
+            head.seq,
+            vec![(CommandMeta::new(by), vec![NewEvent::from(EventBody::HeadAccepted(body))])],
+            true,
+        );
+        let appended = appended.map_err(|e| match e {
+            AppendError::Storage(e) => e,
+            conflict => LedgerError::Inconsistent(format!("{conflict} while the head was accepted")),
+        })?;
+        match appended.into_iter().next() {
+            Some(Appended::Committed(events)) => events
+                .first()
+                .and_then(Acceptance::of)
+                .ok_or_else(|| LedgerError::Inconsistent("the accepted head's event was not written".into())),
+            _ => Err(LedgerError::Inconsistent("the accepted head's event was not written".into())),
         }
-        Ok(acceptance)
     }
 
-    /// Every accepted head, oldest first.
+    /// Every accepted head, oldest first: the `head_accepted` events (and the signed records of
+    /// the builds before them).
     pub fn acceptances(&self) -> Result<Vec<Acceptance>, LedgerError> {
-        CheckpointsTable::acceptances(&self.store)
+        let mut all = CheckpointsTable::acceptances(&self.store)?;
+        let skip: Vec<&str> = EventBody::TYPE_NAMES.iter().copied().filter(|name| *name != "head_accepted").collect();
+        for item in self.scan_skipping(1, &skip)? {
+            if let (_, Some(event)) = item? {
+                all.extend(Acceptance::of(&event));
+            }
+        }
+        Ok(all)
     }
 
     /// Check that this store copies `log` (or holds nothing yet, and from now on does), that

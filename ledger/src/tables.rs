@@ -2,7 +2,7 @@
 //! value layout (see docs/format.md). Integer keys are big-endian so byte order is numeric order.
 
 use memledger_schemas::codec::{decode_event, encode_event, peek_event};
-use memledger_schemas::{Event, Hash, Timestamp};
+use memledger_schemas::{Event, Hash};
 
 use crate::error::LedgerError;
 use crate::signing::{KeyId, KeyRecord, StoreId};
@@ -300,13 +300,8 @@ impl CheckpointsTable {
         }))
     }
 
-    /// Record an accepted head (crate::ledger::Acceptance, as JSON) and its signature.
-    pub fn put_acceptance(batch: &mut Batch, at: Timestamp, body: &[u8], signature: &[u8; 64]) {
-        let key = [PREFIX, b"a", &at.0.to_be_bytes()].concat();
-        batch.put(CF_CHECKPOINTS, key, [signature.as_slice(), body].concat());
-    }
-
-    /// Every accepted head, oldest first.
+    /// The accepted heads recorded beside the checkpoints by builds before the `head_accepted`
+    /// event (event format 7), oldest first.
     pub fn acceptances(store: &Store) -> Result<Vec<crate::ledger::Acceptance>, LedgerError> {
         let mut out = Vec::new();
         for row in store.scan_prefix(CF_CHECKPOINTS, b"checkpoint/a")? {

@@ -10,7 +10,7 @@ use memledger_ledger::postgres::PgLedger;
 use memledger_ledger::*;
 use memledger_schemas::samples::sample_bodies;
 use memledger_schemas::*;
-use memledger_tests::services::{fresh_pg_database, run_sql, try_sql};
+use memledger_tests::services::{bytea, fresh_pg_database, overwrite_events_sql, run_sql, try_sql};
 
 fn bodies(n: usize) -> Vec<NewEvent> {
     sample_bodies().into_iter().cycle().take(n).map(NewEvent::from).collect()
@@ -340,11 +340,6 @@ fn machine_key(dir: &std::path::Path, name: &str) -> Arc<memledger_ledger::signi
     Arc::new(memledger_ledger::signing::Signer::create(&dir.join(format!("{name}.key"))).unwrap())
 }
 
-/// `bytes` as a PostgreSQL bytea literal.
-fn bytea(bytes: &[u8]) -> String {
-    format!("'\\x{}'::bytea", memledger_ledger::signing::hex(bytes))
-}
-
 #[test]
 fn each_machine_signs_with_its_own_key_once_an_administrator_registers_it() {
     let Some(url) = fresh_pg_database() else { return };
@@ -406,23 +401,8 @@ fn a_forger_with_the_database_but_no_key_is_caught_and_not_signed_over() {
         events[i].prev_hash = events[i - 1].hash;
         events[i].seal();
     }
-    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
-    for e in &events[1..] {
-        sql.push_str(&format!(
-            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
-            bytea(&e.hash.0),
-            bytea(&e.prev_hash.0),
-            bytea(&memledger_schemas::codec::encode_event(e)),
-            e.seq
-        ));
-    }
-    let last = events.last().unwrap();
-    sql.push_str(&format!(
-        "UPDATE memledger_head SET hash = {}; ALTER TABLE memledger_events ENABLE TRIGGER USER;",
-        bytea(&last.hash.0)
-    ));
     let original = pg.read(1, 100).unwrap();
-    run_sql(&url, &sql);
+    run_sql(&url, &overwrite_events_sql(&events[1..]));
     let report = pg.verify().unwrap();
     assert!(!report.ok, "{report:?}");
     assert_eq!(report.first_bad_seq, Some(1), "seq 2 was signed only by the checkpoint at 2: {report:?}");
@@ -432,30 +412,21 @@ fn a_forger_with_the_database_but_no_key_is_caught_and_not_signed_over() {
     assert!(refused.contains("not signed by a registered key"), "{refused}");
 
     // Forger 2, on the history put back: a validly chained event after the head, no checkpoint.
-    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
-    for e in &original {
-        sql.push_str(&format!(
-            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
-            bytea(&e.hash.0),
-            bytea(&e.prev_hash.0),
-            bytea(&memledger_schemas::codec::encode_event(e)),
-            e.seq
-        ));
-    }
+    run_sql(&url, &overwrite_events_sql(&original));
     let mut tail = original.last().unwrap().clone();
     tail.seq += 1;
     tail.prev_hash = original.last().unwrap().hash;
     tail.seal();
-    sql.push_str(&format!(
+    let sql = format!(
         "INSERT INTO memledger_events (seq, hash, prev_hash, event) VALUES ({}, {}, {}, {}); \
-         UPDATE memledger_head SET seq = {}, hash = {}; ALTER TABLE memledger_events ENABLE TRIGGER USER;",
+         UPDATE memledger_head SET seq = {}, hash = {};",
         tail.seq,
         bytea(&tail.hash.0),
         bytea(&tail.prev_hash.0),
         bytea(&memledger_schemas::codec::encode_event(&tail)),
         tail.seq,
         bytea(&tail.hash.0)
-    ));
+    );
     run_sql(&url, &sql);
     let report = pg.verify().unwrap();
     assert_eq!(report.first_bad_seq, Some(7), "{report:?}");

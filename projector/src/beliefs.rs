@@ -466,6 +466,7 @@ impl Projector for BeliefsProjector {
                 | "principal_revoked"
                 | "principal_rotated"
                 | "transcript_progressed"
+                | "head_accepted"
         )
     }
 
@@ -487,13 +488,14 @@ impl Projector for BeliefsProjector {
             EventBody::BeliefProposed(b) => {
                 self.create(txn, event, b.memory_id, b.memory_id, 1, Status::Proposed, "proposed", None)?;
             }
-            // Principals and a transcript's progress are not beliefs.
+            // Principals, a transcript's progress and an accepted head are not beliefs.
             EventBody::PrincipalAdded(_)
             | EventBody::PrincipalGranted(_)
             | EventBody::GrantRevoked(_)
             | EventBody::PrincipalRevoked(_)
             | EventBody::PrincipalRotated(_)
-            | EventBody::TranscriptProgressed(_) => {}
+            | EventBody::TranscriptProgressed(_)
+            | EventBody::HeadAccepted(_) => {}
             // A proposed merge changes no belief until a person accepts it (a resolution).
             EventBody::PairClassified(_) | EventBody::MergeProposed(_) => {}
             EventBody::BeliefAdded(b) => {

@@ -480,15 +480,16 @@ fn touches_index(body: &EventBody) -> bool {
         | EventBody::MergeProposed(_)
         | EventBody::BeliefMerged(_)
         | EventBody::ConflictOpened(_) => false,
-        // A proposal is not active until accepted (a resolution); principals and a transcript's
-        // progress are not memories.
+        // A proposal is not active until accepted (a resolution); principals, a transcript's
+        // progress and an accepted head are not memories.
         EventBody::BeliefProposed(_)
         | EventBody::PrincipalAdded(_)
         | EventBody::PrincipalGranted(_)
         | EventBody::GrantRevoked(_)
         | EventBody::PrincipalRevoked(_)
         | EventBody::PrincipalRotated(_)
-        | EventBody::TranscriptProgressed(_) => false,
+        | EventBody::TranscriptProgressed(_)
+        | EventBody::HeadAccepted(_) => false,
     }
 }
 

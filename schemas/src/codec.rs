@@ -26,6 +26,8 @@
 //!   and the `accepted`/`rejected` effects (docs/adr/0029-principals-and-authority.md).
 //! - **Format 6**: as format 5, and `memory_observed` ends with its `expires_at` and
 //!   `ttl_seconds` (docs/adr/0038-expiry.md).
+//! - **Format 7**: as format 6; its vocabulary adds the `head_accepted` event (a store taken
+//!   against its witness, docs/adr/0036-signed-checkpoints.md).
 //!
 //! An erased event of any format is stored with an [`Erased`] record after its body; one of
 //! format 1 or 2 keeps its hash, which no longer can be recomputed (only its links are checked).
@@ -46,9 +48,9 @@ use crate::name::Name;
 use crate::time::Timestamp;
 
 /// The format new events are written in.
-pub const CURRENT_FORMAT: u16 = 6;
+pub const CURRENT_FORMAT: u16 = 7;
 /// Formats this build can read (and write, for an imported event that carries one).
-pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4, 5, 6];
+pub const READABLE_FORMATS: &[u16] = &[1, 2, 3, 4, 5, 6, 7];
 /// No single record may claim more than this when decoding: bounds allocation on bad bytes.
 pub const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 

@@ -120,12 +120,16 @@ pub enum EventBody {
     /// An import committed one chunk of a transcript: how far the file was read, what its prefix
     /// hashed to, and what the chunk's extraction saved (format 5 on).
     TranscriptProgressed(TranscriptProgressed),
+    /// A store that disagreed with its witness (restored from a backup on purpose) was taken as
+    /// its history from here on: which head instead of which, and why (format 7 on). The actor
+    /// is who accepted it.
+    HeadAccepted(HeadAccepted),
 }
 
 impl EventBody {
     /// Every body's [`EventBody::type_name`], in declaration order: the order of bincode's
     /// variant index (see [`crate::codec::peek_event`]).
-    pub const TYPE_NAMES: [&'static str; 20] = [
+    pub const TYPE_NAMES: [&'static str; 21] = [
         "memory_observed",
         "pair_classified",
         "belief_added",
@@ -146,6 +150,7 @@ impl EventBody {
         "principal_rotated",
         "belief_proposed",
         "transcript_progressed",
+        "head_accepted",
     ];
 
     /// The stable snake_case name of the body, as in the JSON `type` field.
@@ -171,6 +176,7 @@ impl EventBody {
             EventBody::PrincipalRotated(_) => "principal_rotated",
             EventBody::BeliefProposed(_) => "belief_proposed",
             EventBody::TranscriptProgressed(_) => "transcript_progressed",
+            EventBody::HeadAccepted(_) => "head_accepted",
         }
     }
 
@@ -213,7 +219,8 @@ impl EventBody {
             | EventBody::PrincipalGranted(_)
             | EventBody::GrantRevoked(_)
             | EventBody::PrincipalRevoked(_)
-            | EventBody::PrincipalRotated(_) => Vec::new(),
+            | EventBody::PrincipalRotated(_)
+            | EventBody::HeadAccepted(_) => Vec::new(),
         }
     }
 
@@ -262,13 +269,15 @@ impl EventBody {
             | EventBody::PrincipalRevoked(_)
             | EventBody::PrincipalRotated(_)
             | EventBody::BeliefProposed(_)
-            | EventBody::TranscriptProgressed(_) => Vec::new(),
+            | EventBody::TranscriptProgressed(_)
+            | EventBody::HeadAccepted(_) => Vec::new(),
         }
     }
 }
 
 impl EventBody {
-    /// The first format whose vocabulary holds this body: 6 for a memory that expires and a
+    /// The first format whose vocabulary holds this body: 7 for an accepted head; 6 for a memory
+    /// that expires and a
     /// version for another expiry; 5 for
     /// principals, proposals,
     /// evidence, conflicts of another kind or authority, announced changes and transcript
@@ -281,6 +290,7 @@ impl EventBody {
         };
         let format_5 = |effects: &[Effect]| effects.iter().any(Effect::needs_format_5);
         match self {
+            EventBody::HeadAccepted(_) => 7,
             EventBody::PrincipalAdded(_)
             | EventBody::PrincipalGranted(_)
             | EventBody::GrantRevoked(_)
@@ -618,6 +628,22 @@ pub struct PrincipalRotated {
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
 pub struct BeliefProposed {
     pub memory_id: MemoryId,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]
+pub struct HeadAccepted {
+    /// Why, as the person who accepted it said.
+    pub reason: String,
+    /// The head accepted: the store's head when it was accepted (the event follows it).
+    pub head_seq: u64,
+    pub head_hash: Hash,
+    /// The witness's head it was accepted instead of, when there was a witness.
+    pub instead_of_seq: Option<u64>,
+    pub instead_of_hash: Option<Hash>,
+    /// How the store disagreed with its witness when it was opened.
+    pub disagreement: Option<String>,
+    /// The key that signs the event's commit.
+    pub key_id: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, Deserialize, JsonSchema)]

@@ -114,7 +114,23 @@ pub fn sample_bodies_in(format: u16) -> Vec<EventBody> {
     if format >= 6 {
         bodies.extend(sample_format_6());
     }
+    if format >= 7 {
+        bodies.extend(sample_format_7());
+    }
     bodies
+}
+
+/// Format 7's vocabulary: a head accepted against the witness it disagreed with.
+pub fn sample_format_7() -> Vec<EventBody> {
+    vec![EventBody::HeadAccepted(HeadAccepted {
+        reason: "restored from last night's backup after the disk failed".into(),
+        head_seq: 14,
+        head_hash: Hash([0x14; 32]),
+        instead_of_seq: Some(19),
+        instead_of_hash: Some(Hash([0x19; 32])),
+        disagreement: Some("its head is seq 14, behind the witness's seq 19".into()),
+        key_id: "8ebfde4d4dc6717b".into(),
+    })]
 }
 
 /// Format 6's vocabulary: memories that expire, one after a time to live and one at an instant,

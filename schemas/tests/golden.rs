@@ -105,6 +105,25 @@ fn format_6_events_decode_forever() {
     events_decode_forever(6);
 }
 
+#[test]
+fn format_7_events_decode_forever() {
+    events_decode_forever(7);
+}
+
+/// An accepted head in an event of an earlier format is refused on read, and a format-7 event
+/// of it reads back as itself.
+#[test]
+fn format_7_vocabulary_needs_format_7() {
+    for body in memledger_schemas::samples::sample_format_7() {
+        assert_eq!(body.needs_format(), 7, "{}", body.type_name());
+        let mut event = memledger_schemas::samples::chain_in(vec![body], 6).remove(0);
+        assert!(decode_event(&encode_event(&event)).is_err(), "refused in format 6");
+        event.format = 7;
+        event.seal();
+        assert_eq!(decode_event(&encode_event(&event)).unwrap(), event);
+    }
+}
+
 /// An expiry in an event of an earlier format is refused on read, and a format-6 event of it
 /// reads back as itself; a format-5 memory reads back without one.
 #[test]

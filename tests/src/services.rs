@@ -271,3 +271,30 @@ impl NatsProbe {
         })
     }
 }
+
+/// `bytes` as a PostgreSQL `bytea` literal.
+pub fn bytea(bytes: &[u8]) -> String {
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("'\\x{hex}'::bytea")
+}
+
+/// SQL that overwrites the rows of `events` in a shared ledger's tables with these events and
+/// moves the head to the last of them, the append-only trigger off for the while: what someone
+/// who can write the database, but holds no machine's key, can do.
+pub fn overwrite_events_sql(events: &[memledger_schemas::Event]) -> String {
+    let mut sql = String::from("ALTER TABLE memledger_events DISABLE TRIGGER USER;");
+    for e in events {
+        sql.push_str(&format!(
+            "UPDATE memledger_events SET hash = {}, prev_hash = {}, event = {} WHERE seq = {};",
+            bytea(&e.hash.0),
+            bytea(&e.prev_hash.0),
+            bytea(&memledger_schemas::codec::encode_event(e)),
+            e.seq
+        ));
+    }
+    if let Some(last) = events.last() {
+        sql.push_str(&format!("UPDATE memledger_head SET seq = {}, hash = {};", last.seq, bytea(&last.hash.0)));
+    }
+    sql.push_str("ALTER TABLE memledger_events ENABLE TRIGGER USER;");
+    sql
+}

@@ -15,7 +15,7 @@ use crate::output::{CliError, Output};
 /// checkpoint of the same store that continues its history (else exit 6, nothing kept), or by
 /// one accepted instead of it (`--accept`). With `--accept`, take a store that disagrees with
 /// its witness (restored from a backup on purpose) as its history from now on: who accepted
-/// which head instead of which is recorded, signed, and shown by `checkpoint --accepted`. With
+/// which head instead of which is recorded as an event, and shown by `checkpoint --accepted`. With
 /// `--rotate-key`, replace this machine's signing key: the new key signs from the next seq on,
 /// endorsed by the old one, which signs nothing after; this machine's other stores take the new
 /// key the same way when next opened. Needs the store to itself (stop its server first).
