@@ -25,6 +25,8 @@ const FLOOR_SCRIPT: &str = "INSERT INTO bench_floor (payload) VALUES (repeat('x'
 pub fn run(admin: &str, secs: u64, catch_up_memories: usize, seed: u64) {
     let pg = Admin::new(admin);
     println!("PostgreSQL: {}", pg.version());
+    let signing = std::env::var_os("MEMLEDGER_BENCH_UNSIGNED").is_none();
+    println!("signed commits: {}", if signing { "on, a key per machine" } else { "off (MEMLEDGER_BENCH_UNSIGNED)" });
     println!("writers | memledger saves/s (synced) | pgbench tps, 1 insert per transaction (floor) | ratio");
     let mut floors = Vec::new();
     for writers in WRITERS {
@@ -66,13 +68,24 @@ impl Saves {
 /// `machines` machines with `threads` writers each, saving for `secs` against the ledger at `url`.
 fn saves(url: &str, machines: usize, threads: usize, secs: u64, seed: u64) -> Saves {
     let root = tempfile::tempdir().unwrap();
+    // Each machine signs its commits with a key of its own, registered by the first, as the CLI
+    // does; MEMLEDGER_BENCH_UNSIGNED=1 measures the same without keys, for the cost of signing.
+    let signed = std::env::var_os("MEMLEDGER_BENCH_UNSIGNED").is_none();
     let machines: Vec<Memledger> = (0..machines)
         .map(|w| {
             let log = memledger_engine::connect_shared_ledger(url).unwrap();
-            let options = OpenOptions { create: true, shared: Some(log), ..OpenOptions::default() };
+            let key = root.path().join(format!("keys/machine-{w}.key"));
+            let signer = signed.then(|| Arc::new(memledger_engine::Signer::create(&key).unwrap()));
+            let options = OpenOptions { create: true, shared: Some(log), signer, ..OpenOptions::default() };
             Memledger::open(&root.path().join(format!("machine-{w}")), &options).unwrap()
         })
         .collect();
+    if signed {
+        for w in 1..machines.len() {
+            let key = memledger_engine::Signer::load(&root.path().join(format!("keys/machine-{w}.key"))).unwrap();
+            machines[0].ledger().register_key(key.public(), &format!("machine-{w}"), "bench").unwrap();
+        }
+    }
     let (done, failed, stop) = (AtomicU64::new(0), AtomicU64::new(0), AtomicBool::new(false));
     let first_failure = std::sync::Mutex::new(None);
     let started = Instant::now();
