@@ -213,7 +213,7 @@ impl Context {
 
     /// This machine's signing key, made on first use (docs/reliability.md); none without a
     /// home directory to keep it in.
-    fn signer(&self) -> Result<Option<std::sync::Arc<memledger_engine::Signer>>, CliError> {
+    pub fn signer(&self) -> Result<Option<std::sync::Arc<memledger_engine::Signer>>, CliError> {
         let Some(path) = crate::config::signing_key_path() else { return Ok(None) };
         memledger_engine::Signer::load_or_create(&path).map(|s| Some(std::sync::Arc::new(s))).map_err(|e| {
             CliError::new(

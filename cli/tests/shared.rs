@@ -416,3 +416,37 @@ fn each_machine_signs_with_its_own_key_registered_by_an_administrator_and_a_keyl
     let refused = on("a", None, &["save", "never signed over a forgery"]);
     assert_ne!(support::code(&refused), 0);
 }
+
+#[test]
+fn a_shared_ledger_whose_keys_were_removed_fails_verify_where_it_was_seen_signed_and_is_enrolled_only_on_purpose() {
+    let Some(url) = fresh_pg_database() else { return };
+    let root = tempfile::tempdir().unwrap();
+    let keys = root.path().join("keys");
+    let on = |name: &str, args: &[&str]| -> Output {
+        let mut command = support::memledger(&root.path().join(name));
+        command.env("MEMLEDGER_SIGNING_KEY", keys.join(format!("{name}.key")));
+        command.args(["--ledger", &url, "--wait", "120", "--no-server", "--json"]).args(args).output().unwrap()
+    };
+    assert_eq!(support::code(&on("a", &["save", "the docs site is built with Docusaurus"])), 0);
+    assert_eq!(support::code(&on("a", &["verify"])), 0);
+    // Someone with the database removes every key and checkpoint.
+    memledger_tests::services::run_sql(
+        &url,
+        "ALTER TABLE memledger_keys DISABLE TRIGGER USER; ALTER TABLE memledger_checkpoints DISABLE TRIGGER USER; \
+         DELETE FROM memledger_keys; DELETE FROM memledger_checkpoints;",
+    );
+    // The machine that saw it signed fails verify; a new machine is not enrolled by opening it.
+    let verify = on("a", &["verify"]);
+    let report: Value = serde_json::from_slice(&verify.stdout).expect("verify's report");
+    assert_eq!(support::code(&verify), 1, "{report}");
+    assert!(report["problem"].as_str().unwrap().contains("first signing key is missing"), "{report}");
+    let save = on("c", &["save", "docs moved over to Mintlify"]);
+    let stderr = String::from_utf8_lossy(&save.stderr);
+    assert_eq!(support::code(&save), 1, "{stderr}");
+    assert!(stderr.contains("no signing keys") && stderr.contains("checkpoint --enrol"), "{stderr}");
+    // An administrator signs it on purpose, from its head as it is.
+    let enrolled = support::value(&on("c", &["checkpoint", "--enrol"]), &["checkpoint", "--enrol"]);
+    assert_eq!(enrolled["enrolled_by"], "owner", "{enrolled}");
+    assert_eq!(support::code(&on("c", &["save", "docs moved over to Mintlify"])), 0);
+    assert_eq!(support::code(&on("c", &["verify"])), 0);
+}

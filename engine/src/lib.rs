@@ -51,6 +51,7 @@ pub use error::{EngineError, Exit};
 pub use input::{EvidenceRequest, SaveRequest, ValidSave};
 pub use memledger::{Durability, Memledger, Snapshot};
 pub use memledger_ledger::OpenOptions;
+pub use memledger_ledger::ledger::machine_name;
 pub use memledger_ledger::shared::{READ_CHUNK, connect as connect_shared_ledger};
 pub use memledger_ledger::signing::{self, Signer};
 pub use memledger_ledger::sink::{EventSink, SinkError, connect as connect_sink};

@@ -205,6 +205,18 @@ fn check_chain(stream: &[(usize, Event)]) -> Result<(), ImportError> {
                 message: format!("unknown format {}", event.format),
             });
         }
+        if event.body.needs_format() > event.format {
+            return Err(ImportError::Chain {
+                line: *line,
+                seq: event.seq,
+                message: format!(
+                    "a {} event needs format {}, but this one says format {}",
+                    event.body.type_name(),
+                    event.body.needs_format(),
+                    event.format
+                ),
+            });
+        }
         if event.seq == 0 {
             return Err(ImportError::Chain { line: *line, seq: 0, message: "seqs start at 1".into() });
         }

@@ -253,8 +253,13 @@ impl Ledger {
             ledger.rewound_on_open.store(ledger.rewind_unshared_on_open()?, Ordering::Relaxed);
             ledger.attach(path, log.as_ref())?;
             // Each machine signs its appends to a shared log with its own key (crate::pg_signing).
-            if let Some(signer) = &options.signer {
-                log.sign_with(signer.clone(), &machine_name())?;
+            if let Some(signer) = &options.signer
+                && let Some(first) = log.sign_with(signer.clone(), &machine_name())?
+                && MetaTable::shared_first_key(&ledger.store)?.is_none()
+            {
+                let mut batch = Batch::default();
+                MetaTable::put_shared_first_key(&mut batch, first);
+                ledger.store.write(batch, true)?;
             }
         }
         if !fresh && let Some(disagreement) = ledger.disagreement_with_witness()? {
@@ -417,6 +422,21 @@ impl Ledger {
             ));
         };
         log.register_key(public, machine, by)
+    }
+
+    /// Sign the shared log this store copies, which has no keys, from its head as it is, with
+    /// this machine's key (an administrator's deliberate step, after `verify`).
+    pub fn enrol_shared(&self) -> Result<KeyRecord, LedgerError> {
+        let Some(log) = &self.shared else {
+            return Err(LedgerError::Inconsistent("this store is not on a shared ledger".into()));
+        };
+        let record = log.enrol()?;
+        if MetaTable::shared_first_key(&self.store)?.is_none() {
+            let mut batch = Batch::default();
+            MetaTable::put_shared_first_key(&mut batch, record.id);
+            self.store.write(batch, true)?;
+        }
+        Ok(record)
     }
 
     /// Add the signed checkpoint of `head` to `batch` (nothing for an empty ledger or an
@@ -1111,7 +1131,8 @@ fn key_seq(key: &[u8]) -> u64 {
 }
 
 /// This machine's name, as key records carry it.
-fn machine_name() -> String {
+/// This machine's name, as key records give it (for people reading `verify`).
+pub fn machine_name() -> String {
     std::fs::read_to_string("/etc/hostname")
         .ok()
         .map(|h| h.trim().to_string())

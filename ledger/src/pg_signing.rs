@@ -8,6 +8,7 @@
 //! machine signs nothing on top of a head no registered key signed, so a tail appended by
 //! someone who can write the database but holds no key is not laundered by the next save.
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use deadpool_postgres::Transaction;
@@ -15,6 +16,7 @@ use deadpool_postgres::Transaction;
 use crate::postgres::Failure;
 use crate::signing::{KeyId, KeyRecord, Signer, StoreId, checkpoint_holds, hex};
 use crate::tables::{Head, Signed};
+use crate::verify::{InForce, keys_in_force};
 
 /// Version 3 of the schema: the keys that may sign and the signed checkpoints.
 pub(crate) const SCHEMA_V3: &str = r#"
@@ -52,7 +54,20 @@ const KEY_COLUMNS: &str = "id, public, from_seq, endorsed_by, endorsement, retir
 pub(crate) struct PgSigning {
     signer: Arc<Signer>,
     machine: String,
-    keys: Mutex<Vec<KeyRecord>>,
+    keys: Mutex<Keys>,
+}
+
+/// The log's key records and, of them, the keys in force (or why they do not verify).
+#[derive(Clone)]
+struct Keys {
+    records: Vec<KeyRecord>,
+    in_force: Result<BTreeMap<KeyId, InForce>, String>,
+}
+
+impl Default for Keys {
+    fn default() -> Keys {
+        Keys { records: Vec::new(), in_force: Ok(BTreeMap::new()) }
+    }
 }
 
 /// The identity a shared log's signatures are bound to: derived from its id, so that a
@@ -67,29 +82,47 @@ impl PgSigning {
         PgSigning { signer, machine: machine.to_string(), keys: Mutex::default() }
     }
 
-    fn keys(&self) -> Vec<KeyRecord> {
+    pub(crate) fn key_id(&self) -> KeyId {
+        self.signer.id()
+    }
+
+    fn keys(&self) -> Keys {
         self.keys.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    fn remember(&self, keys: Vec<KeyRecord>) {
-        *self.keys.lock().unwrap_or_else(|p| p.into_inner()) = keys;
+    /// Remember the log's key records and which of them are in force.
+    fn remember(&self, store: StoreId, records: Vec<KeyRecord>) -> Keys {
+        let in_force = keys_in_force(store, &records).map_err(|(_, why)| why);
+        let keys = Keys { records, in_force };
+        *self.keys.lock().unwrap_or_else(|p| p.into_inner()) = keys.clone();
+        keys
     }
 
-    /// The log's first key when it has none (this machine's, endorsed by itself, the head it
-    /// finds signed at once: a log written before checkpoints is covered from here on); else
-    /// the keys, remembered. In the caller's transaction, which holds the head row.
+    /// Read the log's keys (outside any lock) and remember them; the first key's id, if any.
+    pub(crate) async fn load(
+        &self,
+        client: &impl deadpool_postgres::GenericClient,
+        store: StoreId,
+    ) -> Result<Option<KeyId>, Failure> {
+        let keys = self.remember(store, read_keys(client).await?);
+        Ok(keys.records.first().map(|k| k.id))
+    }
+
+    /// Make this machine's key the log's first (endorsed by itself) and sign the head it finds,
+    /// in the caller's transaction, which holds the head row: a log written before checkpoints
+    /// is covered from here on (trust on first use). A log with keys is left as it is.
     pub(crate) async fn enrol(&self, tx: &Transaction<'_>, store: StoreId, head: Head) -> Result<(), Failure> {
         let keys = read_keys(tx).await?;
         if !keys.is_empty() {
-            self.remember(keys);
+            self.remember(store, keys);
             return Ok(());
         }
         let record = self.record_for(store, self.signer.public(), head.seq.max(1), &self.machine);
-        insert_key(tx, &record, "first machine").await?;
+        insert_key_record(tx, &record, "first machine").await?;
         if head.seq > 0 {
             self.sign(tx, store, head).await?;
         }
-        self.remember(vec![record]);
+        self.remember(store, vec![record]);
         Ok(())
     }
 
@@ -117,44 +150,50 @@ impl PgSigning {
         machine: &str,
         by: &str,
     ) -> Result<KeyRecord, Failure> {
-        let keys = read_keys(tx).await?;
-        self.refusal(&keys).map_or(Ok(()), |why| Err(Failure::Refused(why)))?;
-        if let Some(known) = keys.iter().find(|k| k.public == public) {
+        let keys = self.remember(store, read_keys(tx).await?);
+        self.refusal(&keys, head.seq + 1).map_or(Ok(()), |why| Err(Failure::Refused(why)))?;
+        if let Some(known) = keys.records.iter().find(|k| k.public == public) {
             return Ok(known.clone());
         }
         let record = self.record_for(store, public, head.seq + 1, machine);
-        insert_key(tx, &record, by).await?;
-        let mut keys = keys;
-        keys.push(record.clone());
-        self.remember(keys);
+        insert_key_record(tx, &record, by).await?;
+        let mut records = keys.records;
+        records.push(record.clone());
+        self.remember(store, records);
         Ok(record)
     }
 
-    /// Why this machine may not sign on the log with `keys`, if it may not.
-    fn refusal(&self, keys: &[KeyRecord]) -> Option<String> {
+    /// Why this machine may not sign seq `seq` on the log with `keys`, if it may not: only a
+    /// key endorsed by one in force counts (a row written straight into the table does not).
+    fn refusal(&self, keys: &Keys, seq: u64) -> Option<String> {
         let id = self.signer.id();
-        if let Some(successor) = keys.iter().find(|k| k.retires && k.endorsed_by == id && k.id != id) {
-            return Some(format!(
-                "this machine's signing key {id} was retired from seq {} by key {}: appends are refused",
-                successor.from_seq, successor.id
-            ));
+        let in_force = match &keys.in_force {
+            Ok(in_force) => in_force,
+            Err(why) => {
+                return Some(format!(
+                    "the shared ledger's signing keys do not verify ({why}): nothing is appended (see `memledger verify`)"
+                ));
+            }
+        };
+        match in_force.get(&id) {
+            Some(key) if key.signs(seq) => None,
+            Some(key) if key.until <= seq => {
+                Some(format!("this machine's signing key {id} was retired from seq {}: appends are refused", key.until))
+            }
+            _ => Some(format!(
+                "this machine's signing key {id} ({}) is not registered with the shared ledger, so its appends are \
+                 refused (it may read); an administrator of the store registers it from a machine that signs there: \
+                 `memledger checkpoint --register-key {} --machine {}`",
+                self.signer.path().display(),
+                hex(&self.signer.public()),
+                self.machine
+            )),
         }
-        if keys.iter().any(|k| k.id == id) {
-            return None;
-        }
-        Some(format!(
-            "this machine's signing key {id} ({}) is not registered with the shared ledger, so its appends are \
-             refused (it may read); an administrator of the store registers it from a machine that signs there: \
-             `memledger checkpoint --register-key {} --machine {}`",
-            self.signer.path().display(),
-            hex(&self.signer.public()),
-            self.machine
-        ))
     }
 
     /// Check, in an append's transaction, that this machine may sign on top of `head` (whose
-    /// checkpoint, if any, is `head_checkpoint`): its key is registered, and the head is signed
-    /// by a registered key. A key unknown to the remembered list has the keys read again.
+    /// checkpoint, if any, is `head_checkpoint`): its key is in force, and the head is signed by
+    /// a key in force there. Keys not among those remembered have the keys read again.
     pub(crate) async fn may_sign(
         &self,
         tx: &Transaction<'_>,
@@ -163,24 +202,30 @@ impl PgSigning {
         head_checkpoint: Option<Signed>,
     ) -> Result<(), Failure> {
         let mut keys = self.keys();
-        let known = |keys: &[KeyRecord]| {
-            keys.iter().any(|k| k.id == self.signer.id())
-                && head_checkpoint.is_none_or(|cp| keys.iter().any(|k| k.id == cp.key))
+        let known = |keys: &Keys| {
+            keys.in_force.as_ref().is_ok_and(|in_force| {
+                in_force.contains_key(&self.signer.id())
+                    && head_checkpoint.is_none_or(|cp| in_force.contains_key(&cp.key))
+            })
         };
         if !known(&keys) {
-            keys = read_keys(tx).await?;
-            self.remember(keys.clone());
+            keys = self.remember(store, read_keys(tx).await?);
         }
-        if keys.is_empty() {
-            // A log no machine signs yet (this one enrols when it opens the log).
-            return Ok(());
+        if keys.records.is_empty() && head.seq > 0 {
+            return Err(Failure::Refused(format!(
+                "the shared ledger holds {} events but no signing keys (removed, or it was never signed): nothing is \
+                 appended; if it was never signed, an administrator signs it with `memledger checkpoint --enrol` \
+                 after checking it (see `memledger verify`)",
+                head.seq
+            )));
         }
-        self.refusal(&keys).map_or(Ok(()), |why| Err(Failure::Refused(why)))?;
+        self.refusal(&keys, head.seq + 1).map_or(Ok(()), |why| Err(Failure::Refused(why)))?;
         let signed = head.seq == 0
             || head_checkpoint.is_some_and(|cp| {
-                keys.iter()
-                    .find(|k| k.id == cp.key)
-                    .is_some_and(|k| checkpoint_holds(&k.public, store, head, &cp.signature))
+                let in_force = keys.in_force.as_ref().ok();
+                in_force
+                    .and_then(|k| k.get(&cp.key))
+                    .is_some_and(|k| k.signs(head.seq) && checkpoint_holds(&k.public, store, head, &cp.signature))
             });
         if !signed {
             return Err(Failure::Refused(format!(
@@ -250,7 +295,7 @@ pub(crate) async fn read_checkpoints(
         .collect())
 }
 
-async fn insert_key(tx: &Transaction<'_>, record: &KeyRecord, by: &str) -> Result<(), Failure> {
+async fn insert_key_record(tx: &Transaction<'_>, record: &KeyRecord, by: &str) -> Result<(), Failure> {
     tx.execute(
         &format!(
             "INSERT INTO memledger_keys ({KEY_COLUMNS}, registered_by, registered_at) \

@@ -131,6 +131,9 @@ pub struct PgLedger {
     store_id: StoreId,
     /// This machine's signing key on the log, once given ([`EventLog::sign_with`]).
     signing: OnceLock<PgSigning>,
+    /// This connect migrated an unsigned schema (version 1 or 2): the first machine to give its
+    /// key signs the log from its head.
+    migrated_unsigned: AtomicBool,
 }
 
 /// [`PgLedger`]'s exclusive turn: the session holding the advisory lock.
@@ -189,6 +192,7 @@ impl PgLedger {
             turn_held: Arc::default(),
             store_id: StoreId([0; 16]),
             signing: OnceLock::new(),
+            migrated_unsigned: AtomicBool::new(false),
         };
         ledger.id = ledger.runtime.block_on(ledger.migrate()).map_err(|e| match e {
             LedgerError::Shared { location, message } => OpenError::Shared { location, reason: message },
@@ -245,6 +249,7 @@ impl PgLedger {
                     tx.batch_execute(SCHEMA_V2).await?;
                 }
                 tx.batch_execute(SCHEMA_V3).await?;
+                self.migrated_unsigned.store(true, Ordering::SeqCst);
                 tx.execute(
                     "UPDATE memledger_meta SET value = $1 WHERE key = 'schema_version'",
                     &[&SCHEMA_VERSION.to_string()],
@@ -260,6 +265,18 @@ impl PgLedger {
             ))),
             Some(other) => Err(Failure::Refused(format!("its schema version {other:?} is not one memledger wrote"))),
         }
+    }
+
+    /// Enrol this machine's key as the log's first in one transaction holding the head row; the
+    /// log's first key either way.
+    async fn enrol_once(&self, signing: &PgSigning) -> Result<KeyRecord, Failure> {
+        let mut client = self.pool.get().await?;
+        let tx = client.transaction().await?;
+        let (head, _, _) = head_for_update(&tx).await?;
+        signing.enrol(&tx, self.store_id, head).await?;
+        let first = read_keys(&tx).await?.into_iter().next();
+        tx.commit().await?;
+        first.ok_or_else(|| Failure::Refused("no key was enrolled".into()))
     }
 
     fn fail(&self, failure: Failure) -> LedgerError {
@@ -570,8 +587,8 @@ impl PgLedger {
         }
         let appended = next.seq - head.seq;
         if appended > 0 {
-            insert_events(&tx, &seqs, &hashes, &prev_hashes, &bytes).await?;
             self.may_sign(&tx, head, checkpoint).await?;
+            insert_events(&tx, &seqs, &hashes, &prev_hashes, &bytes).await?;
             let keys = idempotency_ranges(stream.iter().copied().filter(|e| e.seq > head.seq));
             insert_keys(&tx, &keys).await?;
             self.sign(&tx, next).await?;
@@ -794,17 +811,39 @@ impl EventLog for PgLedger {
         Ok(())
     }
 
-    fn sign_with(&self, signer: Arc<Signer>, machine: &str) -> Result<(), LedgerError> {
+    fn sign_with(&self, signer: Arc<Signer>, machine: &str) -> Result<Option<KeyId>, LedgerError> {
+        let id = signer.id();
         let signing = self.signing.get_or_init(|| PgSigning::new(signer, machine));
+        if signing.key_id() != id {
+            return Err(self.fail(Failure::Refused(format!(
+                "this connection signs with key {} already, not {id}",
+                signing.key_id()
+            ))));
+        }
         self.run(|| async {
-            let mut client = self.pool.get().await?;
-            let tx = client.transaction().await?;
-            let (head, _, _) = head_for_update(&tx).await?;
-            signing.enrol(&tx, self.store_id, head).await?;
-            tx.commit().await?;
-            Ok(())
+            let client = self.pool.get().await?;
+            if let Some(first) = signing.load(&client, self.store_id).await? {
+                return Ok(Some(first));
+            }
+            // No keys: an empty log, or one this connect just upgraded, is signed from here on;
+            // any other was signed once and lost its keys, or needs an administrator's `enrol`.
+            let head: i64 = client.query_one("SELECT seq FROM memledger_head", &[]).await?.get(0);
+            if head > 0 && !self.migrated_unsigned.load(Ordering::SeqCst) {
+                return Ok(None);
+            }
+            drop(client);
+            self.enrol_once(signing).await.map(|record| Some(record.id))
         })
         .map_err(|f| self.fail(f))
+    }
+
+    fn enrol(&self) -> Result<KeyRecord, LedgerError> {
+        let Some(signing) = self.signing.get() else {
+            return Err(
+                self.fail(Failure::Refused("this machine has no signing key (set MEMLEDGER_SIGNING_KEY)".into()))
+            );
+        };
+        self.run(|| self.enrol_once(signing)).map_err(|f| self.fail(f))
     }
 
     fn signatures(&self, through: u64) -> Result<Option<LogSignatures>, LedgerError> {

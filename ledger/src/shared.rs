@@ -16,7 +16,7 @@ use memledger_schemas::{Event, Hash, MemoryErased};
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream};
 use crate::ledger::{Appended, CommandMeta, Ledger, NewEvent};
-use crate::signing::{KeyRecord, Signer, StoreId};
+use crate::signing::{KeyId, KeyRecord, Signer, StoreId};
 use crate::tables::{Head, SeqRange, Signed};
 use crate::verify::VerifyReport;
 
@@ -25,6 +25,15 @@ pub struct LogSignatures {
     pub store_id: StoreId,
     pub keys: Vec<KeyRecord>,
     pub checkpoints: Vec<Result<Signed, u64>>,
+}
+
+impl LogSignatures {
+    /// Check the log's keys and checkpoints against its chain's `hashes`; `known_signed`: the
+    /// log was seen signed before, so a log that has lost its keys fails.
+    pub(crate) fn check(self, hashes: &[Hash], known_signed: bool) -> crate::verify::SignatureCheck {
+        let signed = known_signed || !self.keys.is_empty();
+        crate::verify::check_signatures(self.store_id, &self.keys, signed, self.checkpoints.into_iter(), hashes)
+    }
 }
 
 /// Events read from a log per round trip.
@@ -87,11 +96,20 @@ pub trait EventLog: Send + Sync {
     fn secret(&self, name: &str, fresh: Option<&[u8; 32]>) -> Result<Option<[u8; 32]>, LedgerError>;
 
     /// Sign this machine's appends to the log with `signer` (crate::pg_signing): the log's
-    /// first key when it has none (the head found signed at once); else appends are refused
-    /// until an administrator registers the key ([`EventLog::register_key`]). A log that orders
+    /// first key when it is empty or was just upgraded to signing (the head found signed at
+    /// once); else appends are refused until an administrator registers the key
+    /// ([`EventLog::register_key`]). Reads the keys without locking anything. A log that orders
     /// one machine's appends only (RocksDB) is signed by its store instead.
-    fn sign_with(&self, _signer: Arc<Signer>, _machine: &str) -> Result<(), LedgerError> {
-        Ok(())
+    /// Returns the log's first key (`None`: the log has no keys, and its appends are refused
+    /// until an administrator enrols one, [`EventLog::enrol`]).
+    fn sign_with(&self, _signer: Arc<Signer>, _machine: &str) -> Result<Option<KeyId>, LedgerError> {
+        Ok(None)
+    }
+
+    /// Make this machine's key the first of a log that has none, and sign its head as it is
+    /// (trust on first use: `verify` it first). A log with keys keeps them.
+    fn enrol(&self) -> Result<KeyRecord, LedgerError> {
+        Err(LedgerError::Inconsistent("only a shared ledger is enrolled; a store of one machine signs itself".into()))
     }
 
     /// The log's keys and its signed checkpoints up to seq `through`, for `verify`; `None` for a
@@ -148,13 +166,7 @@ pub trait EventLog: Send + Sync {
         }
         let report = VerifyReport::new(prev.seq, head, bad, erased_events, erased_unprovable);
         Ok(match self.signatures(prev.seq)? {
-            Some(s) => report.with_signatures(crate::verify::check_signatures(
-                s.store_id,
-                &s.keys,
-                !s.keys.is_empty(),
-                s.checkpoints.into_iter(),
-                &hashes,
-            )),
+            Some(s) => report.with_signatures(s.check(&hashes, false)),
             None => report,
         })
     }

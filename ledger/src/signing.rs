@@ -18,8 +18,6 @@ const CHECKPOINT_DOMAIN: &[u8] = b"memledger-checkpoint-v1\0";
 /// What a key record's endorsement covers, after this prefix: store id ‖ the new public key ‖
 /// the seq it signs from (u64 BE).
 const KEY_DOMAIN: &[u8] = b"memledger-key-v1\0";
-/// What a record's signature covers, after this prefix: store id ‖ the record's bytes.
-const RECORD_DOMAIN: &[u8] = b"memledger-record-v1\0";
 /// The first line of a key file, before the hex of the 32-byte seed.
 const KEY_FILE_TAG: &str = "memledger-signing-key-v1";
 
@@ -208,11 +206,6 @@ impl Signer {
     /// The signature of the checkpoint `head` of store `store`.
     pub fn sign_checkpoint(&self, store: StoreId, head: Head) -> [u8; 64] {
         self.key.sign(&checkpoint_message(store, head)).to_bytes()
-    }
-
-    /// The signature of a record kept beside the checkpoints (an accepted head).
-    pub fn sign_record(&self, store: StoreId, body: &[u8]) -> [u8; 64] {
-        self.key.sign(&[RECORD_DOMAIN, &store.0, body].concat()).to_bytes()
     }
 
     /// This key's endorsement of `public` as a key of store `store` signing from seq `from_seq`.

@@ -120,6 +120,8 @@ const HEAD_KEY: &[u8] = b"head";
 const PURGE_KEY: &[u8] = b"purge";
 const STORE_FORMAT_KEY: &[u8] = b"store_format";
 const SHARED_LOG_KEY: &[u8] = b"shared_log";
+/// `meta` key of the first signing key of the shared log, as this machine first saw it.
+const SHARED_FIRST_KEY: &[u8] = b"shared_log_first_key";
 const UNSHARED_KEY: &[u8] = b"unshared";
 const STORE_ID_KEY: &[u8] = b"store_id";
 /// The layout version of the tables above.
@@ -224,6 +226,16 @@ impl MetaTable {
 
     pub fn put_shared_log(batch: &mut Batch, id: &str) {
         batch.put(CF_META, SHARED_LOG_KEY, id.as_bytes());
+    }
+
+    /// The first signing key of the shared log this store copies, as this machine first saw it:
+    /// a log that later shows no keys, or another first key, had them removed or replaced.
+    pub fn put_shared_first_key(batch: &mut Batch, key: KeyId) {
+        batch.put(CF_META, SHARED_FIRST_KEY, key.0);
+    }
+
+    pub fn shared_first_key(store: &Store) -> Result<Option<KeyId>, LedgerError> {
+        Ok(store.get(CF_META, SHARED_FIRST_KEY)?.and_then(|v| v.try_into().ok()).map(KeyId))
     }
 
     pub fn shared_log(store: &Store) -> Result<Option<String>, LedgerError> {

@@ -87,7 +87,7 @@ pub(crate) struct SignatureCheck {
     signed_through: Option<u64>,
     checkpoints: u64,
     keys: Vec<String>,
-    bad: Option<(u64, String)>,
+    pub(crate) bad: Option<(u64, String)>,
 }
 
 impl Ledger {
@@ -208,16 +208,25 @@ impl Ledger {
     ) -> Result<SignatureCheck, LedgerError> {
         if let (Some(log), Some(shared_head)) = (self.shared(), shared_head) {
             let through = shared_head.seq.min(hashes.len() as u64);
+            let first_seen = MetaTable::shared_first_key(self.store())?;
             return Ok(match log.signatures(through)? {
                 Some(s) => {
-                    let signed = !s.keys.is_empty();
-                    check_signatures(
-                        s.store_id,
-                        &s.keys,
-                        signed,
-                        s.checkpoints.into_iter(),
-                        &hashes[..through as usize],
-                    )
+                    let first = s.keys.first().map(|k| k.id);
+                    let mut check = s.check(&hashes[..through as usize], first_seen.is_some());
+                    // Named before anything else: the other problems follow from it.
+                    if let Some(seen) = first_seen
+                        && first != Some(seen)
+                    {
+                        check.bad = Some((
+                            1,
+                            format!(
+                                "the shared ledger's first signing key is {}, not key {seen}, which this machine saw \
+                                 first: its keys were removed or replaced",
+                                first.map_or("missing".to_string(), |k| k.to_string())
+                            ),
+                        ));
+                    }
+                    check
                 }
                 None => SignatureCheck { signed: false, signed_through: None, checkpoints: 0, keys: vec![], bad: None },
             });
@@ -226,6 +235,52 @@ impl Ledger {
         let signed = !keys.is_empty() || self.signer().is_some();
         Ok(check_signatures(self.store_id(), &keys, signed, CheckpointsTable::signatures(self.store())?, hashes))
     }
+}
+
+/// A key in force: its public key, the first seq it signs and the seq it was retired at.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct InForce {
+    pub public: [u8; 32],
+    pub from: u64,
+    pub until: u64,
+}
+
+impl InForce {
+    /// Whether the key may sign the checkpoint at `seq`.
+    pub fn signs(&self, seq: u64) -> bool {
+        self.from <= seq && seq < self.until
+    }
+}
+
+/// The keys of `keys` (in the order they took effect) that count: the first endorsed by itself,
+/// each other by a key in force at its `from_seq`, a key's `retires` ending its endorser's term.
+/// The first that does not count is the error: the seq it would sign from, and why.
+pub(crate) fn keys_in_force(store_id: StoreId, keys: &[KeyRecord]) -> Result<BTreeMap<KeyId, InForce>, (u64, String)> {
+    let mut in_force: BTreeMap<KeyId, InForce> = BTreeMap::new();
+    for (i, key) in keys.iter().enumerate() {
+        let endorser = if i == 0 {
+            (key.endorsed_by == key.id).then_some(key.public)
+        } else {
+            in_force.get(&key.endorsed_by).filter(|k| k.signs(key.from_seq)).map(|k| k.public)
+        };
+        if !endorser.is_some_and(|public| key.endorsement_holds(store_id, &public)) {
+            return Err((
+                key.from_seq,
+                format!(
+                    "key {} is not endorsed by a key of this store: checkpoints it signs count for nothing",
+                    key.id
+                ),
+            ));
+        }
+        if key.retires
+            && i > 0
+            && let Some(old) = in_force.get_mut(&key.endorsed_by)
+        {
+            old.until = key.from_seq;
+        }
+        in_force.insert(key.id, InForce { public: key.public, from: key.from_seq, until: u64::MAX });
+    }
+    Ok(in_force)
 }
 
 /// Check `keys` (in the order they took effect) and the checkpoints against the chain's hashes:
@@ -248,35 +303,13 @@ pub(crate) fn check_signatures(
         keys: keys.iter().map(|k| k.id.hex()).collect(),
         bad: None,
     };
-    // Each key in force: its public key, the seq it signs from and the seq it was retired at.
-    let mut in_force: BTreeMap<KeyId, ([u8; 32], u64, u64)> = BTreeMap::new();
-    for (i, key) in keys.iter().enumerate() {
-        let endorser = if i == 0 {
-            (key.endorsed_by == key.id).then_some((key.public, 0, u64::MAX))
-        } else {
-            in_force
-                .get(&key.endorsed_by)
-                .copied()
-                .filter(|(_, from, until)| *from <= key.from_seq && key.from_seq < *until)
-        };
-        if !endorser.is_some_and(|(public, _, _)| key.endorsement_holds(store_id, &public)) {
-            check.bad = Some((
-                key.from_seq,
-                format!(
-                    "key {} is not endorsed by a key of this store: checkpoints it signs count for nothing",
-                    key.id
-                ),
-            ));
+    let in_force = match keys_in_force(store_id, keys) {
+        Ok(in_force) => in_force,
+        Err(bad) => {
+            check.bad = Some(bad);
             return check;
         }
-        if key.retires
-            && i > 0
-            && let Some(old) = in_force.get_mut(&key.endorsed_by)
-        {
-            old.2 = key.from_seq;
-        }
-        in_force.insert(key.id, (key.public, key.from_seq, u64::MAX));
-    }
+    };
     if !signed {
         return check;
     }
@@ -284,7 +317,7 @@ pub(crate) fn check_signatures(
     let mut checks: Vec<ToCheck> = Vec::new();
     let mut seqs: Vec<u64> = Vec::new();
     let points: BTreeMap<KeyId, ed25519_dalek::VerifyingKey> =
-        in_force.iter().filter_map(|(id, (public, _, _))| Some((*id, verifying_key(public)?))).collect();
+        in_force.iter().filter_map(|(id, k)| Some((*id, verifying_key(&k.public)?))).collect();
     // The first record that cannot count, before any signature is verified: (index, why).
     let mut unusable: Option<(usize, String)> = None;
     for item in checkpoints {
@@ -304,10 +337,7 @@ pub(crate) fn check_signatures(
             ));
             break;
         };
-        let key = in_force
-            .get(&cp.key)
-            .filter(|(_, from, until)| *from <= cp.seq && cp.seq < *until)
-            .and_then(|_| points.get(&cp.key));
+        let key = in_force.get(&cp.key).filter(|k| k.signs(cp.seq)).and_then(|_| points.get(&cp.key));
         let Some(key) = key else {
             unusable =
                 Some((index, format!("the checkpoint at seq {} names key {}, which may not sign it", cp.seq, cp.key)));

@@ -448,6 +448,32 @@ fn a_forger_with_the_database_but_no_key_is_caught_and_not_signed_over() {
             bytea(&endorsement)
         ),
     );
+    // Nor does a checkpoint it signs over the forged tail: verify fails and no machine signs on.
+    let store_id = pg.signatures(0).unwrap().unwrap().store_id;
+    let head = Head { seq: tail.seq, hash: tail.hash };
+    run_sql(
+        &url,
+        &format!(
+            "INSERT INTO memledger_checkpoints (seq, key_id, signature) VALUES ({}, {}, {})",
+            tail.seq,
+            bytea(&forged.id().0),
+            bytea(&forged.sign_checkpoint(store_id, head))
+        ),
+    );
     let report = pg.verify().unwrap();
     assert!(report.problem.as_deref().unwrap().contains("is not endorsed by a key"), "{report:?}");
+    let refused = pg.append_group(7, vec![(keyed("k9"), bodies(1))]).unwrap_err().to_string();
+    assert!(refused.contains("signing keys do not verify"), "{refused}");
+
+    // Removing every key and checkpoint does not make it an unsigned ledger to sign afresh: a
+    // machine that opens it is not enrolled, and its appends are refused.
+    run_sql(
+        &url,
+        "ALTER TABLE memledger_keys DISABLE TRIGGER USER; ALTER TABLE memledger_checkpoints DISABLE TRIGGER USER; \
+         DELETE FROM memledger_keys; DELETE FROM memledger_checkpoints;",
+    );
+    let newcomer = PgLedger::connect(&url).unwrap();
+    assert_eq!(newcomer.sign_with(machine_key(keys.path(), "newcomer"), "newcomer").unwrap(), None);
+    let refused = newcomer.append_group(7, vec![(keyed("k9"), bodies(1))]).unwrap_err().to_string();
+    assert!(refused.contains("no signing keys"), "{refused}");
 }

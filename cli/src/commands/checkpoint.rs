@@ -49,9 +49,18 @@ pub struct Args {
     /// The name of the machine whose key `--register-key` registers (shown by `verify`).
     #[arg(long, value_name = "NAME", requires = "register_key")]
     pub machine: Option<String>,
+    /// On a shared ledger that has no signing keys (never signed, or its keys were removed:
+    /// check it with `verify` first), make this machine's key its first and sign its head as it
+    /// is. An administrator's command.
+    #[arg(long, conflicts_with_all = ["to", "accept", "accepted", "rotate_key", "key", "register_key"])]
+    pub enrol: bool,
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
+    // The machine's key is not the store's: shown whether or not a server holds the store.
+    if args.key {
+        return show_key(ctx, out);
+    }
     if crate::backend::Server::connect(&ctx.dir, None).is_some() {
         return Err(CliError::new(
             Exit::Failure,
@@ -62,8 +71,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     if args.rotate_key {
         return rotate_key(ctx, out);
     }
-    if args.key {
-        return show_key(out);
+    if args.enrol {
+        return enrol(ctx, out);
     }
     if let Some(public) = &args.register_key {
         return register_key(ctx, public, args.machine.as_deref(), out);
@@ -84,8 +93,10 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
                 acceptance.head_seq, acceptance.head_hash, acceptance.by
             )),
             None => out.line(format!(
-                "the store agreed with its witness; head seq {} signed again by {}",
-                acceptance.head_seq, acceptance.by
+                "the store agreed with its witness; its head seq {} accepted again by {} (recorded at seq {})",
+                acceptance.head_seq,
+                acceptance.by,
+                acceptance.head_seq + 1
             )),
         };
     }
@@ -126,6 +137,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
                 a.instead_of_seq == Some(kept.seq) && a.instead_of_hash.as_deref() == Some(kept.hash.as_str())
             });
         let disagreement = ml.ledger().disagreement_with(&kept, &place.shown()).map_err(EngineError::from)?;
+        // An acceptance moves a witness of this store only, never another store's.
+        let accepted = accepted && kept.store_id == witness.store_id;
         if let Some(problem) = disagreement.filter(|_| !accepted) {
             return Err(CliError::new(
                 Exit::Witness,
@@ -202,8 +215,14 @@ fn rotate_key(ctx: &Context, out: &mut Output) -> Result<(), CliError> {
 }
 
 /// `--key`: this machine's signing key, as an administrator registers it.
-fn show_key(out: &mut Output) -> Result<(), CliError> {
-    let signer = machine_key()?;
+fn show_key(ctx: &Context, out: &mut Output) -> Result<(), CliError> {
+    let Some(signer) = ctx.signer()? else {
+        return Err(CliError::new(
+            Exit::Failure,
+            "this machine has no signing key: no home directory to keep one in",
+            Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into()),
+        ));
+    };
     let report = serde_json::json!({
         "key_id": signer.id().hex(),
         "public_key": memledger_engine::signing::hex(&signer.public()),
@@ -216,16 +235,42 @@ fn show_key(out: &mut Output) -> Result<(), CliError> {
     out.line(format!("kept at {}", signer.path().display()))
 }
 
-/// This machine's signing key, made on first use.
-fn machine_key() -> Result<memledger_engine::Signer, CliError> {
-    let Some(path) = crate::config::signing_key_path() else {
-        return Err(CliError::new(
-            Exit::Failure,
-            "this machine has no signing key: no home directory to keep one in",
-            Some("set MEMLEDGER_SIGNING_KEY to a key file of mode 0600".into()),
+/// The store opened on its shared ledger, for an administrator of it (`--register-key`,
+/// `--enrol`): a store of its own is bad input, another principal is refused.
+fn administered_shared(ctx: &Context, what: &str) -> Result<(memledger_engine::Memledger, String), CliError> {
+    let ml = ctx.open_direct(false)?;
+    if !ml.ledger().is_shared() {
+        return Err(CliError::bad_input(
+            "this store is not on a shared ledger: only its own machine's key signs it (see --rotate-key)",
         ));
-    };
-    memledger_engine::Signer::load_or_create(&path).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
+    }
+    let caller = ctx.caller(&ml)?;
+    if !caller.access().administers_store() {
+        let refusal = caller.access().refusal(memledger_schemas::Verb::Admin, "*", format!(" ({what})"));
+        return Err(EngineError::from(refusal).into());
+    }
+    let by = caller.principal.name.clone();
+    Ok((ml, by))
+}
+
+/// `--enrol`: sign a shared ledger that has no keys, from its head as it is, with this
+/// machine's key.
+fn enrol(ctx: &Context, out: &mut Output) -> Result<(), CliError> {
+    let (ml, by) = administered_shared(ctx, "signing the shared ledger")?;
+    let record = ml.ledger().enrol_shared().map_err(EngineError::from)?;
+    let report = serde_json::json!({
+        "key_id": record.id.hex(),
+        "machine": record.machine,
+        "from_seq": record.from_seq,
+        "enrolled_by": by,
+    });
+    if out.json {
+        return out.json_line(&report);
+    }
+    out.line(format!(
+        "key {} ({}) is the shared ledger's first key: it signs from seq {} on",
+        record.id, record.machine, record.from_seq
+    ))
 }
 
 /// `--register-key`: another machine's key may sign appends to the shared ledger from the next
@@ -241,25 +286,14 @@ fn register_key(ctx: &Context, public: &str, machine: Option<&str>, out: &mut Ou
         return Err(CliError::bad_input(format!("{public} is not a valid Ed25519 public key")));
     }
     let machine = machine.map(str::trim).filter(|m| !m.is_empty()).unwrap_or("unnamed");
-    let ml = ctx.open_direct(false)?;
-    if !ml.ledger().is_shared() {
-        return Err(CliError::bad_input(
-            "this store is not on a shared ledger: only its own machine's key signs it (see --rotate-key)",
-        ));
-    }
-    let caller = ctx.caller(&ml)?;
-    if !caller.access().administers_store() {
-        let refusal =
-            caller.access().refusal(memledger_schemas::Verb::Admin, "*", " (registering a signing key)".into());
-        return Err(EngineError::from(refusal).into());
-    }
-    let record = ml.ledger().register_key(key, machine, &caller.principal.name).map_err(EngineError::from)?;
+    let (ml, by) = administered_shared(ctx, "registering a signing key")?;
+    let record = ml.ledger().register_key(key, machine, &by).map_err(EngineError::from)?;
     let report = serde_json::json!({
         "key_id": record.id.hex(),
         "machine": record.machine,
         "from_seq": record.from_seq,
         "endorsed_by": record.endorsed_by.hex(),
-        "registered_by": caller.principal.name,
+        "registered_by": by,
     });
     if out.json {
         return out.json_line(&report);

@@ -32,6 +32,10 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         ));
     }
     let target = memledger_engine::connect_shared_ledger(&args.to).map_err(|e| CliError::from(EngineError::Open(e)))?;
+    // The copy is signed with this machine's key, the shared ledger's first (docs/shared-ledger.md).
+    if let Some(signer) = ctx.signer()? {
+        target.sign_with(signer, &memledger_engine::machine_name()).map_err(EngineError::from)?;
+    }
     let ml = ctx.open_direct(false)?;
     let report = ml.ledger().copy_to(target.as_ref()).map_err(EngineError::from)?;
     // The principals' tokens keep working on the shared ledger: its verifier secret is this
