@@ -55,6 +55,8 @@ pub(crate) struct PgSigning {
     signer: Arc<Signer>,
     machine: String,
     keys: Mutex<Keys>,
+    /// The last head this process signed: a head equal to it (seq and hash) is one it signed.
+    last_signed: Mutex<Option<Head>>,
 }
 
 /// The log's key records and, of them, the keys in force (or why they do not verify).
@@ -79,7 +81,7 @@ pub(crate) fn log_store_id(log_id: &str) -> StoreId {
 
 impl PgSigning {
     pub(crate) fn new(signer: Arc<Signer>, machine: &str) -> PgSigning {
-        PgSigning { signer, machine: machine.to_string(), keys: Mutex::default() }
+        PgSigning { signer, machine: machine.to_string(), keys: Mutex::default(), last_signed: Mutex::default() }
     }
 
     pub(crate) fn key_id(&self) -> KeyId {
@@ -220,8 +222,12 @@ impl PgSigning {
             )));
         }
         self.refusal(&keys, head.seq + 1).map_or(Ok(()), |why| Err(Failure::Refused(why)))?;
+        let own = *self.last_signed.lock().unwrap_or_else(|p| p.into_inner()) == Some(head);
         let signed = head.seq == 0
             || head_checkpoint.is_some_and(|cp| {
+                if own && cp.key == self.signer.id() {
+                    return true;
+                }
                 let in_force = keys.in_force.as_ref().ok();
                 in_force
                     .and_then(|k| k.get(&cp.key))
@@ -237,8 +243,15 @@ impl PgSigning {
         Ok(())
     }
 
-    /// Insert the signed checkpoint of `head`.
-    pub(crate) async fn sign(&self, tx: &Transaction<'_>, store: StoreId, head: Head) -> Result<(), Failure> {
+    /// The signed checkpoint of `head`, which this process commits: remembered, so that the
+    /// next append on top of it need not verify its own signature.
+    pub(crate) fn signature(&self, store: StoreId, head: Head) -> (KeyId, [u8; 64]) {
+        *self.last_signed.lock().unwrap_or_else(|p| p.into_inner()) = Some(head);
+        (self.signer.id(), self.signer.sign_checkpoint(store, head))
+    }
+
+    /// Insert the signed checkpoint of `head` (a head found unsigned, when enrolling).
+    async fn sign(&self, tx: &Transaction<'_>, store: StoreId, head: Head) -> Result<(), Failure> {
         let signature = self.signer.sign_checkpoint(store, head);
         tx.execute(
             "INSERT INTO memledger_checkpoints (seq, key_id, signature) VALUES ($1, $2, $3)",

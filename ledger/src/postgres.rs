@@ -272,7 +272,7 @@ impl PgLedger {
     async fn enrol_once(&self, signing: &PgSigning) -> Result<KeyRecord, Failure> {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let (head, _, _) = head_for_update(&tx).await?;
+        let (head, _, _, _) = head_for_update(&tx).await?;
         signing.enrol(&tx, self.store_id, head).await?;
         let first = read_keys(&tx).await?.into_iter().next();
         tx.commit().await?;
@@ -337,11 +337,11 @@ impl PgLedger {
         if !self.turn_held.load(Ordering::SeqCst) {
             tx.execute("SELECT pg_advisory_xact_lock_shared($1)", &[&TURN_LOCK]).await?;
         }
-        let (head, recorded_at, checkpoint) = head_for_update(tx).await?;
+        let (head, recorded_at, checkpoint, signed_log) = head_for_update(tx).await?;
         if head.seq != expected_head {
             return Err(Failure::Conflict { actual: head.seq });
         }
-        self.may_sign(tx, head, checkpoint).await?;
+        self.may_sign(tx, head, checkpoint, signed_log).await?;
         Ok((head, Timestamp::now().max(recorded_at)))
     }
 
@@ -352,12 +352,12 @@ impl PgLedger {
         tx: &deadpool_postgres::Transaction<'_>,
         head: Head,
         checkpoint: Option<Signed>,
+        signed_log: bool,
     ) -> Result<(), Failure> {
         match self.signing.get() {
             Some(signing) => signing.may_sign(tx, self.store_id, head, checkpoint).await,
             None => {
-                let signed: bool = tx.query_one("SELECT EXISTS (SELECT 1 FROM memledger_keys)", &[]).await?.get(0);
-                if signed {
+                if signed_log {
                     return Err(Failure::Refused(
                         "the shared ledger is signed and this process has no signing key: its appends are refused \
                          (set MEMLEDGER_SIGNING_KEY)"
@@ -369,12 +369,10 @@ impl PgLedger {
         }
     }
 
-    /// Sign `head`, committed in `tx`, with this machine's key (nothing without one).
-    async fn sign(&self, tx: &deadpool_postgres::Transaction<'_>, head: Head) -> Result<(), Failure> {
-        match self.signing.get() {
-            Some(signing) => signing.sign(tx, self.store_id, head).await,
-            None => Ok(()),
-        }
+    /// The checkpoint of `head` signed with this machine's key (none without one), for
+    /// [`set_head`] to insert.
+    fn checkpoint_of(&self, head: Head) -> Option<(KeyId, [u8; 64])> {
+        self.signing.get().map(|signing| signing.signature(self.store_id, head))
     }
 
     async fn append_once(
@@ -425,8 +423,7 @@ impl PgLedger {
         }
         insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
         insert_keys(&tx, &group_keys).await?;
-        self.sign(&tx, next).await?;
-        set_head(&tx, next, recorded_at).await?;
+        set_head(&tx, next, recorded_at, self.checkpoint_of(next)).await?;
         tx.commit().await?;
         Ok(results)
     }
@@ -458,8 +455,7 @@ impl PgLedger {
         let stored: Vec<Vec<u8>> = sealed.events.iter().map(|e| encode_event(e)).collect();
         insert_events(&tx, &seqs, &hashes, &prev_hashes, &stored).await?;
         insert_keys(&tx, &sealed.keys).await?;
-        self.sign(&tx, sealed.head).await?;
-        set_head(&tx, sealed.head, recorded_at).await?;
+        set_head(&tx, sealed.head, recorded_at, self.checkpoint_of(sealed.head)).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -506,8 +502,7 @@ impl PgLedger {
         )
         .await?;
         let erased = Head { seq: event.seq, hash: event.hash };
-        self.sign(&tx, erased).await?;
-        set_head(&tx, erased, recorded_at).await?;
+        set_head(&tx, erased, recorded_at, self.checkpoint_of(erased)).await?;
         tx.commit().await?;
         Ok(event)
     }
@@ -537,7 +532,7 @@ impl PgLedger {
         let read = stream.len() as u64;
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
-        let (head, _, checkpoint) = head_for_update(&tx).await?;
+        let (head, _, checkpoint, signed_log) = head_for_update(&tx).await?;
         let Some(first) = stream.first() else {
             return Ok(ImportReport { read: 0, already_present: 0, appended: 0, head_seq: head.seq });
         };
@@ -587,26 +582,26 @@ impl PgLedger {
         }
         let appended = next.seq - head.seq;
         if appended > 0 {
-            self.may_sign(&tx, head, checkpoint).await?;
+            self.may_sign(&tx, head, checkpoint, signed_log).await?;
             insert_events(&tx, &seqs, &hashes, &prev_hashes, &bytes).await?;
             let keys = idempotency_ranges(stream.iter().copied().filter(|e| e.seq > head.seq));
             insert_keys(&tx, &keys).await?;
-            self.sign(&tx, next).await?;
-            set_head(&tx, next, recorded_at).await?;
+            set_head(&tx, next, recorded_at, self.checkpoint_of(next)).await?;
             tx.commit().await?;
         }
         Ok(ImportReport { read, already_present, appended, head_seq: next.seq })
     }
 }
 
-/// The head row, locked for the caller's transaction, its time, and the checkpoint that signs
-/// it, if any.
+/// The head row, locked for the caller's transaction, its time, the checkpoint that signs it,
+/// if any, and whether the log has signing keys: one round trip.
 async fn head_for_update(
     tx: &deadpool_postgres::Transaction<'_>,
-) -> Result<(Head, Timestamp, Option<Signed>), Failure> {
+) -> Result<(Head, Timestamp, Option<Signed>, bool), Failure> {
     let row = tx
         .query_one(
-            "SELECT h.seq, h.hash, h.recorded_at, c.key_id, c.signature FROM memledger_head AS h \
+            "SELECT h.seq, h.hash, h.recorded_at, c.key_id, c.signature, \
+             EXISTS (SELECT 1 FROM memledger_keys) FROM memledger_head AS h \
              LEFT JOIN memledger_checkpoints AS c ON c.seq = h.seq FOR UPDATE OF h",
             &[],
         )
@@ -621,7 +616,7 @@ async fn head_for_update(
         },
         _ => None,
     };
-    Ok((head, Timestamp::from_micros(row.get(2)), checkpoint))
+    Ok((head, Timestamp::from_micros(row.get(2)), checkpoint, row.get(5)))
 }
 
 /// Insert events (their stored form, and the chain's columns for SQL-side checks) in one
@@ -661,18 +656,35 @@ async fn insert_keys(
     Ok(())
 }
 
-/// Move the head row (locked by the caller) and notify the machines listening, on commit.
+/// Move the head row (locked by the caller), insert its signed checkpoint (when this machine
+/// signs) and notify the machines listening, on commit: one statement, one round trip.
 async fn set_head(
     tx: &deadpool_postgres::Transaction<'_>,
     head: Head,
     recorded_at: Timestamp,
+    checkpoint: Option<(KeyId, [u8; 64])>,
 ) -> Result<(), tokio_postgres::Error> {
+    let (key, signature) = match &checkpoint {
+        Some((key, signature)) => (Some(key.0.as_slice()), Some(signature.as_slice())),
+        None => (None, None),
+    };
     tx.execute(
-        "UPDATE memledger_head SET seq = $1, hash = $2, recorded_at = $3",
-        &[&(head.seq as i64), &head.hash.0.as_slice(), &recorded_at.micros()],
+        "WITH checkpoint AS (\
+             INSERT INTO memledger_checkpoints (seq, key_id, signature) \
+             SELECT $1, $4::bytea, $5::bytea WHERE $4::bytea IS NOT NULL), \
+         head AS (UPDATE memledger_head SET seq = $1, hash = $2, recorded_at = $3 RETURNING seq) \
+         SELECT pg_notify($6, $7) FROM head",
+        &[
+            &(head.seq as i64),
+            &head.hash.0.as_slice(),
+            &recorded_at.micros(),
+            &key,
+            &signature,
+            &CHANNEL,
+            &head.seq.to_string(),
+        ],
     )
     .await?;
-    tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &head.seq.to_string()]).await?;
     Ok(())
 }
 
@@ -870,7 +882,7 @@ impl EventLog for PgLedger {
         self.run(|| async {
             let mut client = self.pool.get().await?;
             let tx = client.transaction().await?;
-            let (head, _, _) = head_for_update(&tx).await?;
+            let (head, _, _, _) = head_for_update(&tx).await?;
             let record = signing.register(&tx, self.store_id, head, public, machine, by).await?;
             tx.commit().await?;
             Ok(record)
