@@ -231,6 +231,8 @@ fn a_validly_chained_tail_appended_without_the_key_fails_verify_and_is_not_signe
 fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_accepts_it() {
     let owner = Machine::new();
     let (root, store) = seeded(&owner);
+    let bot = owner.json(&store, &["principals", "add", "bot", "--kind", "agent", "--grant", "team:docs=read,write"]);
+    assert!(owner.run(&store, &["save", "The status page runs on Instatus."]).status.success());
     let head = owner.json(&store, &["verify"])["head_seq"].as_u64().unwrap();
     let witness = root.path().join("witness.json");
     owner.json(&store, &["checkpoint", "--to", witness.to_str().unwrap()]);
@@ -250,7 +252,12 @@ fn a_store_truncated_or_restored_from_an_older_copy_is_refused_until_someone_acc
     let out = elsewhere.run(&store, &["verify", "--witness", witness.to_str().unwrap()]);
     assert_eq!(code(&out), 6, "{}", String::from_utf8_lossy(&out.stderr));
 
-    // Accepting the restore is deliberate and recorded.
+    // Accepting the restore is deliberate, an administrator's, and recorded.
+    let token = bot["token"].as_str().unwrap();
+    let out = owner.run_with(&store, &["checkpoint", "--accept", "mine now"], &[("MEMLEDGER_TOKEN", token)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(code(&out), 5, "{stderr}");
+    assert!(stderr.contains("bot may not admin"), "{stderr}");
     let out = owner.run(&store, &["--actor", "cli:ana", "checkpoint", "--accept", "restored from Monday's backup"]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     // The views still hold the dropped save: the ledger verifies, and a rebuild catches them up.

@@ -57,7 +57,7 @@ pub use memledger_ledger::signing::{self, Signer};
 pub use memledger_ledger::sink::{EventSink, SinkError, connect as connect_sink};
 pub use memledger_ledger::witness::WitnessRecord;
 pub use memledger_ledger::witness_place::WitnessPlace;
-pub use memledger_ledger::{CopyReport, EventLog, Head};
+pub use memledger_ledger::{CommandMeta, CopyReport, EventLog, Head};
 pub use memledger_ledger::{OpenError, Stream, read_stream};
 pub use memledger_projector::conflicts::{ConflictRecord, ConflictStatus};
 pub use pipeline::{Outcome, PreparedSave, SaveResult};

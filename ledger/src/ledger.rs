@@ -534,10 +534,10 @@ impl Ledger {
     }
 
     /// Take this store's head as its history from now on although it disagrees with its witness
-    /// (a restore from a backup, on purpose): a `head_accepted` event by `by` saying which head
+    /// (a restore from a backup, on purpose): a `head_accepted` event of `by` saying which head
     /// instead of which and why, appended and signed like any commit, which moves the witness
     /// on to it.
-    pub fn accept_head(&self, by: &str, reason: &str) -> Result<Acceptance, LedgerError> {
+    pub fn accept_head(&self, by: CommandMeta, reason: &str) -> Result<Acceptance, LedgerError> {
         self.may_append()?;
         let signer = self.signer().ok_or_else(|| {
             LedgerError::Unsigned("this store is not signed on this machine: there is no witness to accept".into())
@@ -553,11 +553,8 @@ impl Ledger {
             disagreement: self.witness_disagreement.clone(),
             key_id: signer.id().hex(),
         };
-        let appended = self.append_group(
-            head.seq,
-            vec![(CommandMeta::new(by), vec![NewEvent::from(EventBody::HeadAccepted(body))])],
-            true,
-        );
+        let appended =
+            self.append_group(head.seq, vec![(by, vec![NewEvent::from(EventBody::HeadAccepted(body))])], true);
         let appended = appended.map_err(|e| match e {
             AppendError::Storage(e) => e,
             conflict => LedgerError::Inconsistent(format!("{conflict} while the head was accepted")),
