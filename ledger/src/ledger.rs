@@ -11,7 +11,7 @@ use memledger_schemas::{
 
 use crate::error::{AppendError, LedgerError, OpenError};
 use crate::shared::{EventLog, READ_CHUNK, link_problem};
-use crate::signing::{KeyRecord, Signer, StoreId};
+use crate::signing::{KeyId, KeyRecord, Signer, StoreId};
 use crate::store::{Batch, CF_EVENTS, Store, Table};
 use crate::tables::{CheckpointsTable, EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
 pub use crate::tables::{Head, SeqRange};
@@ -255,11 +255,8 @@ impl Ledger {
             // Each machine signs its appends to a shared log with its own key (crate::pg_signing).
             if let Some(signer) = &options.signer
                 && let Some(first) = log.sign_with(signer.clone(), &machine_name())?
-                && MetaTable::shared_first_key(&ledger.store)?.is_none()
             {
-                let mut batch = Batch::default();
-                MetaTable::put_shared_first_key(&mut batch, first);
-                ledger.store.write(batch, true)?;
+                ledger.remember_shared_first_key(first)?;
             }
         }
         if !fresh && let Some(disagreement) = ledger.disagreement_with_witness()? {
@@ -371,7 +368,7 @@ impl Ledger {
     /// retired key of this machine signs the store. The head must be signed by the retired key
     /// (as before any append): a tail appended without a key is not endorsed by a rotation.
     fn rotation_from_retired(&self, signer: &Signer, keys: &[KeyRecord]) -> Result<Option<KeyRecord>, LedgerError> {
-        let retired_ids: Vec<crate::signing::KeyId> =
+        let retired_ids: Vec<KeyId> =
             keys.iter().filter(|k| k.retires && k.id != k.endorsed_by).map(|k| k.endorsed_by).collect();
         let Some(old) = signer
             .retired()
@@ -431,12 +428,19 @@ impl Ledger {
             return Err(LedgerError::Inconsistent("this store is not on a shared ledger".into()));
         };
         let record = log.enrol()?;
-        if MetaTable::shared_first_key(&self.store)?.is_none() {
-            let mut batch = Batch::default();
-            MetaTable::put_shared_first_key(&mut batch, record.id);
-            self.store.write(batch, true)?;
-        }
+        self.remember_shared_first_key(record.id)?;
         Ok(record)
+    }
+
+    /// Keep the shared log's first key as this machine first saw it (`verify` fails when the log
+    /// later shows another, or none); one seen already stays.
+    fn remember_shared_first_key(&self, first: KeyId) -> Result<(), LedgerError> {
+        if MetaTable::shared_first_key(&self.store)?.is_some() {
+            return Ok(());
+        }
+        let mut batch = Batch::default();
+        MetaTable::put_shared_first_key(&mut batch, first);
+        self.store.write(batch, true)
     }
 
     /// Add the signed checkpoint of `head` to `batch` (nothing for an empty ledger or an
@@ -559,13 +563,14 @@ impl Ledger {
             AppendError::Storage(e) => e,
             conflict => LedgerError::Inconsistent(format!("{conflict} while the head was accepted")),
         })?;
-        match appended.into_iter().next() {
-            Some(Appended::Committed(events)) => events
-                .first()
-                .and_then(Acceptance::of)
-                .ok_or_else(|| LedgerError::Inconsistent("the accepted head's event was not written".into())),
-            _ => Err(LedgerError::Inconsistent("the accepted head's event was not written".into())),
-        }
+        let event = match appended.into_iter().next() {
+            Some(Appended::Committed(events)) => events.into_iter().next(),
+            _ => None,
+        };
+        event
+            .as_ref()
+            .and_then(Acceptance::of)
+            .ok_or_else(|| LedgerError::Inconsistent("the accepted head's event was not written".into()))
     }
 
     /// Every accepted head, oldest first: the `head_accepted` events (and the signed records of

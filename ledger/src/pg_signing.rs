@@ -112,20 +112,21 @@ impl PgSigning {
 
     /// Make this machine's key the log's first (endorsed by itself) and sign the head it finds,
     /// in the caller's transaction, which holds the head row: a log written before checkpoints
-    /// is covered from here on (trust on first use). A log with keys is left as it is.
-    pub(crate) async fn enrol(&self, tx: &Transaction<'_>, store: StoreId, head: Head) -> Result<(), Failure> {
+    /// is covered from here on (trust on first use). A log with keys is left as it is. The
+    /// log's first key either way.
+    pub(crate) async fn enrol(&self, tx: &Transaction<'_>, store: StoreId, head: Head) -> Result<KeyRecord, Failure> {
         let keys = read_keys(tx).await?;
-        if !keys.is_empty() {
+        if let Some(first) = keys.first().cloned() {
             self.remember(store, keys);
-            return Ok(());
+            return Ok(first);
         }
         let record = self.record_for(store, self.signer.public(), head.seq.max(1), &self.machine);
         insert_key_record(tx, &record, "first machine").await?;
         if head.seq > 0 {
             self.sign(tx, store, head).await?;
         }
-        self.remember(store, vec![record]);
-        Ok(())
+        self.remember(store, vec![record.clone()]);
+        Ok(record)
     }
 
     /// A key record for `public`, endorsed by this machine's key, signing from `from_seq`.
@@ -297,15 +298,15 @@ pub(crate) async fn read_checkpoints(
         .iter()
         .map(|row| {
             let seq = row.get::<_, i64>(0) as u64;
-            let key: Vec<u8> = row.get(1);
-            let signature: Vec<u8> = row.get(2);
-            Ok(Signed {
-                seq,
-                key: KeyId(key.try_into().map_err(|_| seq)?),
-                signature: signature.try_into().map_err(|_| seq)?,
-            })
+            checkpoint_of_row(seq, row.get(1), row.get(2)).ok_or(seq)
         })
         .collect())
+}
+
+/// The checkpoint at `seq` a row's key id and signature columns hold; `None` when either is
+/// missing or not of its size.
+pub(crate) fn checkpoint_of_row(seq: u64, key: Option<Vec<u8>>, signature: Option<Vec<u8>>) -> Option<Signed> {
+    Some(Signed { seq, key: KeyId(key?.try_into().ok()?), signature: signature?.try_into().ok()? })
 }
 
 async fn insert_key_record(tx: &Transaction<'_>, record: &KeyRecord, by: &str) -> Result<(), Failure> {

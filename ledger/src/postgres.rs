@@ -23,7 +23,7 @@ use tokio_postgres::{AsyncMessage, IsolationLevel};
 use crate::error::{AppendError, ImportError, LedgerError, OpenError};
 use crate::exchange::{ImportReport, Stream, idempotency_ranges};
 use crate::ledger::{Appended, CommandMeta, NewEvent, erasure_event, unsealed};
-use crate::pg_signing::{PgSigning, SCHEMA_V3, log_store_id, read_checkpoints, read_keys};
+use crate::pg_signing::{PgSigning, SCHEMA_V3, checkpoint_of_row, log_store_id, read_checkpoints, read_keys};
 use crate::pg_tls::PgConnect;
 use crate::shared::{EventLog, LogSignatures, Turn};
 use crate::signing::{KeyId, KeyRecord, Signer, StoreId};
@@ -273,10 +273,9 @@ impl PgLedger {
         let mut client = self.pool.get().await?;
         let tx = client.transaction().await?;
         let (head, _, _, _) = head_for_update(&tx).await?;
-        signing.enrol(&tx, self.store_id, head).await?;
-        let first = read_keys(&tx).await?.into_iter().next();
+        let first = signing.enrol(&tx, self.store_id, head).await?;
         tx.commit().await?;
-        first.ok_or_else(|| Failure::Refused("no key was enrolled".into()))
+        Ok(first)
     }
 
     fn fail(&self, failure: Failure) -> LedgerError {
@@ -607,15 +606,7 @@ async fn head_for_update(
         )
         .await?;
     let head = Head { seq: row.get::<_, i64>(0) as u64, hash: hash_of(row.get(1))? };
-    let key: Option<Vec<u8>> = row.get(3);
-    let signature: Option<Vec<u8>> = row.get(4);
-    let checkpoint = match (key, signature) {
-        (Some(key), Some(signature)) => match (key.try_into(), signature.try_into()) {
-            (Ok(key), Ok(signature)) => Some(Signed { seq: head.seq, key: KeyId(key), signature }),
-            _ => None,
-        },
-        _ => None,
-    };
+    let checkpoint = checkpoint_of_row(head.seq, row.get(3), row.get(4));
     Ok((head, Timestamp::from_micros(row.get(2)), checkpoint, row.get(5)))
 }
 
