@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::error::{BadInput, EngineError, NotFound};
 
 /// What an erasure removes (or, with `--dry-run`, would remove).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EraseResult {
     pub dry_run: bool,
     /// The seq of the `memory_erased` event (none for a dry run).

@@ -13,7 +13,7 @@ use crate::error::EngineError;
 pub const EXPORTS_TABLE: &str = "exports";
 
 /// One export.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ExportRecord {
     pub at: Timestamp,
     /// The first seq asked for.

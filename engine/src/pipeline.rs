@@ -23,7 +23,7 @@ use crate::models::{Models, embed};
 use crate::reads::Reader;
 
 /// What a save did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Added,
@@ -49,7 +49,7 @@ impl Outcome {
 }
 
 /// The result of `save`, as docs/cli.md names it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct SaveResult {
     pub outcome: Outcome,
     pub memory_id: MemoryId,
@@ -88,7 +88,7 @@ pub struct SaveResult {
 pub const RELATED_MAX: usize = 5;
 
 /// A memory a save was compared with and left standing.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Related {
     pub memory_id: MemoryId,
     pub text: String,

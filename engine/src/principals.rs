@@ -20,7 +20,7 @@ pub const VERIFIER_SECRET: &str = "token-verifier";
 
 /// A principal as commands answer: its name, kind, grants (as written), and when it was made,
 /// rotated or revoked. Never its token or verifier.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PrincipalView {
     pub principal: String,
     pub kind: PrincipalKind,
@@ -58,7 +58,7 @@ impl PrincipalView {
 
 /// What a change to a principal did: the principal as it now stands, the token when one was
 /// made (shown this once), and the seqs appended.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PrincipalChange {
     #[serde(flatten)]
     pub principal: PrincipalView,

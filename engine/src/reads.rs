@@ -23,7 +23,7 @@ use crate::validity::{self, ReadStatus};
 pub const MIN_PREFIX: usize = 6;
 
 /// A page of a scope's active memories, newest first ([`crate::Memledger::browse`]).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct BrowsePage {
     pub memories: Vec<MemoryView>,
     /// Whether memories follow this page.
@@ -33,7 +33,7 @@ pub struct BrowsePage {
 }
 
 /// A memory as `show` and `list` print it (docs/cli.md), at the valid time the read asked about.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MemoryView {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -82,7 +82,7 @@ pub struct MemoryView {
 }
 
 /// One version in `history`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct VersionView {
     pub memory_id: MemoryId,
     pub version: u32,
@@ -104,7 +104,7 @@ pub struct VersionView {
     pub expires_at: Option<Timestamp>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct HistoryView {
     pub root_id: MemoryId,
     /// Newest first.
@@ -113,7 +113,7 @@ pub struct HistoryView {
 }
 
 /// One classification in `why`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Decision {
     pub seq: u64,
     pub recorded_at: Timestamp,
@@ -135,7 +135,7 @@ pub struct Decision {
 }
 
 /// Counts for `stats`.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Stats {
     pub events: u64,
     pub memories: std::collections::BTreeMap<String, u64>,
@@ -145,7 +145,7 @@ pub struct Stats {
 }
 
 /// What `verify` reports (docs/cli.md).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct VerifyView {
     #[serde(flatten)]
     pub ledger: VerifyReport,

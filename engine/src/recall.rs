@@ -100,7 +100,7 @@ fn confirmed_first(results: &mut Vec<RecallHit>) {
 }
 
 /// One memory `recall` returns (docs/cli.md).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RecallHit {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -153,7 +153,7 @@ pub struct RecallHit {
 }
 
 /// A co-enrichment beside a recall hit.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CoEnrichedMemory {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -161,7 +161,7 @@ pub struct CoEnrichedMemory {
 }
 
 /// What `recall` answers.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RecallResult {
     /// Best first: score, then newest, then memory id; the reranked ones by `rerank`, ahead of
     /// the rest.
@@ -171,7 +171,7 @@ pub struct RecallResult {
     /// The rankings that contributed: [`RANKING_BM25`] or [`RANKING_FUSED`], or
     /// [`RANKING_BM25_RERANKED`] or [`RANKING_FUSED_RERANKED`] when a reranker reordered the
     /// first results.
-    pub ranking: &'static str,
+    pub ranking: std::borrow::Cow<'static, str>,
     /// Why the cosine ranking was not used although an embedder is configured (the query could
     /// not be embedded), else null.
     pub embedding_error: Option<String>,
@@ -488,7 +488,7 @@ pub(crate) fn recall(
     };
     span.record("memledger.results", results.len() as i64);
     span.record("memledger.ranking", ranking);
-    Ok(RecallResult { results, notice, ranking, embedding_error: cosines.error, rerank_error })
+    Ok(RecallResult { results, notice, ranking: ranking.into(), embedding_error: cosines.error, rerank_error })
 }
 
 /// With a reranker, `hits` reordered by its relevance of each to `question`, best first (equal

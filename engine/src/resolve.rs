@@ -17,7 +17,7 @@ use crate::expiry::ExpiryChange;
 use crate::reads::Reader;
 
 /// The result of `update`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct UpdateResult {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -27,7 +27,7 @@ pub struct UpdateResult {
 }
 
 /// The result of `forget`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ForgetResult {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -35,7 +35,7 @@ pub struct ForgetResult {
 }
 
 /// The result of a resolution or a revert.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ResolveResult {
     pub conflict_id: ConflictId,
     pub status: String,

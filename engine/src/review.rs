@@ -33,7 +33,7 @@ fn check_limit(limit: usize) -> Result<(), EngineError> {
 }
 
 /// One memory as the page shows it beside another: what it says, where, and who saved it when.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Side {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,
@@ -54,7 +54,7 @@ pub struct Side {
 }
 
 /// A conflict with both sides whole and the classification that opened it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ReviewConflict {
     pub conflict_id: ConflictId,
     pub status: ConflictStatus,
@@ -73,7 +73,7 @@ pub struct ReviewConflict {
     pub resolutions: usize,
     pub reverts: Vec<RevertRecord>,
     /// contradiction, authority, proposal or merge_proposal.
-    pub kind: &'static str,
+    pub kind: std::borrow::Cow<'static, str>,
     /// The authority a resolution needs.
     pub needs_authority: Authority,
     /// Who proposed the incoming memory, when the entry is a proposal.
@@ -84,7 +84,7 @@ pub struct ReviewConflict {
 }
 
 /// An existing side of a conflict.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Candidate {
     /// None when the memory is no longer a belief, or is withheld.
     pub memory: Option<Side>,
@@ -95,7 +95,7 @@ pub struct Candidate {
 }
 
 /// A page of the queue: pending first, grouped by scope and fact key, the newest group first.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ConflictPage {
     pub conflicts: Vec<ReviewConflict>,
     /// Conflicts that match the status filter, over all pages.
@@ -105,7 +105,7 @@ pub struct ConflictPage {
 }
 
 /// A classified pair that was dropped: the near misses a person audits the gate with.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct NearMiss {
     pub seq: u64,
     pub recorded_at: Timestamp,
@@ -124,7 +124,7 @@ pub struct NearMiss {
 }
 
 /// A backward page: the items, and the seq to continue below (none: the start was reached).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Page<T> {
     pub items: Vec<T>,
     pub next_before: Option<u64>,
@@ -188,7 +188,7 @@ impl EventFilter {
 }
 
 /// Counts in one time bucket.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Bucket {
     pub start: Timestamp,
     /// Event counts by type name.
@@ -200,10 +200,10 @@ pub struct Bucket {
 }
 
 /// The ledger over time, for the charts.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Timeline {
     /// `minute`, `hour`, `day` or `week`: whatever gives at most [`MAX_BUCKETS`].
-    pub bucket: &'static str,
+    pub bucket: std::borrow::Cow<'static, str>,
     pub buckets: Vec<Bucket>,
     /// How saves ended: added, merged, versioned, historical, conflict.
     pub save_outcomes: BTreeMap<String, u64>,
@@ -309,7 +309,7 @@ pub(crate) fn conflict_page(
         }
         let incoming_withheld = !readable(reader, scopes, c.incoming)?;
         conflicts.push(ReviewConflict {
-            kind: c.kind(),
+            kind: c.kind().into(),
             needs_authority: c.needs_authority,
             proposed_by: c.proposed_by().map(str::to_string),
             incoming_withheld,
@@ -501,7 +501,7 @@ pub(crate) fn timeline(
             *conflicts_by_scope.entry(scope).or_default().entry(c.status.as_str().into()).or_default() += 1;
         }
     }
-    Ok(Timeline { bucket, buckets, save_outcomes, conflicts_by_scope, events })
+    Ok(Timeline { bucket: bucket.into(), buckets, save_outcomes, conflicts_by_scope, events })
 }
 
 /// The events that open a conflict by a person's word between two active memories of one

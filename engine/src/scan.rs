@@ -44,7 +44,7 @@ impl Default for ScanOptions {
 }
 
 /// One examined pair.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ScannedPair {
     /// The side that would be "new" in a conflict (the later first version).
     pub incoming: MemoryId,
@@ -66,7 +66,7 @@ pub struct ScannedPair {
 }
 
 /// What a scan found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ScanReport {
     pub dry_run: bool,
     /// `llm` when a chat model was asked, else `lexical`.

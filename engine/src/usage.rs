@@ -18,7 +18,7 @@ pub fn day(at: Timestamp) -> String {
 }
 
 /// One principal's usage today and this month.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PrincipalUsage {
     pub principal: String,
     pub today: TokenUsage,
@@ -26,7 +26,7 @@ pub struct PrincipalUsage {
 }
 
 /// The store's usage on a day and in its month.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct UsageReport {
     pub day: String,
     pub month: String,

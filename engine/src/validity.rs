@@ -27,7 +27,7 @@ use crate::reads::{MemoryView, Reader};
 pub const END_OF_TIME: Timestamp = Timestamp(i64::MAX);
 
 /// A version's status as a read at some valid time sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadStatus {
     /// The belief's value at the time asked about.
@@ -108,7 +108,7 @@ impl From<Status> for ReadStatus {
 }
 
 /// A change of a belief that takes effect after the time a read asked about.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ScheduledChange {
     pub memory_id: MemoryId,
     pub version: u32,

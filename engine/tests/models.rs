@@ -517,7 +517,7 @@ fn recall_fuses_bm25_with_cosine_and_finds_a_paraphrase() {
     assert_eq!((report.active, report.missing, report.embedded), (4, 4, 4), "{report:?}");
 
     let r = ml.recall(PARAPHRASE_QUERY, Some(MemoryType::Fact), Some("team:core"), 10).unwrap();
-    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.ranking.as_ref(), "bm25+cosine");
     assert_eq!(r.embedding_error, None);
     let found: Vec<MemoryId> = r.results.iter().map(|h| h.memory_id).collect();
     assert_eq!(found, vec![pg], "active, in scope and type, above the cosine floor: {:?}", r.results);
@@ -544,7 +544,7 @@ fn recall_fuses_bm25_with_cosine_and_finds_a_paraphrase() {
     // Offline, the words find nothing.
     let ml = open(dir.path(), ModelConfig::none());
     let r = ml.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
-    assert_eq!((r.ranking, r.results.len()), ("bm25", 0));
+    assert_eq!((r.ranking.as_ref(), r.results.len()), ("bm25", 0));
     drop(ml);
 
     // Only vectors of the configured model count: another model has none, so the query is
@@ -552,14 +552,14 @@ fn recall_fuses_bm25_with_cosine_and_finds_a_paraphrase() {
     let before = server.hits();
     let ml = open(dir.path(), with_embedder(&server.url, "topic-embed-2"));
     let r = ml.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
-    assert_eq!((r.ranking, r.results.len()), ("bm25", 0));
+    assert_eq!((r.ranking.as_ref(), r.results.len()), ("bm25", 0));
     assert_eq!(server.hits(), before, "no vectors of this model: no call");
     drop(ml);
 
     // An embedder that is down: BM25 alone, never an error.
     let ml = open(dir.path(), with_embedder(&mock_http::closed_port(), "topic-embed"));
     let r = ml.recall("postgres datastore", None, None, 10).unwrap();
-    assert_eq!(r.ranking, "bm25");
+    assert_eq!(r.ranking.as_ref(), "bm25");
     assert!(r.embedding_error.as_deref().unwrap().contains("embedder topic-embed failed"), "{r:?}");
     assert_eq!(r.results[0].memory_id, pg);
     assert_eq!(r.results[0].cosine, None);
@@ -578,7 +578,7 @@ fn recall_as_of_uses_the_vectors_of_the_live_store() {
     let hits = server.hits();
     let past = ml.as_of(Some(AsOf::Seq(before_forget))).unwrap();
     let r = past.recall(PARAPHRASE_QUERY, None, None, 10).unwrap();
-    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.ranking.as_ref(), "bm25+cosine");
     assert_eq!(r.results.iter().map(|h| h.memory_id).collect::<Vec<_>>(), vec![pg.memory_id]);
     assert_eq!(server.hits(), hits + 1, "only the query is embedded; the memory's vector was lent");
 }
@@ -617,7 +617,7 @@ fn centred_recall(entries: usize) -> Vec<(String, f64)> {
     }
     ml.embed_missing().unwrap();
     let r = ml.recall(CENTRED_QUERY, None, Some("site:port"), 3).unwrap();
-    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.ranking.as_ref(), "bm25+cosine");
     assert!(r.results.iter().all(|h| h.bm25.is_none()), "the cosine alone ranks: {r:?}");
     r.results.into_iter().map(|h| (h.text, h.cosine.unwrap())).collect()
 }
@@ -677,7 +677,7 @@ fn embedding_prompts_follow_the_model_family_and_a_changed_prompt_re_embeds_on_r
     let report = ml.embed_missing().unwrap();
     assert_eq!((report.document_prompt.as_str(), report.query_prompt.as_str()), ("passage: ", "query: "));
     let r = ml.recall("postgres", None, None, 5).unwrap();
-    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.ranking.as_ref(), "bm25+cosine");
     assert!(r.results[0].cosine.unwrap() > 0.99, "query and passage prompted alike: {r:?}");
     let sent = inputs(&server);
     assert!(sent.contains(&("passage: our primary datastore is postgres".into(), None)), "{sent:?}");
@@ -692,11 +692,11 @@ fn embedding_prompts_follow_the_model_family_and_a_changed_prompt_re_embeds_on_r
     let ml = open(dir.path(), served.clone());
     assert!(ml.notes().iter().any(|n| n.contains("embedding model changed")), "{:?}", ml.notes());
     let r = ml.recall("postgres", None, None, 5).unwrap();
-    assert_eq!((r.ranking, r.results[0].cosine), ("bm25", None), "no vector of the new prompt until embedded");
+    assert_eq!((r.ranking.as_ref(), r.results[0].cosine), ("bm25", None), "no vector of the new prompt until embedded");
     let before = inputs(&server).len();
     assert_eq!(ml.embed_missing().unwrap().embedded, 1);
     let r = ml.recall("postgres", None, None, 5).unwrap();
-    assert_eq!(r.ranking, "bm25+cosine");
+    assert_eq!(r.ranking.as_ref(), "bm25+cosine");
     let sent = inputs(&server)[before..].to_vec();
     assert_eq!(
         sent,
@@ -758,7 +758,7 @@ fn a_reranker_reorders_the_first_results_and_a_failing_one_leaves_them() {
         let server = reranker(bare);
         let ml = open(dir.path(), with_reranker(&server.url));
         let r = ml.recall(question, None, None, 10).unwrap();
-        assert_eq!((r.ranking, r.rerank_error.as_deref()), ("bm25+rerank", None), "{r:?}");
+        assert_eq!((r.ranking.as_ref(), r.rerank_error.as_deref()), ("bm25+rerank", None), "{r:?}");
         let order: Vec<&str> = r.results.iter().map(|h| h.text.as_str()).collect();
         assert_eq!(order, vec![texts[2], texts[1], texts[0]], "by relevance, the longer less: {r:?}");
         assert!(r.results.iter().all(|h| h.rerank.is_some() && h.bm25.is_some()), "{r:?}");
@@ -786,7 +786,7 @@ fn a_reranker_reorders_the_first_results_and_a_failing_one_leaves_them() {
     {
         let ml = open(dir.path(), with_reranker(&url));
         let r = ml.recall(question, None, None, 10).unwrap();
-        assert_eq!(r.ranking, "bm25");
+        assert_eq!(r.ranking.as_ref(), "bm25");
         let error = r.rerank_error.as_deref().unwrap_or_default();
         assert!(error.contains("reranker test-rerank failed") && error.contains(says), "{error}");
         assert_eq!(r.results.iter().map(|h| h.text.clone()).collect::<Vec<_>>(), first_order);
@@ -809,7 +809,7 @@ fn a_reranker_reorders_only_the_first_rerank_depth_of_a_longer_answer() {
         .unwrap();
     }
     let r = ml.recall("deploy", None, None, n).unwrap();
-    assert_eq!((r.ranking, r.results.len()), ("bm25+rerank", n));
+    assert_eq!((r.ranking.as_ref(), r.results.len()), ("bm25+rerank", n));
     let (reranked, rest) = r.results.split_at(recall::RERANK_DEPTH);
     assert!(reranked.windows(2).all(|w| w[0].rerank >= w[1].rerank), "by relevance");
     assert!(rest.iter().all(|h| h.rerank.is_none()), "past the depth: the first ranking's order");

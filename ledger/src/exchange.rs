@@ -15,7 +15,7 @@ use crate::store::Batch;
 use crate::tables::{EventsTable, Head, IdempotencyTable, MetaTable, SeqRange};
 
 /// What an import did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ImportReport {
     /// Events in the stream.
     pub read: u64,

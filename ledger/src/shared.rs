@@ -273,7 +273,7 @@ impl EventLog for Ledger {
 }
 
 /// What [`Ledger::copy_to`] did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CopyReport {
     /// Events the target held already (an earlier, interrupted copy's).
     pub already_present: u64,

@@ -12,7 +12,7 @@ use crate::store::CF_EVENTS;
 use crate::tables::{CheckpointsTable, EventsTable, Head, MetaTable, Signed};
 
 /// What `verify` found.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct VerifyReport {
     pub ok: bool,
     pub events: u64,

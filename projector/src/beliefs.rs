@@ -42,7 +42,7 @@ pub const TABLE: &str = "beliefs";
 const VERSION: u32 = 10;
 
 /// When and by whom a memory's text was erased (the `memory_erased` event).
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ErasedMark {
     pub seq: u64,
     pub at: Timestamp,
@@ -62,7 +62,7 @@ impl ErasedMark {
 }
 
 /// A memory as the belief view holds it.
-#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MemoryRecord {
     pub memory_id: MemoryId,
     pub root_id: MemoryId,

@@ -17,7 +17,7 @@ pub const TABLE: &str = "conflicts";
 /// principals who opened, resolved and reverted it.
 const VERSION: u32 = 4;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConflictStatus {
     Pending,
@@ -34,7 +34,7 @@ impl ConflictStatus {
 }
 
 /// A resolution as the queue remembers it.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ResolutionRecord {
     pub seq: u64,
     pub action: ResolutionAction,
@@ -48,7 +48,7 @@ pub struct ResolutionRecord {
 }
 
 /// A revert as the queue remembers it.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RevertRecord {
     pub seq: u64,
     pub resolution_seq: u64,
@@ -57,7 +57,7 @@ pub struct RevertRecord {
     pub reverted_at: Timestamp,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ConflictRecord {
     pub conflict_id: ConflictId,
     pub status: ConflictStatus,
@@ -83,7 +83,7 @@ pub struct ConflictRecord {
 }
 
 /// A merge a model proposed, as the queue remembers it.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct ProposalRecord {
     /// The proposed text; `conflicts resolve --merge` with it accepts the proposal.
     pub text: String,

@@ -91,7 +91,7 @@ impl Projector for EdgesProjector {
 }
 
 /// An edge as read back, with the seq that created it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EdgeRecord {
     #[serde(flatten)]
     pub edge: Edge,

@@ -24,7 +24,7 @@ pub const TABLE: &str = "principals";
 const VERSION: u32 = 1;
 
 /// A principal as the view holds it.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct PrincipalRecord {
     pub name: String,
     pub kind: PrincipalKind,
@@ -41,7 +41,7 @@ pub struct PrincipalRecord {
     pub revoked: Option<Revocation>,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Revocation {
     pub seq: u64,
     pub at: Timestamp,

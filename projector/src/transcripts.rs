@@ -22,7 +22,7 @@ pub const TABLE: &str = "transcripts";
 const VERSION: u32 = 1;
 
 /// Where an import of one file stands.
-#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FileProgress {
     pub agent: String,
     pub file: String,

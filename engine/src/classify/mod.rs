@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::config::EngineConfig;
 
 /// What the classifier said about one pair.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Classification {
     pub relation: Relation,
     pub method: Method,

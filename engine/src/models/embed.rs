@@ -240,7 +240,7 @@ pub fn gate_identical(class: &mut Classification, cosine: f64, min: f64, model: 
 }
 
 /// What `Memledger::embed_missing` did.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct EmbedReport {
     /// The configured embedding model.
     pub model: String,

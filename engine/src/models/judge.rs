@@ -28,7 +28,7 @@ Prefer unsure over guessing. When the times are close or missing, or nothing sho
 current, answer unsure: a person will decide.";
 
 /// What the judge answered.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JudgeVerdict {
     KeepNew,
@@ -82,7 +82,7 @@ pub fn judge_prompt(incoming: &MemoryFacts, existing: &[MemoryFacts]) -> String 
 }
 
 /// What became of one pending conflict.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct JudgedConflict {
     pub conflict_id: ConflictId,
     pub incoming: MemoryId,
@@ -99,7 +99,7 @@ pub struct JudgedConflict {
 }
 
 /// The result of `conflicts auto`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct JudgeReport {
     pub model: String,
     pub by: String,

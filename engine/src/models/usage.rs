@@ -10,7 +10,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 /// Tokens and calls, as the API counts them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TokenUsage {
     #[serde(default)]
     pub prompt_tokens: u64,
