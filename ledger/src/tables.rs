@@ -395,7 +395,7 @@ pub struct LastVerifyTable;
 const LAST_VERIFY_KEY: &[u8] = b"last_verify";
 
 /// When the store was last verified, and what was found.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct LastVerify {
     /// RFC 3339.
     pub at: String,

@@ -16,7 +16,7 @@
 pub mod api;
 pub mod client;
 mod contract;
-pub mod fence;
+pub use memledger_commands::fence;
 pub mod http;
 pub mod mcp;
 pub mod serve;
