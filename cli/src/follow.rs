@@ -69,7 +69,7 @@ fn read_local(ctx: &Context, next: u64) -> Result<(Vec<Event>, u64), CliError> {
             for event in ml.ledger().scan(next).map_err(EngineError::from)?.take(memledger_engine::READ_CHUNK) {
                 let event = event.map_err(EngineError::from)?;
                 after = event.seq + 1;
-                if crate::commands::log::visible(&ml, &caller, &event)? {
+                if memledger_commands::store::visible(&ml, &caller, &event)? {
                     events.push(event);
                 }
             }

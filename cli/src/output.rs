@@ -55,6 +55,14 @@ impl From<EngineError> for CliError {
     }
 }
 
+impl From<memledger_commands::CommandError> for CliError {
+    fn from(e: memledger_commands::CommandError) -> Self {
+        let mut error = CliError::new(e.exit(), e.message(), e.hint().map(str::to_string));
+        error.refusal = e.refusal().map(|(verb, scope)| (verb.to_string(), scope.to_string()));
+        error
+    }
+}
+
 impl From<memledger_engine::NotPermitted> for CliError {
     fn from(e: memledger_engine::NotPermitted) -> Self {
         CliError::from(EngineError::from(e))
@@ -128,6 +136,12 @@ impl Output {
     pub fn json_line<T: Serialize>(&mut self, value: &T) -> Result<(), CliError> {
         serde_json::to_writer(&mut self.out, value).map_err(|e| CliError::from(io::Error::from(e)))?;
         self.out.write_all(b"\n")?;
+        Ok(())
+    }
+
+    /// Text as it is (lines that end in their newline).
+    pub fn text(&mut self, text: &str) -> Result<(), CliError> {
+        self.out.write_all(text.as_bytes())?;
         Ok(())
     }
 

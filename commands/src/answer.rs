@@ -12,8 +12,7 @@ use memledger_engine::resolve::{ForgetResult, ResolveResult, UpdateResult};
 use memledger_engine::review::{ConflictPage, NearMiss, Page, Timeline};
 use memledger_engine::scan::ScanReport;
 use memledger_engine::{
-    ConflictStatus, FileProgress, LastVerify, ProposalRecord, RecallResult, ResolutionRecord, RevertRecord,
-    SaveResult,
+    ConflictStatus, FileProgress, LastVerify, ProposalRecord, RecallResult, ResolutionRecord, RevertRecord, SaveResult,
 };
 use memledger_schemas::{Authority, ConflictId, Event, Hash, MemoryId, Timestamp};
 use schemars::JsonSchema;
@@ -199,6 +198,8 @@ pub struct RecallDoc {
 /// no event of its own.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct WhyDoc {
+    /// The memory asked about.
+    pub memory_id: MemoryId,
     pub decisions: Vec<Decision>,
     pub expires_at: Option<Timestamp>,
     pub expired: bool,

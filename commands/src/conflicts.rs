@@ -114,7 +114,9 @@ pub fn needs_model(configured: bool) -> Result<(), CommandError> {
     Err(CommandError::new(
         Exit::BadInput,
         "conflicts auto needs a model, and none is configured; nothing was written",
-        Some("set MEMLEDGER_LLM_URL (an OpenAI-compatible base URL) and MEMLEDGER_LLM_MODEL; see docs/models.md".into()),
+        Some(
+            "set MEMLEDGER_LLM_URL (an OpenAI-compatible base URL) and MEMLEDGER_LLM_MODEL; see docs/models.md".into(),
+        ),
     ))
 }
 

@@ -47,9 +47,7 @@ impl CommandError {
             Exit::NotFound => CommandError::NotFound { message, hint },
             Exit::NotPermitted => CommandError::NotPermitted { message, hint, verb: None, scope: None },
             Exit::Witness => CommandError::Witness { message, hint },
-            Exit::Failure | Exit::Ok if message.contains(HELD_ELSEWHERE) => {
-                CommandError::Unavailable { message, hint }
-            }
+            Exit::Failure | Exit::Ok if message.contains(HELD_ELSEWHERE) => CommandError::Unavailable { message, hint },
             Exit::Failure | Exit::Ok => CommandError::Failure { message, hint },
         }
     }

@@ -6,12 +6,12 @@
 //! renders human text from it in its own process.
 
 pub mod answer;
-mod conflicts;
+pub mod conflicts;
 pub mod error;
 pub mod fence;
 pub mod host;
-mod memories;
-mod principals;
+pub mod memories;
+pub mod principals;
 pub mod request;
 pub mod store;
 
@@ -76,7 +76,12 @@ pub fn command_name(call: &Call) -> String {
         .unwrap_or_default()
 }
 
-fn execute_metered(ml: &Memledger, caller: &Caller, call: &Call, settings: &Settings) -> Result<Executed, CommandError> {
+fn execute_metered(
+    ml: &Memledger,
+    caller: &Caller,
+    call: &Call,
+    settings: &Settings,
+) -> Result<Executed, CommandError> {
     // A command sees what every machine appended to a shared ledger before it started.
     if ml.ledger().is_shared() {
         ml.catch_up()?;

@@ -34,7 +34,9 @@ pub fn save_lines(ml: &Memledger, caller: &Caller, lines: &SaveLines) -> Result<
             Err(error) => answers.push(LineAnswer::Refused { line: line.line, error }),
             Ok(prepared) => match ml.save_prepared_by(prepared, caller, Durability::Deferred) {
                 Ok(result) => answers.push(LineAnswer::Saved(Box::new(result))),
-                Err(e) if refuses_line(&e) => answers.push(LineAnswer::Refused { line: line.line, error: e.to_string() }),
+                Err(e) if refuses_line(&e) => {
+                    answers.push(LineAnswer::Refused { line: line.line, error: e.to_string() })
+                }
                 Err(e) => {
                     // A storage failure: answer what is durable, then stop.
                     failure = Some(CommandError::from(e));
@@ -229,5 +231,5 @@ pub fn why(ml: &Memledger, caller: &Caller, q: &WhyQuery) -> Result<WhyDoc, Comm
     let shown = ml.show_at(id, memledger_schemas::Timestamp::now()).ok();
     let expires_at = shown.as_ref().and_then(|m| m.expires_at);
     let expired = shown.is_some_and(|m| m.status == ReadStatus::Expired);
-    Ok(WhyDoc { decisions, expires_at, expired })
+    Ok(WhyDoc { memory_id: id, decisions, expires_at, expired })
 }

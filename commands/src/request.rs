@@ -733,7 +733,6 @@ pub struct RebuildBody {
     pub view: Option<String>,
 }
 
-
 impl From<&SaveBody> for memledger_engine::SaveRequest {
     fn from(body: &SaveBody) -> Self {
         memledger_engine::SaveRequest {

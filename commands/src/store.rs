@@ -117,7 +117,11 @@ pub fn usage(ml: &Memledger, caller: &Caller, settings: &crate::Settings) -> Res
     })
 }
 
-pub fn review_conflicts(ml: &Memledger, caller: &Caller, q: &ReviewConflictsQuery) -> Result<ConflictPage, CommandError> {
+pub fn review_conflicts(
+    ml: &Memledger,
+    caller: &Caller,
+    q: &ReviewConflictsQuery,
+) -> Result<ConflictPage, CommandError> {
     let status = crate::conflicts::status_filter(&q.status)?;
     Ok(ml.conflict_page(status, q.offset, q.limit, &caller.access().readable())?)
 }

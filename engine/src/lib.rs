@@ -55,12 +55,14 @@ pub use memledger_ledger::ledger::machine_name;
 pub use memledger_ledger::shared::{READ_CHUNK, connect as connect_shared_ledger};
 pub use memledger_ledger::signing::{self, Signer};
 pub use memledger_ledger::sink::{EventSink, SinkError, connect as connect_sink};
+pub use memledger_ledger::tables::LastVerify;
 pub use memledger_ledger::witness::WitnessRecord;
 pub use memledger_ledger::witness_place::WitnessPlace;
 pub use memledger_ledger::{CommandMeta, CopyReport, EventLog, Head};
 pub use memledger_ledger::{ImportReport, OpenError, Stream, read_stream};
-pub use memledger_projector::conflicts::{ConflictRecord, ConflictStatus, ProposalRecord, ResolutionRecord, RevertRecord};
+pub use memledger_projector::conflicts::{
+    ConflictRecord, ConflictStatus, ProposalRecord, ResolutionRecord, RevertRecord,
+};
 pub use memledger_projector::transcripts::FileProgress;
-pub use memledger_ledger::tables::LastVerify;
 pub use pipeline::{Outcome, PreparedSave, SaveResult};
 pub use recall::{CONFLICT_NOTICE, RecallHit, RecallResult};

@@ -27,7 +27,9 @@ use crate::reads::{MemoryView, Reader};
 pub const END_OF_TIME: Timestamp = Timestamp(i64::MAX);
 
 /// A version's status as a read at some valid time sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ReadStatus {
     /// The belief's value at the time asked about.

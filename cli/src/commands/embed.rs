@@ -1,11 +1,10 @@
 //! `memledger embed`: embed the active memories that have no vector of the configured model.
 
-use memledger_engine::Memledger;
+use memledger_engine::models::embed::EmbedReport;
 use memledger_server::api::{AutoBody, Call};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
-use memledger_engine::error::Exit;
 
 /// Embed active memories that have no vector of the configured embedding model yet.
 ///
@@ -26,21 +25,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Embed(AutoBody { dry_run: args.dry_run }), out)
 }
 
-pub fn execute(ml: &Memledger, b: &AutoBody, out: &mut Output) -> Result<(), CliError> {
-    if ml.models().embedder().is_none() {
-        return Err(CliError::new(
-            Exit::BadInput,
-            "embed needs an embedding model, and none is configured; nothing was written",
-            Some(
-                "set MEMLEDGER_EMBED_URL (an OpenAI-compatible base URL) and MEMLEDGER_EMBED_MODEL; see docs/models.md"
-                    .into(),
-            ),
-        ));
-    }
-    let report = ml.embed_missing_with(b.dry_run)?;
-    if out.json {
-        return out.json_line(&report);
-    }
+pub fn render(out: &mut Output, report: &EmbedReport) -> Result<(), CliError> {
     let done = if report.dry_run {
         format!("would embed {} text(s)", report.texts)
     } else {

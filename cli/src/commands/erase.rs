@@ -2,7 +2,7 @@
 //! was there (docs/adr/0017-erasure.md).
 
 use memledger_engine::erase::{EraseResult, parse_retired_before};
-use memledger_engine::{Caller, Memledger};
+
 use memledger_server::api::{Call, EraseBody};
 
 use crate::app::Context;
@@ -52,21 +52,11 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Erase(body), out)
 }
 
-pub fn execute(ml: &Memledger, caller: &Caller, b: &EraseBody, out: &mut Output) -> Result<(), CliError> {
-    let r = match &b.retired_before {
-        Some(date) => ml.erase_retired_before_by(parse_retired_before(date)?, b.reason.clone(), b.dry_run, caller)?,
-        None => {
-            let id = ml.resolve_memory_id(&b.id)?;
-            ml.erase_by(id, b.lineage, b.reason.clone(), b.dry_run, caller)?
-        }
-    };
-    if out.json {
-        return out.json_line(&r);
-    }
+pub fn render(out: &mut Output, r: &EraseResult) -> Result<(), CliError> {
     if r.memories.is_empty() {
         return out.line("nothing went stale or was retired before that date: nothing to erase");
     }
-    print(out, &r)
+    print(out, r)
 }
 
 fn print(out: &mut Output, r: &EraseResult) -> Result<(), CliError> {

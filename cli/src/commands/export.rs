@@ -62,7 +62,7 @@ pub fn execute(
     out: &mut dyn std::io::Write,
 ) -> Result<(), CliError> {
     let access = caller.access();
-    let keep = |e: &memledger_schemas::Event| super::log::visible(ml, caller, e);
+    let keep = |e: &memledger_schemas::Event| memledger_commands::store::visible(ml, caller, e);
     let keep: Option<&dyn Fn(&memledger_schemas::Event) -> Result<bool, memledger_engine::EngineError>> =
         if access.reads_everything() && access.administers_store() { None } else { Some(&keep) };
     ml.export_kept(since, out, keep).map(|_| ()).map_err(CliError::from)

@@ -1,6 +1,6 @@
 //! `memledger forget`: retire a belief.
 
-use memledger_engine::{Caller, Memledger};
+use memledger_engine::resolve::ForgetResult;
 use memledger_server::api::{Call, ForgetBody};
 
 use crate::app::Context;
@@ -20,11 +20,6 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Forget(ForgetBody { id: args.id, reason: args.reason }), out)
 }
 
-pub fn execute(ml: &Memledger, caller: &Caller, b: &ForgetBody, out: &mut Output) -> Result<(), CliError> {
-    let id = ml.resolve_memory_id(&b.id)?;
-    let r = ml.forget_by(id, b.reason.clone(), caller)?;
-    if out.json {
-        return out.json_line(&r);
-    }
+pub fn render(out: &mut Output, r: &ForgetResult) -> Result<(), CliError> {
     out.line(format!("retired  {}", r.memory_id.short()))
 }

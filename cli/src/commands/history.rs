@@ -1,6 +1,6 @@
 //! `memledger history`: every version of a belief, newest first.
 
-use memledger_engine::{Caller, Memledger};
+use memledger_engine::reads::HistoryView;
 use memledger_server::api::{Call, ShowQuery};
 
 use crate::app::Context;
@@ -27,21 +27,12 @@ pub struct Args {
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     let q = ShowQuery { id: args.id, as_of: args.as_of, valid_at: args.valid_at };
-    super::show::check(&q)?;
+    memledger_commands::memories::check_show(&q)?;
     ctx.run(Call::History(q), out)
 }
 
-pub fn execute(live: &Memledger, caller: &Caller, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
-    let point = super::show::check(q)?;
-    let at = super::valid_time(live, point, q.valid_at.as_deref())?;
-    let ml = live.as_of(point)?;
-    let id = ml.resolve_memory_id(&q.id)?;
-    let scope = ml.scope_of(id)?.unwrap_or_default();
-    caller.access().require(memledger_schemas::Verb::Read, &scope)?;
-    let h = ml.history_at(id, at)?;
-    if out.json {
-        return out.json_line(&h);
-    }
+/// A lineage's versions for people.
+pub fn render(out: &mut Output, h: &HistoryView) -> Result<(), CliError> {
     // `* v3  2026-07-10T09:12:00Z → open  asserted 2026-07-10T09:12:00Z  the staging db runs
     // on Postgres 17`: `*` marks the version true at the time asked about, `>` one scheduled
     // after it; a retired one says so.

@@ -58,16 +58,6 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     import(&ml, stream, out)
 }
 
-/// `import` of a stream a client sent, on an open store.
-pub fn execute(ml: &Memledger, bytes: &[u8], allow_secret: bool, out: &mut Output) -> Result<(), CliError> {
-    let stream =
-        memledger_engine::read_stream(&mut BufReader::new(bytes)).map_err(memledger_engine::EngineError::from)?;
-    if !allow_secret {
-        memledger_engine::input::refuse_secrets_in_stream(&stream)?;
-    }
-    import(ml, stream, out)
-}
-
 fn import(ml: &Memledger, stream: memledger_engine::Stream, out: &mut Output) -> Result<(), CliError> {
     let bar = crate::style::progress(None, "importing");
     bar.set_position(stream.len() as u64);
@@ -78,6 +68,13 @@ fn import(ml: &Memledger, stream: memledger_engine::Stream, out: &mut Output) ->
     let report = report?;
     if out.json {
         return out.json_line(&report);
+    }
+    render(out, &report)
+}
+
+pub fn render(out: &mut Output, report: &memledger_engine::ImportReport) -> Result<(), CliError> {
+    if out.json {
+        return out.json_line(report);
     }
     out.line(format!(
         "imported {} new event(s); {} already present; head at seq {}",

@@ -1,10 +1,9 @@
 //! `memledger list`: memories by type, scope and status.
 
 use memledger_engine::validity::ReadStatus;
-use serde_json::json;
 
-use memledger_engine::{Caller, Memledger};
-use memledger_server::api::{BrowseQuery, Call, ListQuery};
+use memledger_commands::answer::ListDoc;
+use memledger_server::api::{Call, ListQuery};
 
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
@@ -47,41 +46,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         as_of: args.as_of,
         valid_at: args.valid_at,
     };
-    check(&q)?;
+    memledger_commands::memories::check_list(&q)?;
     ctx.run(Call::List(q), out)
 }
 
-fn check(
-    q: &ListQuery,
-) -> Result<(Option<memledger_schemas::MemoryType>, Option<ReadStatus>, Option<memledger_engine::AsOf>), CliError> {
-    let memory_type = q.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
-    let status = match q.status.as_str() {
-        "all" => None,
-        s => Some(s.parse::<ReadStatus>()?),
-    };
-    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    q.valid_at.as_deref().map(memledger_engine::validity::parse_valid_at).transpose()?;
-    Ok((memory_type, status, point))
-}
-
-pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Output) -> Result<(), CliError> {
-    let (memory_type, status, point) = check(q)?;
-    let at = super::valid_time(live, point, q.valid_at.as_deref())?;
-    let ml = live.as_of(point)?;
-    let scopes = caller.access().scopes_for(q.scope.as_deref())?;
-    let memories = match &q.fact_key {
-        // The limit counts the memories of that key: filter before it.
-        Some(key) => {
-            let mut all = ml.list_in(memory_type, &scopes, status, usize::MAX, at)?;
-            all.retain(|m| m.fact_key.as_deref() == Some(key.as_str()));
-            all.truncate(q.limit);
-            all
-        }
-        None => ml.list_in(memory_type, &scopes, status, q.limit, at)?,
-    };
-    if out.json {
-        return out.json_line(&json!({ "memories": memories }));
-    }
+/// An aligned table of memories for people.
+pub fn render(out: &mut Output, doc: &ListDoc) -> Result<(), CliError> {
+    let memories = &doc.memories;
     // An aligned table; `!` marks a memory in a pending conflict.
     let width = |f: &dyn Fn(&memledger_engine::reads::MemoryView) -> usize, title: &str| {
         memories.iter().map(f).max().unwrap_or(0).max(title.chars().count())
@@ -95,7 +66,7 @@ pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Outpu
             format!("  {:<12}  {:<wv$}  {:<ws$}  {:<wt$}  {:<wc$}  TEXT", "ID", "VER", "STATUS", "TYPE", "SCOPE");
         out.line(style::bold(&head))?;
     }
-    for m in &memories {
+    for m in memories {
         let flag = if m.conflicts_with.is_empty() { " ".to_string() } else { style::yellow("!") };
         let status = m.status.as_str();
         let painted = match m.status {
@@ -120,20 +91,4 @@ pub fn execute(live: &Memledger, caller: &Caller, q: &ListQuery, out: &mut Outpu
         out.line("no memories")?;
     }
     Ok(())
-}
-
-/// The most a page of [`Call::Browse`] holds.
-const BROWSE_MAX: usize = 500;
-
-/// A page of the active memories `caller` may read, newest first, with the scopes they are in
-/// (MCP resources): `{"memories": [...], "next_offset": N|null, "scopes": [{"scope", "memories"}]}`.
-pub fn execute_browse(live: &Memledger, caller: &Caller, q: &BrowseQuery, out: &mut Output) -> Result<(), CliError> {
-    if q.limit == 0 || q.limit > BROWSE_MAX {
-        return Err(CliError::bad_input(format!("limit must be 1 to {BROWSE_MAX}, not {}", q.limit)));
-    }
-    let scopes = caller.access().scopes_for(q.scope.as_deref())?;
-    let page = live.browse(None, &scopes, q.offset, q.limit, memledger_schemas::Timestamp::now())?;
-    let scopes: Vec<_> = page.scopes.iter().map(|(s, n)| json!({ "scope": s, "memories": n })).collect();
-    let next = page.more.then(|| q.offset + page.memories.len());
-    out.json_line(&json!({ "memories": page.memories, "next_offset": next, "scopes": scopes }))
 }

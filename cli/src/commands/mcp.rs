@@ -141,7 +141,7 @@ fn run_direct(ctx: &Context, call: Call, actor: &str) -> Reply {
     let mut out = Output::buffer(true);
     // Bad input writes nothing, and creates no store.
     if let Call::Save(body) = &call
-        && let Err(e) = super::save::validate(body)
+        && let Err(e) = body.validate().map_err(CliError::from)
     {
         return super::reply(Err(e), out);
     }

@@ -18,7 +18,6 @@ pub mod migrate;
 pub mod principals;
 pub mod rebuild;
 pub mod recall;
-pub mod review;
 pub mod save;
 pub mod serve;
 pub mod sessions;
@@ -34,110 +33,128 @@ pub mod why;
 
 use std::io::Read;
 
+use memledger_commands::answer::LineAnswer;
+use memledger_commands::{Answer, Call, Executed};
 use memledger_engine::error::Exit;
 use memledger_engine::{Caller, Memledger};
-use memledger_server::api::{Call, Reply};
+use memledger_server::api::Reply;
 
 use crate::output::{CliError, Output};
 
-/// Run a store command on an open store for `caller`, printing to `out` as the command does;
-/// the lines refused (`save --from` through a server), else 0. The one place a [`Call`] becomes
-/// engine calls, whether this process opened the store or the server runs it for a client; the
-/// engine checks each against the caller's grants, and a refusal writes nothing.
+/// Run a store command on an open store for `caller` (the command layer executes it) and print
+/// its answer as the command does; the lines refused (`save --from`), else 0.
 pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
-    // A span per command (exported only when traces are on: crate::telemetry); its children are
-    // the engine's stages and model calls.
-    let span = tracing::info_span!(
-        "memledger.command",
-        otel.name = %format!("memledger {}", command_name(call)),
-        memledger.command = %command_name(call),
-        memledger.principal = %caller.principal.name,
-        memledger.exit_code = tracing::field::Empty,
-        otel.status_code = tracing::field::Empty,
-        otel.status_description = tracing::field::Empty,
-    );
-    let _entered = span.enter();
-    // The chat model's calls the command made count for its principal (memledger usage).
-    let (result, used) = memledger_engine::models::metered(|| execute_metered(ml, caller, call, out));
-    if let Err(e) = ml.record_usage(&caller.principal.name, used) {
-        out.note(format!("memledger: the model usage of this command was not counted: {e}"));
-    }
-    match &result {
-        Ok(_) => span.record("memledger.exit_code", 0),
-        Err(e) => {
-            span.record("memledger.exit_code", e.code.code() as i64);
-            span.record("otel.status_code", "ERROR");
-            // The exit code, never the message (which may quote what the caller sent).
-            span.record("otel.status_description", format!("exit {}", e.code.code()))
+    let executed = memledger_commands::execute(ml, caller, call, &settings()?);
+    print_executed(executed, out)
+}
+
+/// What this process brings to the commands it executes: the daily token budget of its
+/// settings, and a progress bar for a long rebuild.
+pub fn settings() -> Result<memledger_commands::Settings, CliError> {
+    let bar = std::sync::Arc::new(std::sync::Mutex::new(None::<indicatif::ProgressBar>));
+    let progress = move |done: u64, total: u64| {
+        let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
+        let bar = bar.get_or_insert_with(|| crate::style::progress(Some(total), "rebuilding"));
+        bar.set_position(done);
+        if done >= total {
+            bar.finish_and_clear();
         }
     };
-    result
+    Ok(memledger_commands::Settings {
+        daily_budget: usage::daily_budget()?,
+        progress: Some(std::sync::Arc::new(progress)),
+    })
 }
 
-/// A command's name as the API spells it (`save`, `conflicts_resolve`): the `command` tag of
-/// its JSON form.
-fn command_name(call: &Call) -> String {
-    serde_json::to_value(call)
-        .ok()
-        .and_then(|v| v.get("command").and_then(|c| c.as_str()).map(str::to_string))
-        .unwrap_or_default()
+/// Print what a command answered: its notes, its answer (`--json`: the document; else the human
+/// text), then its error; the lines refused (`save --from`), else 0.
+pub fn print_executed(executed: Executed, out: &mut Output) -> Result<usize, CliError> {
+    for note in &executed.notes {
+        out.note(note);
+    }
+    let mut refused = 0;
+    if let Some(answer) = &executed.answer {
+        if let Answer::SaveLines(lines) = answer {
+            refused = lines.iter().filter(|l| matches!(l, LineAnswer::Refused { .. })).count();
+        }
+        print_answer(answer, out)?;
+    }
+    match executed.error {
+        Some(e) => {
+            out.flush()?;
+            Err(e.into())
+        }
+        None => Ok(refused),
+    }
 }
 
-fn execute_metered(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
-    // A command sees what every machine appended to a shared ledger before it started.
-    if ml.ledger().is_shared() {
-        ml.catch_up()?;
+/// An answer as `--json` prints it, or its human text.
+pub fn print_answer(answer: &Answer, out: &mut Output) -> Result<(), CliError> {
+    if out.json {
+        return out.text(&answer.json_lines().map_err(std::io::Error::from)?);
     }
-    // The store's upkeep is its administrators': rebuilding views, embedding, importing.
-    if matches!(call, Call::Rebuild(_) | Call::Embed(_)) && !caller.access().administers_store() {
-        let what = if matches!(call, Call::Rebuild(_)) {
-            " (rebuild replays every view)"
-        } else {
-            " (embed writes every vector)"
-        };
-        return Err(caller.access().refusal(memledger_schemas::Verb::Admin, "*", what.into()).into());
+    match answer {
+        Answer::Save(r) => save::render(out, r),
+        Answer::SaveLines(lines) => save::render_lines(out, lines),
+        Answer::Update(r) => update::render(out, r),
+        Answer::Forget(r) => forget::render(out, r),
+        Answer::Erase(r) => erase::render(out, r),
+        Answer::Show(m) => show::render(out, m),
+        Answer::List(doc) => list::render(out, doc),
+        Answer::Recall(doc) => recall::render(out, doc),
+        Answer::History(h) => history::render(out, h),
+        Answer::Why(doc) => why::render(out, doc),
+        Answer::ConflictsList(doc) => conflicts::render_list(out, doc),
+        Answer::ConflictsShow(c) => conflicts::render_show(out, c),
+        Answer::ConflictsResolve(r) => conflicts::render_resolve(out, r),
+        Answer::ConflictsRevert(r) => conflicts::render_revert(out, r),
+        Answer::ConflictsAuto(r) => conflicts::render_auto(out, r),
+        Answer::ConflictsScan(r) => conflicts::render_scan(out, r),
+        Answer::ConflictsOpen(r) => conflicts::render_open(out, r),
+        Answer::Log(events) => log::render(out, events),
+        Answer::Rebuild(r) => rebuild::render(out, r),
+        Answer::Verify(v) => verify::render(out, v),
+        Answer::Stats(s) => stats::render(out, s),
+        Answer::Embed(r) => embed::render(out, r),
+        Answer::Usage(u) => usage::render(out, u),
+        Answer::Whoami(w) => principals::render_whoami(out, w),
+        Answer::PrincipalsList(p) => principals::render_list(out, p),
+        Answer::PrincipalsAdd(c) => principals::render_change(out, "added", c),
+        Answer::PrincipalsGrant(c) => principals::render_change(out, "granted", c),
+        Answer::PrincipalsRevoke(c) if c.principal.revoked => principals::render_change(out, "revoked", c),
+        Answer::PrincipalsRevoke(c) => principals::render_change(out, "took back grants of", c),
+        Answer::PrincipalsRotate(c) => principals::render_change(out, "rotated the token of", c),
+        // The review page's and the importer's reads have no human text: their document.
+        Answer::Browse(_)
+        | Answer::ReviewConflicts(_)
+        | Answer::Events(_)
+        | Answer::NearMisses(_)
+        | Answer::Timeline(_)
+        | Answer::TranscriptProgress(_)
+        | Answer::TranscriptChunk(_) => out.text(&answer.json_lines().map_err(std::io::Error::from)?),
     }
-    match call {
-        Call::Save(b) => save::execute(ml, caller, b, out)?,
-        Call::SaveLines(b) => return save::execute_lines(ml, caller, b, out),
-        Call::Update(b) => update::execute(ml, caller, b, out)?,
-        Call::Forget(b) => forget::execute(ml, caller, b, out)?,
-        Call::Erase(b) => erase::execute(ml, caller, b, out)?,
-        Call::Show(q) => show::execute(ml, caller, q, out)?,
-        Call::List(q) => list::execute(ml, caller, q, out)?,
-        Call::Recall(b) => recall::execute(ml, caller, b, out)?,
-        Call::History(q) => history::execute(ml, caller, q, out)?,
-        Call::Why(q) => why::execute(ml, caller, q, out)?,
-        Call::ConflictsList(q) => conflicts::execute_list(ml, caller, q, out)?,
-        Call::ConflictsShow(b) => conflicts::execute_show(ml, caller, b, out)?,
-        Call::ConflictsResolve(b) => conflicts::execute_resolve(ml, caller, b, out)?,
-        Call::ConflictsRevert(b) => conflicts::execute_revert(ml, caller, b, out)?,
-        Call::ConflictsAuto(b) => conflicts::execute_auto(ml, caller, b, out)?,
-        Call::ConflictsScan(b) => conflicts::execute_scan(ml, caller, b, out)?,
-        Call::Log(q) => log::execute(ml, caller, q, out)?,
-        Call::Rebuild(b) => rebuild::execute(ml, b, out)?,
-        Call::Verify(_) => verify::execute(ml, out)?,
-        Call::Stats(_) => stats::execute(ml, caller, out)?,
-        Call::Embed(b) => embed::execute(ml, b, out)?,
-        Call::ConflictsOpen(b) => conflicts::execute_open(ml, caller, b, out)?,
-        Call::ReviewConflicts(q) => review::execute_conflicts(ml, caller, q, out)?,
-        Call::Events(q) => review::execute_events(ml, caller, q, out)?,
-        Call::NearMisses(q) => review::execute_near_misses(ml, caller, q, out)?,
-        Call::Timeline(_) => review::execute_timeline(ml, caller, out)?,
-        Call::Browse(q) => list::execute_browse(ml, caller, q, out)?,
-        Call::Usage(_) => usage::execute(ml, caller, out)?,
-        Call::Whoami(_) => principals::execute_whoami(caller, out)?,
-        Call::PrincipalsList(_) => principals::execute_list(ml, caller, out)?,
-        Call::PrincipalsAdd(b) => principals::execute_add(ml, caller, b, out)?,
-        Call::PrincipalsGrant(b) => principals::execute_grant(ml, caller, b, out)?,
-        Call::PrincipalsRevoke(b) => principals::execute_revoke(ml, caller, b, out)?,
-        Call::PrincipalsRotate(b) => principals::execute_rotate(ml, caller, b, out)?,
-        Call::TranscriptProgress(q) => sessions::execute_progress(ml, caller, q, out)?,
-        Call::TranscriptChunk(b) => sessions::execute_chunk(ml, caller, b, out)?,
-    }
-    Ok(0)
 }
 
+/// The valid time a read asks about: `--valid-at`, else the `--as-of` point's time, else the
+/// clock of the process that answers (docs/cli.md).
+pub fn valid_time(
+    live: &Memledger,
+    point: Option<memledger_engine::AsOf>,
+    valid_at: Option<&str>,
+) -> Result<memledger_schemas::Timestamp, CliError> {
+    let valid_at = valid_at.map(memledger_engine::validity::parse_valid_at).transpose()?;
+    Ok(live.valid_time(point, valid_at, memledger_schemas::Timestamp::now())?)
+}
+
+/// Read a text argument, where `-` means standard input.
+pub fn text_arg(text: &str) -> Result<String, CliError> {
+    if text != "-" {
+        return Ok(text.to_string());
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin().read_to_end(&mut bytes)?;
+    String::from_utf8(bytes).map_err(|_| CliError::bad_input("standard input is not valid UTF-8"))
+}
 /// What a command run into a buffered output amounts to, for a client.
 pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
     let (stdout, stderr) = out.into_parts();
@@ -164,25 +181,4 @@ pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
             verify_failed: None,
         },
     }
-}
-
-/// The valid time a read asks about: `--valid-at`, else the `--as-of` point's time, else the
-/// clock of the process that answers (docs/cli.md).
-pub fn valid_time(
-    live: &Memledger,
-    point: Option<memledger_engine::AsOf>,
-    valid_at: Option<&str>,
-) -> Result<memledger_schemas::Timestamp, CliError> {
-    let valid_at = valid_at.map(memledger_engine::validity::parse_valid_at).transpose()?;
-    Ok(live.valid_time(point, valid_at, memledger_schemas::Timestamp::now())?)
-}
-
-/// Read a text argument, where `-` means standard input.
-pub fn text_arg(text: &str) -> Result<String, CliError> {
-    if text != "-" {
-        return Ok(text.to_string());
-    }
-    let mut bytes = Vec::new();
-    std::io::stdin().read_to_end(&mut bytes)?;
-    String::from_utf8(bytes).map_err(|_| CliError::bad_input("standard input is not valid UTF-8"))
 }

@@ -2,11 +2,9 @@
 //! with what grants, and their tokens (docs/principals.md). A token is printed once, by the
 //! command that made it (`add`, `rotate`), and never again.
 
-use serde_json::json;
-
-use memledger_engine::access::{grant_text, parse_grant};
+use memledger_commands::answer::{PrincipalsDoc, WhoamiDoc};
+use memledger_engine::access::parse_grant;
 use memledger_engine::principals::{PrincipalChange, PrincipalView};
-use memledger_engine::{Caller, Memledger};
 use memledger_schemas::{Grant, PrincipalKind};
 use memledger_server::api::{Call, Empty, NameBody, PrincipalAddBody, PrincipalGrantBody, PrincipalRevokeBody};
 
@@ -119,10 +117,7 @@ fn parse_add(body: &PrincipalAddBody) -> Result<(PrincipalKind, Vec<Grant>), Cli
     Ok((kind, parse_grants(&body.grants)?))
 }
 
-fn print_change(out: &mut Output, verb: &str, change: &PrincipalChange) -> Result<(), CliError> {
-    if out.json {
-        return out.json_line(change);
-    }
+pub fn render_change(out: &mut Output, verb: &str, change: &PrincipalChange) -> Result<(), CliError> {
     let p = &change.principal;
     out.line(format!("{verb} {} ({})", p.principal, p.kind))?;
     print_grants(out, p)?;
@@ -147,50 +142,11 @@ fn print_grants(out: &mut Output, p: &PrincipalView) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn execute_add(ml: &Memledger, caller: &Caller, b: &PrincipalAddBody, out: &mut Output) -> Result<(), CliError> {
-    let (kind, grants) = parse_add(b)?;
-    let change = ml.principals_add(caller, &b.name, kind, grants)?;
-    print_change(out, "added", &change)
-}
-
-pub fn execute_grant(
-    ml: &Memledger,
-    caller: &Caller,
-    b: &PrincipalGrantBody,
-    out: &mut Output,
-) -> Result<(), CliError> {
-    let change = ml.principals_grant(caller, &b.name, parse_grants(&b.grants)?)?;
-    print_change(out, "granted", &change)
-}
-
-pub fn execute_revoke(
-    ml: &Memledger,
-    caller: &Caller,
-    b: &PrincipalRevokeBody,
-    out: &mut Output,
-) -> Result<(), CliError> {
-    for pattern in &b.grants {
-        memledger_engine::access::check_pattern(pattern).map_err(CliError::bad_input)?;
-    }
-    let change = ml.principals_revoke(caller, &b.name, b.grants.clone(), b.reason.clone())?;
-    let verb = if b.grants.is_empty() { "revoked" } else { "took back grants of" };
-    print_change(out, verb, &change)
-}
-
-pub fn execute_rotate(ml: &Memledger, caller: &Caller, b: &NameBody, out: &mut Output) -> Result<(), CliError> {
-    let change = ml.principals_rotate(caller, &b.name)?;
-    print_change(out, "rotated the token of", &change)
-}
-
-pub fn execute_list(ml: &Memledger, caller: &Caller, out: &mut Output) -> Result<(), CliError> {
-    let all = ml.principals(caller)?;
-    if out.json {
-        return out.json_line(&json!({ "principals": all }));
-    }
-    if all.is_empty() {
+pub fn render_list(out: &mut Output, doc: &PrincipalsDoc) -> Result<(), CliError> {
+    if doc.principals.is_empty() {
         out.line("no principals: only the store's owner acts on it (`memledger principals add NAME --kind KIND`)")?;
     }
-    for p in &all {
+    for p in &doc.principals {
         let state = if p.revoked { "  (revoked)" } else { "" };
         out.line(format!("{} ({}){state}  added {} by {}", p.principal, p.kind, p.added_at.to_human(), p.added_by))?;
         print_grants(out, p)?;
@@ -198,26 +154,13 @@ pub fn execute_list(ml: &Memledger, caller: &Caller, out: &mut Output) -> Result
     Ok(())
 }
 
-pub fn execute_whoami(caller: &Caller, out: &mut Output) -> Result<(), CliError> {
-    let p = &caller.principal;
-    let grants: Vec<String> = p.grants.iter().map(grant_text).collect();
-    let doc = json!({
-        "principal": p.name,
-        "kind": p.kind,
-        "own_scope": p.own_scope(),
-        "grants": grants,
-        "owner": p.owner,
-        "actor": caller.actor,
-    });
-    if out.json {
-        return out.json_line(&doc);
+pub fn render_whoami(out: &mut Output, w: &WhoamiDoc) -> Result<(), CliError> {
+    if w.owner {
+        return out.line(format!("owner: the store's owner, every verb in every scope (acting as {})", w.actor));
     }
-    if p.owner {
-        return out.line(format!("owner: the store's owner, every verb in every scope (acting as {})", caller.actor));
-    }
-    out.line(format!("{} ({}), acting as {}", p.name, p.kind, caller.actor))?;
-    out.line(format!("  own scope {}", p.own_scope()))?;
-    for g in &grants {
+    out.line(format!("{} ({}), acting as {}", w.principal, w.kind, w.actor))?;
+    out.line(format!("  own scope {}", w.own_scope))?;
+    for g in &w.grants {
         out.line(format!("  grant {g}"))?;
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! `memledger recall`: the active memories that answer a question.
 
-use memledger_engine::{Caller, Memledger};
+use memledger_commands::answer::RecallDoc;
 use memledger_server::api::{Call, RecallBody};
 
 use crate::app::Context;
@@ -49,29 +49,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         as_of: args.as_of,
         valid_at: args.valid_at,
     };
-    check(&b)?;
+    memledger_commands::memories::check_recall(&b)?;
     ctx.run(Call::Recall(b), out)
 }
 
-fn check(b: &RecallBody) -> Result<(Option<memledger_schemas::MemoryType>, Option<memledger_engine::AsOf>), CliError> {
-    let memory_type = b.memory_type.as_deref().map(memledger_engine::input::parse_type).transpose()?;
-    let point = b.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    b.valid_at.as_deref().map(memledger_engine::validity::parse_valid_at).transpose()?;
-    Ok((memory_type, point))
-}
-
-pub fn execute(live: &Memledger, caller: &Caller, b: &RecallBody, out: &mut Output) -> Result<(), CliError> {
-    let (memory_type, point) = check(b)?;
-    let at = super::valid_time(live, point, b.valid_at.as_deref())?;
-    let ml = live.as_of(point)?;
-    let scopes = caller.access().scopes_for(b.scope.as_deref())?;
-    let found = ml.recall_in(&b.query, memory_type, scopes.scopes(), b.limit, at)?;
-    if out.json {
-        let mut doc = serde_json::to_value(&found)
-            .map_err(|e| CliError::new(memledger_engine::Exit::Failure, e.to_string(), None))?;
-        doc["fenced"] = serde_json::Value::String(fenced(&found));
-        return out.json_line(&doc);
-    }
+/// Recall's results for people.
+pub fn render(out: &mut Output, doc: &RecallDoc) -> Result<(), CliError> {
+    let found = &doc.found;
     for e in found.embedding_error.iter().chain(&found.rerank_error) {
         out.note(format!("memledger: {e}"));
     }
@@ -117,22 +101,4 @@ pub fn execute(live: &Memledger, caller: &Caller, b: &RecallBody, out: &mut Outp
         out.line(format!("\nnotice: {notice}"))?;
     }
     Ok(())
-}
-
-/// The results' texts, verbatim, inside a fence of their own (server/src/fence.rs): item `[n]`
-/// is the `n`th result.
-fn fenced(found: &memledger_engine::RecallResult) -> String {
-    let items: Vec<(String, &str)> = found
-        .results
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let conflict = if r.conflicts_with.is_empty() { "" } else { ", in a pending conflict" };
-            (
-                format!("[{}] memory {} ({}, {}, {}{conflict})", i + 1, r.memory_id, r.memory_type, r.scope, r.status),
-                r.text.as_str(),
-            )
-        })
-        .collect();
-    memledger_server::fence::fence(&items)
 }

@@ -1,11 +1,11 @@
 //! `memledger save`: one memory through the belief pipeline, or many with `--from`.
 
-use memledger_engine::error::Exit;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError};
 
-use memledger_engine::{Caller, Durability, Memledger, PreparedSave, SaveRequest, SaveResult};
-use serde_json::json;
+use memledger_commands::answer::LineAnswer;
+use memledger_commands::memories::{prepare_line, refuses_line};
+use memledger_engine::{Caller, Durability, Memledger, PreparedSave, SaveResult};
 
 use memledger_server::api::{self, Call};
 
@@ -78,10 +78,8 @@ pub struct Args {
     pub no_expiry: bool,
 }
 
-fn print_result(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
-    if out.json {
-        return out.json_line(r);
-    }
+/// A save's human text: its outcome, and the memories it was compared with and left standing.
+pub fn render(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
     let mut line = format!("{:<10} {}  v{}  {}", r.outcome.as_str(), r.memory_id.short(), r.version, r.source);
     if let Some(c) = r.conflict_id {
         if r.outcome == memledger_engine::Outcome::Proposed {
@@ -155,80 +153,22 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         let reply = server.call(ctx, Call::Save(body))?;
         return crate::backend::print_reply(&reply, out, false);
     }
-    validate(&body)?;
+    body.validate()?;
     ctx.run(Call::Save(body), out)
 }
 
-/// Refuse bad input before anything is opened.
-pub fn validate(body: &api::SaveBody) -> Result<(), CliError> {
-    request_of(body).validate()?;
-    Ok(())
+/// `save --from`'s answers, each line's in order.
+pub fn render_lines(out: &mut Output, lines: &[LineAnswer]) -> Result<(), CliError> {
+    lines.iter().try_for_each(|line| print_line(out, line))
 }
 
-pub(crate) fn request_of(body: &api::SaveBody) -> SaveRequest {
-    SaveRequest {
-        text: body.text.clone(),
-        memory_type: body.memory_type.clone(),
-        scope: body.scope.clone(),
-        source: body.source.clone(),
-        origin: body.origin.clone(),
-        evidence: body.evidence.clone().map(Into::into),
-        effective_at: body.effective_at.clone(),
-        fact_key: body.fact_key.clone(),
-        idempotency_key: body.idempotency_key.clone(),
-        no_dedup: body.no_dedup,
-        allow_secret: body.allow_secret,
-        replaces: body.replaces.clone(),
-        contradicts: body.contradicts.clone(),
-        expires_at: body.expires_at.clone(),
-        ttl: body.ttl.clone(),
-        no_expiry: body.no_expiry,
+/// One line's answer, as `--json` prints it or as human text.
+fn print_line(out: &mut Output, line: &LineAnswer) -> Result<(), CliError> {
+    match line {
+        _ if out.json => out.json_line(line),
+        LineAnswer::Saved(r) => render(out, r),
+        LineAnswer::Refused { line, error } => out.line(format!("line {line}: error: {error}")),
     }
-}
-
-/// `save` on an open store, for `caller`.
-pub fn execute(ml: &Memledger, caller: &Caller, body: &api::SaveBody, out: &mut Output) -> Result<(), CliError> {
-    let result = ml.save_by(request_of(body), caller)?;
-    print_result(out, &result)
-}
-
-/// `save --from` lines sent by a client, on an open store: each saved in order, the group made
-/// durable, then each answered (one line of output each); the lines refused.
-pub fn execute_lines(
-    ml: &Memledger,
-    caller: &Caller,
-    lines: &api::SaveLines,
-    out: &mut Output,
-) -> Result<usize, CliError> {
-    let mut pending = Vec::with_capacity(lines.lines.len());
-    for line in &lines.lines {
-        let prepared = if line.not_utf8 {
-            Err("the line is not valid UTF-8".to_string())
-        } else {
-            prepare(line.text.as_bytes(), lines.allow_secret)
-        };
-        match prepared {
-            Err(message) => pending.push(Answer::Refused(line.line, message)),
-            Ok(prepared) => match ml.save_prepared_by(prepared, caller, Durability::Deferred) {
-                Ok(result) => pending.push(Answer::Saved(result)),
-                Err(e) if refuses_line(&e) => pending.push(Answer::Refused(line.line, e.to_string())),
-                Err(e) => {
-                    let mut refused = 0;
-                    flush(Some(ml), out, &mut pending, &mut refused)?;
-                    return Err(e.into());
-                }
-            },
-        }
-    }
-    let mut refused = 0;
-    flush(Some(ml), out, &mut pending, &mut refused)?;
-    Ok(refused)
-}
-
-/// A line's answer, held until the group it belongs to is durable.
-enum Answer {
-    Saved(SaveResult),
-    Refused(usize, String),
 }
 
 /// Lines answered per fsync at most. Smaller groups form whenever the input pauses, so a writer
@@ -251,7 +191,7 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
     // a thread of its own does them while this one saves. It is not joined: on an early return it
     // may be blocked reading a pipe, and it stops at its next line once nobody receives.
     let (send, chunks) = std::sync::mpsc::sync_channel(LOOKAHEAD_CHUNKS);
-    std::thread::spawn(move || read_lines(input, send, |line| prepare(line, allow_secret)));
+    std::thread::spawn(move || read_lines(input, send, |line| prepare_line(line, allow_secret)));
     let mut lines = Lines { chunks, chunk: Vec::new().into_iter() };
     // The store is opened (and created) at the first line that passes validation: a stream of
     // refused lines writes nothing, not even an empty store.
@@ -259,7 +199,7 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
     let size = if from == "-" { None } else { std::fs::metadata(from).ok().map(|m| m.len()) };
     let bar = crate::style::progress(size, "saving");
     let mut refused = 0usize;
-    let mut pending: Vec<Answer> = Vec::new();
+    let mut pending: Vec<LineAnswer> = Vec::new();
     loop {
         let line = match lines.next(Receiver::try_recv) {
             Ok(line) => line,
@@ -277,7 +217,7 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
         bar.inc(if size.is_some() { line.bytes } else { 1 });
         match line.save {
             None => {}
-            Some(Err(message)) => pending.push(Answer::Refused(line.number, message)),
+            Some(Err(error)) => pending.push(LineAnswer::Refused { line: line.number, error }),
             Some(Ok(prepared)) => {
                 let (ml, caller) = match &store {
                     Some(opened) => opened,
@@ -288,8 +228,10 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
                     }
                 };
                 match ml.save_prepared_by(prepared, caller, Durability::Deferred) {
-                    Ok(result) => pending.push(Answer::Saved(result)),
-                    Err(e) if refuses_line(&e) => pending.push(Answer::Refused(line.number, e.to_string())),
+                    Ok(result) => pending.push(LineAnswer::Saved(Box::new(result))),
+                    Err(e) if refuses_line(&e) => {
+                        pending.push(LineAnswer::Refused { line: line.number, error: e.to_string() })
+                    }
                     Err(e) => {
                         // A storage failure: answer what is durable, then stop.
                         flush(store.as_ref().map(|(ml, _)| ml), out, &mut pending, &mut refused)?;
@@ -307,20 +249,10 @@ fn run_from(ctx: &Context, from: &str, allow_secret: bool, out: &mut Output) -> 
     refused_error(refused, out)
 }
 
-/// Whether a save's error refuses its line alone (bad input, or a scope or authority the
-/// principal lacks): the other lines go on.
-fn refuses_line(e: &memledger_engine::EngineError) -> bool {
-    matches!(e.exit(), Exit::BadInput | Exit::NotPermitted)
-}
-
 fn refused_error(refused: usize, out: &mut Output) -> Result<(), CliError> {
     if refused > 0 {
         out.flush()?;
-        return Err(CliError::new(
-            Exit::BadInput,
-            format!("{refused} line(s) were refused; the rest were saved"),
-            None,
-        ));
+        return Err(memledger_commands::memories::refused_lines(refused).into());
     }
     Ok(())
 }
@@ -465,21 +397,12 @@ fn read_lines<T>(
     }
 }
 
-/// A line's save, validated and analysed, or the message that refuses it. `allow_secret`
-/// (`--allow-secret`) lets every line hold a credential; a line's own `allow_secret` lets it.
-fn prepare(line: &[u8], allow_secret: bool) -> Result<PreparedSave, String> {
-    let line = std::str::from_utf8(line).map_err(|_| "the line is not valid UTF-8".to_string())?;
-    let mut request = serde_json::from_str::<SaveRequest>(line).map_err(|e| format!("not a save request: {e}"))?;
-    request.allow_secret |= allow_secret;
-    PreparedSave::new(request).map_err(|e| e.to_string())
-}
-
 /// Make the group durable, then answer each of its lines in order. Without a store, every pending
 /// answer is a refusal and there is nothing to make durable.
 fn flush(
     ml: Option<&Memledger>,
     out: &mut Output,
-    pending: &mut Vec<Answer>,
+    pending: &mut Vec<LineAnswer>,
     refused: &mut usize,
 ) -> Result<(), CliError> {
     if pending.is_empty() {
@@ -489,17 +412,10 @@ fn flush(
         ml.sync()?;
     }
     for answer in pending.drain(..) {
-        match answer {
-            Answer::Saved(r) => print_result(out, &r)?,
-            Answer::Refused(number, message) => {
-                *refused += 1;
-                if out.json {
-                    out.json_line(&json!({"line": number, "error": message}))?;
-                } else {
-                    out.line(format!("line {number}: error: {message}"))?;
-                }
-            }
+        if matches!(answer, LineAnswer::Refused { .. }) {
+            *refused += 1;
         }
+        print_line(out, &answer)?;
     }
     out.flush()
 }

@@ -3,12 +3,13 @@
 //! its [`Dispatch`]: the CLI's own commands on the store it opened.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
+use memledger_commands::host::Host;
 use memledger_engine::error::Exit;
-use memledger_engine::{Caller, Memledger, Principal};
+use memledger_engine::{Caller, Principal};
 use memledger_server::Dispatch;
-use memledger_server::api::{self, Call, Reply};
+use memledger_server::api::{Call, Reply};
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
@@ -84,8 +85,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let _lock =
         memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
-    let verify_failed = Mutex::new(verify_failed(&ml));
-    let dispatch = Arc::new(Shared { ml, gate: RwLock::new(()), allow_erase: args.allow_erase, verify_failed });
+    let dispatch = Arc::new(Shared { host: Host::new(ml, args.allow_erase, super::settings()?) });
     let options = memledger_server::serve::Options {
         dir: ctx.dir.clone(),
         http: args.http,
@@ -104,105 +104,46 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     result.map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
 }
 
-/// The server's store and its lock: a rebuild (or an import) takes `gate` alone; every other
-/// command runs beside the rest, writes included: the engine's own write lock orders appends,
-/// and synced saves in flight together share one sync (docs/adr/0026-group-commit.md).
+/// The server's store: the command layer's [`Host`], whose answers this process prints for
+/// the clients that ask for the CLI's reply.
 struct Shared {
-    ml: Memledger,
-    gate: RwLock<()>,
-    /// `--allow-erase`.
-    allow_erase: bool,
-    /// What every answer says while the store's last verification failed: read at start and
-    /// after each `verify` (with the server up, every verification runs through it).
-    verify_failed: Mutex<Option<String>>,
-}
-
-/// The warning a failed last verification of `ml` gives, if it failed.
-fn verify_failed(ml: &Memledger) -> Option<String> {
-    let last = ml.last_verification().ok().flatten().filter(|last| !last.ok)?;
-    Some(format!(
-        "the last verification of this store failed ({}{}: {}); run `memledger verify`",
-        last.at,
-        last.first_bad_seq.map(|s| format!(", first bad seq {s}")).unwrap_or_default(),
-        last.problem.as_deref().unwrap_or("unknown")
-    ))
-}
-
-impl Shared {
-    fn locked<T>(&self, call: &Call, f: impl FnOnce() -> T) -> T {
-        let _gate = if call.exclusive() {
-            (None, Some(self.gate.write().unwrap_or_else(|p| p.into_inner())))
-        } else {
-            (Some(self.gate.read().unwrap_or_else(|p| p.into_inner())), None)
-        };
-        f()
-    }
-}
-
-/// An erasure asked of a server that was not started with `--allow-erase`.
-fn erase_refused() -> CliError {
-    CliError::new(Exit::BadInput, api::ERASE_REFUSED.to_string(), Some(api::ERASE_REFUSED_HINT.to_string()))
+    host: Host,
 }
 
 impl Dispatch for Shared {
     fn run(&self, call: Call, json: bool, color: bool, caller: &Caller) -> Reply {
+        let hosted = self.host.run(&call, caller);
         let mut out = Output::buffer(json);
-        if let Call::Erase(b) = &call
-            && !b.dry_run
-            && !self.allow_erase
-        {
-            return super::reply(Err(erase_refused()), out);
-        }
-        let result = self
-            .locked(&call, || crate::style::with_color(color, || super::execute(&self.ml, caller, &call, &mut out)));
+        let result = crate::style::with_color(color, || super::print_executed(hosted.executed, &mut out));
         let mut reply = super::reply(result, out);
-        let mut failed = self.verify_failed.lock().unwrap_or_else(|p| p.into_inner());
-        if matches!(call, Call::Verify(_)) {
-            *failed = verify_failed(&self.ml);
-        }
         // Every answer says so while the store's last verification failed (docs/reliability.md).
-        if let Some(failed) = failed.as_ref() {
+        if let Some(failed) = hosted.verify_failed {
             reply.stderr.push_str(&format!("memledger: warning: {failed}\n"));
-            reply.verify_failed = Some(failed.clone());
+            reply.verify_failed = Some(failed);
         }
         reply
     }
 
     fn import(&self, stream: &[u8], json: bool, color: bool, caller: &Caller, allow_secret: bool) -> Reply {
         let mut out = Output::buffer(json);
-        if !caller.access().administers_store() {
-            let refusal =
-                caller.access().refusal(memledger_schemas::Verb::Admin, "*", " (import appends a stream)".into());
-            return super::reply(Err(memledger_engine::EngineError::from(refusal).into()), out);
-        }
-        let call = Call::Rebuild(Default::default());
-        let result = self.locked(&call, || {
-            crate::style::with_color(color, || {
-                super::import::execute(&self.ml, stream, allow_secret, &mut out).map(|()| 0)
-            })
-        });
+        let result = self
+            .host
+            .import(stream, caller, allow_secret)
+            .map_err(CliError::from)
+            .and_then(|report| crate::style::with_color(color, || super::import::render(&mut out, &report)))
+            .map(|()| 0);
         super::reply(result, out)
     }
 
     fn export(&self, since: u64, caller: &Caller, out: &mut dyn std::io::Write) -> Result<u64, String> {
-        let _gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
-        let access = caller.access();
-        let keep = |e: &memledger_schemas::Event| super::log::visible(&self.ml, caller, e);
-        let keep: Option<&dyn Fn(&memledger_schemas::Event) -> Result<bool, memledger_engine::EngineError>> =
-            if access.reads_everything() && access.administers_store() { None } else { Some(&keep) };
-        self.ml.export_kept(since, out, keep).map_err(|e| e.to_string())
+        self.host.export(since, caller, out).map_err(|e| e.to_string())
     }
 
     fn head_seq(&self) -> u64 {
-        self.ml.ledger().head().seq
+        self.host.head_seq()
     }
 
     fn authenticate(&self, token: &str) -> Option<Principal> {
-        // On a shared ledger a revocation another machine appended counts at once.
-        if self.ml.ledger().is_shared() {
-            let _gate = self.gate.read().unwrap_or_else(|p| p.into_inner());
-            let _ = self.ml.catch_up();
-        }
-        self.ml.authenticate(token).ok()
+        self.host.authenticate(token)
     }
 }

@@ -19,7 +19,7 @@ use memledger_engine::models::Models;
 use memledger_engine::transcripts::chunk::{self, Budget, Chunk};
 use memledger_engine::transcripts::extract::{self, Extracted};
 use memledger_engine::transcripts::{self, Agent, Transcript, Turn, clean, dates};
-use memledger_engine::{Caller, Durability, Memledger};
+use memledger_engine::{Caller, Memledger};
 use memledger_schemas::{Hash, Timestamp};
 use serde_json::{Value, json};
 
@@ -989,93 +989,6 @@ fn print_summary(
         ))?;
     }
     Ok(())
-}
-
-/// `TranscriptProgress` on an open store: where the file's import stands.
-pub fn execute_progress(
-    ml: &Memledger,
-    caller: &Caller,
-    q: &TranscriptQuery,
-    out: &mut Output,
-) -> Result<(), CliError> {
-    let scope = q.scope.clone().unwrap_or_else(|| caller.principal.own_scope());
-    let (progress, chunks) = ml.transcript_progress(caller, &scope, &q.file, q.identity.as_deref())?;
-    out.json_line(&json!({"progress": progress, "chunks": chunks}))
-}
-
-fn hash_field(name: &str, text: &str) -> Result<Hash, CliError> {
-    Hash::parse_hex(text).ok_or_else(|| CliError::bad_input(format!("progress.{name}: not 64 hex digits")))
-}
-
-/// `TranscriptChunk` on an open store: the chunk's saves (made durable together), then its
-/// progress event; one JSON object with each save's result (or refusal) in order.
-pub fn execute_chunk(
-    ml: &Memledger,
-    caller: &Caller,
-    b: &TranscriptChunkBody,
-    out: &mut Output,
-) -> Result<(), CliError> {
-    let scope = b.scope.clone().unwrap_or_else(|| caller.principal.own_scope());
-    let progress = match &b.progress {
-        None => None,
-        Some(p) => {
-            let agent: Agent = p.agent.parse().map_err(CliError::bad_input)?;
-            if p.file.trim().is_empty() {
-                return Err(CliError::bad_input("progress.file: empty"));
-            }
-            if p.first_line == 0 || p.last_line < p.first_line {
-                return Err(CliError::bad_input("progress: lines count from 1 and the last is not before the first"));
-            }
-            Some(memledger_schemas::TranscriptProgressed {
-                agent: agent.to_string(),
-                file: p.file.clone(),
-                session: p.session.clone(),
-                offset: p.offset,
-                prefix_hash: hash_field("prefix_hash", &p.prefix_hash)?,
-                chunk_hash: hash_field("chunk_hash", &p.chunk_hash)?,
-                first_line: p.first_line,
-                last_line: p.last_line,
-                memories: Vec::new(),
-            })
-        }
-    };
-    let mut results = Vec::with_capacity(b.saves.len());
-    let mut memories = Vec::new();
-    // What the saves cost, for the importer's budget (counted for the caller by `execute`).
-    let (saved, used) = memledger_engine::models::metered(|| -> Result<(), CliError> {
-        for (index, save) in b.saves.iter().enumerate() {
-            match ml.save_by_with(super::save::request_of(save), caller, Durability::Deferred) {
-                Ok(r) => {
-                    memories.push(r.memory_id);
-                    results.push(serde_json::to_value(&r).map_err(std::io::Error::from)?);
-                }
-                Err(e)
-                    if matches!(e.exit(), memledger_engine::Exit::BadInput | memledger_engine::Exit::NotPermitted) =>
-                {
-                    results.push(json!({"index": index, "error": e.to_string()}));
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        Ok(())
-    });
-    saved?;
-    ml.sync()?;
-    let (mut seqs, mut replayed) = (Vec::new(), false);
-    if let Some(mut progress) = progress {
-        progress.memories = memories;
-        let key = transcripts::progress_key(&progress);
-        (seqs, replayed) = ml.record_transcript_progress(caller, &scope, progress, key)?;
-    }
-    // What distilling the chunk cost the importing process, counted once the chunk is in (a
-    // chunk replayed was counted when it was first committed).
-    if let Some(u) = b.usage
-        && !replayed
-    {
-        let used = memledger_engine::models::TokenUsage::from(u);
-        ml.record_usage(&caller.principal.name, used)?;
-    }
-    out.json_line(&json!({"results": results, "progress_seqs": seqs, "progress_replayed": replayed, "usage": used}))
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 
 use memledger_engine::reads::MemoryView;
 
-use memledger_engine::{Caller, Memledger};
 use memledger_server::api::{Call, ShowQuery};
 
 use crate::app::Context;
@@ -24,7 +23,8 @@ pub struct Args {
     pub valid_at: Option<String>,
 }
 
-pub fn print_memory(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
+/// A memory's human text.
+pub fn render(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
     out.line(format!("{}  v{}  {}  {}  {}", m.memory_id, m.version, m.status, m.memory_type, m.scope))?;
     match &m.erased {
         Some(mark) => out.line(format!("  {}", mark.describe()))?,
@@ -92,26 +92,6 @@ pub fn interval(from: memledger_schemas::Timestamp, to: Option<memledger_schemas
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     let q = ShowQuery { id: args.id, as_of: args.as_of, valid_at: args.valid_at };
-    check(&q)?;
+    memledger_commands::memories::check_show(&q)?;
     ctx.run(Call::Show(q), out)
-}
-
-/// The as-of point and the `--valid-at` time, refused here when malformed.
-pub fn check(q: &ShowQuery) -> Result<Option<memledger_engine::AsOf>, CliError> {
-    let point = q.as_of.as_deref().map(str::parse::<memledger_engine::AsOf>).transpose()?;
-    q.valid_at.as_deref().map(memledger_engine::validity::parse_valid_at).transpose()?;
-    Ok(point)
-}
-
-pub fn execute(live: &Memledger, caller: &Caller, q: &ShowQuery, out: &mut Output) -> Result<(), CliError> {
-    let point = check(q)?;
-    let at = super::valid_time(live, point, q.valid_at.as_deref())?;
-    let ml = live.as_of(point)?;
-    let id = ml.resolve_memory_id(&q.id)?;
-    let m = ml.show_at(id, at)?;
-    caller.access().require(memledger_schemas::Verb::Read, &m.scope)?;
-    if out.json {
-        return out.json_line(&m);
-    }
-    print_memory(out, &m)
 }

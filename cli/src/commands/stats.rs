@@ -1,6 +1,6 @@
 //! `memledger stats`: counts.
 
-use memledger_engine::{Caller, Memledger};
+use memledger_commands::answer::StatsDoc;
 use memledger_server::api::{Call, Empty};
 
 use crate::app::Context;
@@ -15,14 +15,9 @@ pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError>
     ctx.run(Call::Stats(Empty {}), out)
 }
 
-pub fn execute(ml: &Memledger, caller: &Caller, out: &mut Output) -> Result<(), CliError> {
-    let s = ml.stats_in(&caller.access().readable())?;
-    let last_verify = ml.last_verification()?;
-    if out.json {
-        let mut doc = serde_json::to_value(&s).map_err(std::io::Error::from)?;
-        doc["last_verify"] = serde_json::to_value(&last_verify).map_err(std::io::Error::from)?;
-        return out.json_line(&doc);
-    }
+/// Counts for people.
+pub fn render(out: &mut Output, doc: &StatsDoc) -> Result<(), CliError> {
+    let s = &doc.stats;
     out.line(format!("events     {}", s.events))?;
     for (k, v) in &s.memories {
         out.line(format!("memories   {k:<10} {v}"))?;
@@ -33,8 +28,9 @@ pub fn execute(ml: &Memledger, caller: &Caller, out: &mut Output) -> Result<(), 
     for (k, v) in &s.conflicts {
         out.line(format!("conflicts  {k:<10} {v}"))?;
     }
-    if let Some(v) = last_verify {
-        let verdict = if v.ok { "ok".to_string() } else { format!("FAILED: {}", v.problem.unwrap_or_default()) };
+    if let Some(v) = &doc.last_verify {
+        let verdict =
+            if v.ok { "ok".to_string() } else { format!("FAILED: {}", v.problem.clone().unwrap_or_default()) };
         out.line(format!("verified   {} {verdict}", v.at))?;
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! `memledger update`: an explicit edit, a new version unconditionally.
 
 use memledger_engine::expiry::ExpiryChange;
-use memledger_engine::{Caller, Memledger};
+use memledger_engine::resolve::UpdateResult;
 use memledger_server::api::{Call, UpdateBody};
 
 use crate::app::Context;
@@ -46,25 +46,16 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
         ttl: args.ttl,
         no_expiry: args.no_expiry,
     };
-    expiry_of(&body)?;
+    // A malformed expiry is refused before the store is opened.
+    ExpiryChange::of(
+        body.expires_at.as_deref(),
+        body.ttl.as_deref(),
+        body.no_expiry,
+        memledger_schemas::Timestamp::now(),
+    )?;
     ctx.run(Call::Update(body), out)
 }
 
-/// What an update says of the expiry, resolved at this call's clock.
-fn expiry_of(b: &UpdateBody) -> Result<ExpiryChange, CliError> {
-    let now = memledger_schemas::Timestamp::now();
-    Ok(ExpiryChange::of(b.expires_at.as_deref(), b.ttl.as_deref(), b.no_expiry, now)?)
-}
-
-pub fn execute(ml: &Memledger, caller: &Caller, b: &UpdateBody, out: &mut Output) -> Result<(), CliError> {
-    if let Some(text) = &b.text {
-        memledger_engine::input::validate_text(text)?;
-    }
-    let expiry = expiry_of(b)?;
-    let id = ml.resolve_memory_id(&b.id)?;
-    let r = ml.revise_by(id, b.text.as_deref(), b.expect_version, expiry, caller)?;
-    if out.json {
-        return out.json_line(&r);
-    }
+pub fn render(out: &mut Output, r: &UpdateResult) -> Result<(), CliError> {
     out.line(format!("versioned  {}  v{} (replaces {})", r.memory_id.short(), r.version, r.replaces.short()))
 }

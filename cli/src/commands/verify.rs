@@ -1,7 +1,8 @@
 //! `memledger verify`: the hash chain, the views and the text index.
 
+use memledger_engine::EngineError;
 use memledger_engine::WitnessPlace;
-use memledger_engine::{EngineError, Memledger};
+use memledger_engine::reads::VerifyView;
 use memledger_server::api::{Call, Empty};
 
 use crate::app::Context;
@@ -43,34 +44,21 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Some("a copy older than, or different from, the one the witness signed".into()),
         ));
     }
-    execute(&ml, out)
+    super::execute(&ml, &ctx.caller(&ml)?, &Call::Verify(Empty {}), out).map(|_| ())
 }
 
-pub fn execute(ml: &Memledger, out: &mut Output) -> Result<(), CliError> {
-    let v = ml.verify()?;
-    if out.json {
-        out.json_line(&v)?;
-    } else if v.ledger.ok && v.views_consistent {
+pub fn render(out: &mut Output, v: &VerifyView) -> Result<(), CliError> {
+    if v.ledger.ok && v.views_consistent {
         out.line(format!(
             "ok: {} events, head seq {} {}; views and text index consistent",
             v.ledger.events, v.ledger.head_seq, v.ledger.head_hash
-        ))?;
+        ))
     } else {
         out.line(format!(
             "NOT OK: first bad seq {:?}: {}; inconsistent views: {:?}",
             v.ledger.first_bad_seq,
             v.ledger.problem.clone().unwrap_or_default(),
             v.inconsistent_views
-        ))?;
-    }
-    if v.ledger.ok && v.views_consistent {
-        Ok(())
-    } else {
-        out.flush()?;
-        Err(CliError::new(
-            Exit::Failure,
-            "verification failed",
-            v.ledger.first_bad_seq.map(|s| format!("the chain breaks at seq {s}")),
         ))
     }
 }

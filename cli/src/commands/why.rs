@@ -1,8 +1,6 @@
 //! `memledger why`: every classification that touched a memory or a pair.
 
-use serde_json::json;
-
-use memledger_engine::{Caller, Memledger};
+use memledger_commands::answer::WhyDoc;
 use memledger_server::api::{Call, WhyQuery};
 
 use crate::app::Context;
@@ -29,40 +27,14 @@ const KEY_SCORES: &[(&str, &str, bool)] = &[
     ("llm_confidence", "model confidence", false),
 ];
 
-/// What stands in for what the caller may not read.
-pub const WITHHELD: &str = "[withheld: the other memory is in a scope this principal may not read]";
-
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
     ctx.run(Call::Why(WhyQuery { id: args.id, other: args.other }), out)
 }
 
-pub fn execute(ml: &Memledger, caller: &Caller, q: &WhyQuery, out: &mut Output) -> Result<(), CliError> {
-    let id = ml.resolve_memory_id(&q.id)?;
-    let other = q.other.as_deref().map(|o| ml.resolve_memory_id(o)).transpose()?;
-    let access = caller.access();
-    for asked in std::iter::once(id).chain(other) {
-        access.require(memledger_schemas::Verb::Read, &ml.scope_of(asked)?.unwrap_or_default())?;
-    }
-    let mut decisions = ml.why(id, other)?;
-    // A pair whose other side the caller may not read keeps its ids and outcome; its reason,
-    // scores and the model's answer, which may quote that side, are withheld.
-    for d in &mut decisions {
-        let other_side = if d.incoming == id { d.candidate } else { d.incoming };
-        if !access.reads(&ml.scope_of(other_side)?.unwrap_or_default()) {
-            d.reason = WITHHELD.into();
-            d.scores.clear();
-            d.model = None;
-        }
-    }
-    // An expiry decides without an event when its time comes: said beside the decisions.
-    let now = memledger_schemas::Timestamp::now();
-    // (An observation merged into another is no belief of its own: it has no expiry to say.)
-    let shown = ml.show_at(id, now).ok();
-    let expires_at = shown.as_ref().and_then(|m| m.expires_at);
-    let expired = shown.is_some_and(|m| m.status == memledger_engine::validity::ReadStatus::Expired);
-    if out.json {
-        return out.json_line(&json!({ "decisions": decisions, "expires_at": expires_at, "expired": expired }));
-    }
+/// The decisions that involved a memory, for people.
+pub fn render(out: &mut Output, doc: &WhyDoc) -> Result<(), CliError> {
+    let WhyDoc { memory_id: id, decisions, expires_at, expired } = doc;
+    let (expires_at, expired) = (*expires_at, *expired);
     if decisions.is_empty() {
         out.line("no classification involved this memory (it was saved with nothing similar in its scope, or with --no-dedup)")?;
     }
@@ -76,7 +48,7 @@ pub fn execute(ml: &Memledger, caller: &Caller, q: &WhyQuery, out: &mut Output) 
             id.short()
         ))?;
     }
-    for d in &decisions {
+    for d in decisions {
         // The gate and its reason first, then the few scores a person weighs; --json has them all.
         out.line(format!(
             "{} → {}  {}  gate {}  ({}, outcome {}, seq {}, by {})",
