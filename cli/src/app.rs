@@ -115,8 +115,8 @@ impl Context {
     /// here. The output and the exit code are the same either way.
     pub fn run(&self, call: Call, out: &mut Output) -> Result<(), CliError> {
         if let Some(mut server) = self.server(call.writes())? {
-            let reply = server.call(self, call)?;
-            return crate::backend::print_reply(&reply, out, false);
+            let reply = server.call(self, call.clone())?;
+            return crate::backend::print_reply(&call, &reply, out, false);
         }
         let ml = self.open_for(&call, out)?;
         let caller = self.caller(&ml)?;

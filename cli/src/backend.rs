@@ -1,7 +1,7 @@
 //! Where a command runs: through the store's server when one answers on its socket (or one
 //! `--autostart` starts), else on the store opened by this process. Either way the command is
-//! an [`api::Call`] run by [`crate::commands::execute`], so the output and the exit code are
-//! the same (docs/adr/0014-one-server-per-store.md).
+//! an [`api::Call`] the command layer executes, and this process renders its typed answer, so
+//! the output and the exit code are the same (docs/adr/0014-one-server-per-store.md).
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
@@ -69,19 +69,46 @@ fn unreachable(e: ClientError) -> CliError {
     )
 }
 
-/// Print what the server's command printed; its error, unless `batch` (a `save --from` batch,
-/// whose refusals the caller counts).
-pub fn print_reply(reply: &Reply, out: &mut Output, batch: bool) -> Result<(), CliError> {
+/// Print what the server answered `call` as this process prints its own answers (the typed
+/// answer rendered here, `--json` or human text); its error, unless `batch` (a `save --from`
+/// batch, whose refusals the caller counts).
+pub fn print_reply(call: &Call, reply: &Reply, out: &mut Output, batch: bool) -> Result<(), CliError> {
     for note in reply.stderr.lines() {
         out.note(note);
     }
-    out.writer().write_all(reply.stdout.as_bytes())?;
+    if !reply.stdout.trim().is_empty() {
+        let answer = memledger_commands::Answer::parse(call, &reply.stdout).map_err(|e| {
+            CliError::new(Exit::Failure, format!("the server's answer is not the command's: {e}"), None)
+        })?;
+        crate::commands::print_answer(&answer, out)?;
+    }
+    reply_error(reply, out, batch)
+}
+
+/// Print the server's answer to an import.
+pub fn print_import_reply(reply: &Reply, out: &mut Output) -> Result<(), CliError> {
+    for note in reply.stderr.lines() {
+        out.note(note);
+    }
+    if !reply.stdout.trim().is_empty() {
+        let report: memledger_engine::ImportReport = serde_json::from_str(reply.stdout.trim())
+            .map_err(|e| CliError::new(Exit::Failure, format!("the server's answer is not an import's: {e}"), None))?;
+        crate::commands::import::render(out, &report)?;
+    }
+    reply_error(reply, out, false)
+}
+
+/// The error a reply ended with, if any (a batch's refused lines are counted by its caller).
+fn reply_error(reply: &Reply, out: &mut Output, batch: bool) -> Result<(), CliError> {
     let exit = Exit::from_code(reply.exit_code);
     if exit == Exit::Ok || (batch && exit == Exit::BadInput && reply.refused > 0) {
         return Ok(());
     }
     out.flush()?;
-    Err(CliError::new(exit, reply.error.clone().unwrap_or_else(|| "the command failed".into()), reply.hint.clone()))
+    let mut error =
+        CliError::new(exit, reply.error.clone().unwrap_or_else(|| "the command failed".into()), reply.hint.clone());
+    error.refusal = reply.refusal.as_ref().map(|r| (r.verb.clone(), r.scope.clone()));
+    Err(error)
 }
 
 /// Whether a directory holds a store.

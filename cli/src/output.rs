@@ -40,18 +40,7 @@ impl CliError {
 
 impl From<EngineError> for CliError {
     fn from(e: EngineError) -> Self {
-        let hint = match &e {
-            EngineError::Conflict(_) => Some("nothing was written; look at the current state and try again".into()),
-            EngineError::NotPermitted(_) => {
-                Some("nothing was written; `memledger whoami` lists this principal's grants".into())
-            }
-            _ => None,
-        };
-        let mut error = CliError::new(e.exit(), e.to_string(), hint);
-        if let EngineError::NotPermitted(n) = &e {
-            error.refusal = Some((n.verb.to_string(), n.scope.clone()));
-        }
-        error
+        CliError::from(memledger_commands::CommandError::from(e))
     }
 }
 

@@ -105,21 +105,27 @@ pub fn check_show(q: &ShowQuery) -> Result<Option<AsOf>, CommandError> {
     Ok(point)
 }
 
-pub fn show(live: &Memledger, caller: &Caller, q: &ShowQuery) -> Result<MemoryView, CommandError> {
+/// The store as `q` asks to read it, the valid time it asks about, and the memory it names.
+fn asked<'a>(
+    live: &'a Memledger,
+    q: &ShowQuery,
+) -> Result<(memledger_engine::Snapshot<'a>, memledger_schemas::Timestamp, memledger_schemas::MemoryId), CommandError> {
     let point = check_show(q)?;
     let at = crate::valid_time(live, point, q.valid_at.as_deref())?;
     let ml = live.as_of(point)?;
     let id = ml.resolve_memory_id(&q.id)?;
+    Ok((ml, at, id))
+}
+
+pub fn show(live: &Memledger, caller: &Caller, q: &ShowQuery) -> Result<MemoryView, CommandError> {
+    let (ml, at, id) = asked(live, q)?;
     let m = ml.show_at(id, at)?;
     caller.access().require(Verb::Read, &m.scope)?;
     Ok(m)
 }
 
 pub fn history(live: &Memledger, caller: &Caller, q: &ShowQuery) -> Result<HistoryView, CommandError> {
-    let point = check_show(q)?;
-    let at = crate::valid_time(live, point, q.valid_at.as_deref())?;
-    let ml = live.as_of(point)?;
-    let id = ml.resolve_memory_id(&q.id)?;
+    let (ml, at, id) = asked(live, q)?;
     let scope = ml.scope_of(id)?.unwrap_or_default();
     caller.access().require(Verb::Read, &scope)?;
     Ok(ml.history_at(id, at)?)

@@ -7,15 +7,16 @@ use utoipa::ToSchema;
 
 pub use memledger_commands::request::*;
 
-/// A call as the CLI sends it: the call, how to print, and who acts.
+/// A call as the CLI sends it: the call, and who acts.
 #[derive(Clone, Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallRequest {
     pub call: Call,
-    /// `--json` output; else the human text.
+    /// Accepted and ignored: the answer is always the command's JSON document, which the CLI
+    /// renders as human text in its own process.
     #[serde(default)]
     pub json: bool,
-    /// Colours in the human text.
+    /// Accepted and ignored (as `json`).
     #[serde(default)]
     pub color: bool,
     /// Who is acting (`--actor`); else the server's default for the connection.
@@ -23,10 +24,11 @@ pub struct CallRequest {
     pub actor: Option<String>,
 }
 
-/// What a command printed and how it ended: identical to the same command run in the CLI.
+/// What a command answered and how it ended: its typed answer serialized (what `--json` prints)
+/// and the exit code the CLI would end with.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, ToSchema)]
 pub struct Reply {
-    /// Standard output: the `--json` document(s), or the human text.
+    /// The answer: the command's `--json` document (JSON Lines for `save --from` and `log`).
     pub stdout: String,
     /// Notes for standard error (not errors: `error` is the error).
     pub stderr: String,
@@ -55,6 +57,52 @@ pub struct Refusal {
 }
 
 impl Reply {
+    /// What a host's command answered: its document, its notes (and the warning of a failed
+    /// verification) for standard error, and its error.
+    pub fn answered(hosted: memledger_commands::host::Hosted) -> Reply {
+        let memledger_commands::host::Hosted { executed, verify_failed } = hosted;
+        let mut stderr: String = executed.notes.iter().map(|n| format!("{n}\n")).collect();
+        if let Some(failed) = &verify_failed {
+            stderr.push_str(&format!("memledger: warning: {failed}\n"));
+        }
+        let refused = match &executed.answer {
+            Some(memledger_commands::Answer::SaveLines(lines)) => {
+                lines.iter().filter(|l| matches!(l, memledger_commands::answer::LineAnswer::Refused { .. })).count()
+            }
+            _ => 0,
+        };
+        let stdout = match executed.answer.as_ref().map(memledger_commands::Answer::json_lines) {
+            None => String::new(),
+            Some(Ok(lines)) => lines,
+            Some(Err(e)) => return Reply::failure(format!("the answer could not be serialized: {e}")),
+        };
+        let reply = Reply { stdout, stderr, refused, verify_failed, ..Reply::default() };
+        match executed.error {
+            None => reply,
+            Some(e) => Reply::error(e, reply),
+        }
+    }
+
+    /// A command's document, or its error.
+    pub fn document<T: Serialize>(result: Result<T, memledger_commands::CommandError>) -> Reply {
+        match result.map(|doc| serde_json::to_string(&doc)) {
+            Ok(Ok(json)) => Reply { stdout: json + "\n", ..Reply::default() },
+            Ok(Err(e)) => Reply::failure(format!("the answer could not be serialized: {e}")),
+            Err(e) => Reply::error(e, Reply::default()),
+        }
+    }
+
+    /// `reply` ended by `e`.
+    fn error(e: memledger_commands::CommandError, reply: Reply) -> Reply {
+        Reply {
+            exit_code: e.exit().into(),
+            error: Some(e.message().to_string()),
+            hint: e.hint().map(str::to_string),
+            refusal: e.refusal().map(|(verb, scope)| Refusal { verb: verb.into(), scope: scope.into() }),
+            ..reply
+        }
+    }
+
     /// A command that could not run to its end ([`Exit::Failure`]), printing nothing.
     pub fn failure(error: String) -> Reply {
         Reply { exit_code: Exit::Failure.into(), error: Some(error), ..Reply::default() }

@@ -135,6 +135,8 @@ pub struct MemoryDoc {
     conflicts_with: Vec<String>,
     conflicts: Vec<String>,
     merged_count: u32,
+    /// Why it was retired (`forget --reason`), when it was.
+    retired_reason: Option<String>,
     /// Its effective time, else when asserted.
     valid_from: String,
     /// The next version's `valid_from`; null while open.
@@ -150,6 +152,34 @@ pub struct MemoryDoc {
     expires_at: Option<String>,
     /// The time to live its expiry was given as, in seconds.
     ttl_seconds: Option<u64>,
+    /// The erasure that blanked its text, if one did.
+    erased: Option<ErasedDoc>,
+    /// Memories that, like this one, each add a detail of their own to one earlier version.
+    co_enriches: Vec<String>,
+    /// Where in a transcript it was said (`import sessions`).
+    evidence: Option<EvidenceDoc>,
+}
+
+/// An erasure that blanked a text: its event, when, and by whom.
+#[derive(Serialize, ToSchema)]
+pub struct ErasedDoc {
+    seq: u64,
+    at: String,
+    by: String,
+}
+
+/// Where in a transcript a memory was said.
+#[derive(Serialize, ToSchema)]
+pub struct EvidenceDoc {
+    /// `claude-code`, `codex` or `plain`.
+    agent: String,
+    session: Option<String>,
+    file: String,
+    first_line: u32,
+    last_line: u32,
+    message_ids: Vec<String>,
+    excerpt: String,
+    observed_at: Option<String>,
 }
 
 /// `list`: newest first.
@@ -228,6 +258,8 @@ pub struct VersionDoc {
     authority: Authority,
     /// When this version stops being true unless renewed; null: never.
     expires_at: Option<String>,
+    /// The erasure that blanked its text, if one did.
+    erased: Option<ErasedDoc>,
 }
 
 /// `history`: newest first.
@@ -252,11 +284,20 @@ pub struct DecisionDoc {
     outcome: String,
     /// The principal whose save made the decision.
     principal: String,
+    /// Who acted for it (`--actor`).
+    actor: String,
+    recorded_at: String,
+    /// The chat model's verdict on the pair, when one was asked.
+    model: Option<Document>,
+    /// The erasure that blanked the reason and the model's answer, if one did.
+    erased: Option<ErasedDoc>,
 }
 
 /// `why`.
 #[derive(Serialize, ToSchema)]
 pub struct WhyDoc {
+    /// The memory asked about.
+    memory_id: String,
     decisions: Vec<DecisionDoc>,
     /// When the memory stops being true unless renewed; null: never.
     expires_at: Option<String>,
@@ -314,7 +355,17 @@ pub struct ConflictDoc {
     incoming: String,
     candidates: Vec<String>,
     reasons: Vec<String>,
+    /// The incoming memory as the caller may read it.
+    incoming_memory: ConflictSideDoc,
+    /// Each candidate as the caller may read it, with its reason.
+    candidate_memories: Vec<ConflictSideDoc>,
     opened_at: String,
+    opened_seq: u64,
+    /// Who opened it.
+    opened_by: String,
+    /// The text a chat model proposed for memories that each add a detail: `text`, `revision`,
+    /// `model`, `reason`.
+    proposal: Option<Document>,
     resolution: Option<Document>,
     resolutions: Vec<Document>,
     reverts: Vec<Document>,
@@ -327,6 +378,25 @@ pub struct ConflictDoc {
     proposed_by: Option<String>,
     /// The sides the caller may not read: their ids only, never their text.
     withheld: Vec<String>,
+}
+
+/// A memory on one side of a conflict: its id, and (unless `withheld`) what it says.
+#[derive(Serialize, ToSchema)]
+pub struct ConflictSideDoc {
+    memory_id: String,
+    /// It is in a scope the caller may not read: only its id is given.
+    withheld: Option<bool>,
+    text: Option<String>,
+    status: Option<Status>,
+    version: Option<u32>,
+    scope: Option<String>,
+    authority: Option<Authority>,
+    principal: Option<String>,
+    /// The transcript's words it came from (`import sessions`).
+    excerpt: Option<String>,
+    observed_at: Option<String>,
+    /// Why it conflicts (a candidate's).
+    reason: Option<String>,
 }
 
 /// `conflicts list`.
@@ -461,6 +531,9 @@ pub struct SideDoc {
     /// The actor of the save that observed it.
     saved_by: Option<String>,
     saved_seq: u64,
+    /// The principal that saved it.
+    principal: String,
+    authority: Authority,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -468,6 +541,8 @@ pub struct CandidateDoc {
     memory: Option<SideDoc>,
     memory_id: String,
     reason: String,
+    /// It is in a scope the caller may not read.
+    withheld: bool,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -485,6 +560,12 @@ pub struct ReviewConflictDoc {
     resolution: Option<Document>,
     resolutions: u64,
     reverts: Vec<Document>,
+    kind: String,
+    needs_authority: Authority,
+    proposed_by: Option<String>,
+    /// The incoming memory is in a scope the caller may not read (`incoming` is null).
+    incoming_withheld: bool,
+    incoming_id: String,
 }
 
 /// A page of the conflict queue: pending first, grouped by scope and fact key, newest first.
@@ -519,6 +600,9 @@ pub struct NearMissDoc {
     outcome: String,
     scores: Document,
     thresholds: Document,
+    /// The candidate is in a scope the caller may not read (`candidate` is null).
+    candidate_withheld: bool,
+    candidate_id: String,
 }
 
 /// A page of near misses, newest first.
@@ -569,6 +653,8 @@ pub struct WhoamiDoc {
     grants: Vec<String>,
     /// The store's owner, with every verb.
     owner: bool,
+    /// Who acts for it (`--actor`, the `memledger-actor` header).
+    actor: String,
 }
 
 /// A principal (never its token).
@@ -600,8 +686,150 @@ pub struct PrincipalChangeDoc {
     kind: String,
     grants: Vec<String>,
     own_scope: String,
+    added_at: String,
+    added_by: String,
+    rotated_at: Option<String>,
     revoked: bool,
+    revoked_at: Option<String>,
+    revoked_by: Option<String>,
+    revoked_reason: Option<String>,
     /// Only from `add` and `rotate`: the token, shown this once.
     token: Option<String>,
     seqs: Vec<u64>,
+}
+
+/// The contract is checked against the typed answers the command layer serializes: every field
+/// an answer carries is a field of its document here (and so of OpenAPI, of the MCP tools'
+/// output schemas drawn from it, and of the Python models checked against it), and no document
+/// promises a field its answer lacks.
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use memledger_commands::answer;
+    use memledger_engine::{principals, reads, recall, resolve, review, validity};
+    use serde_json::Value;
+
+    /// The properties of an object schema, with those of the schemas it is made of (a flattened
+    /// field's).
+    fn properties(schema: &Value, defs: &serde_json::Map<String, Value>, out: &mut BTreeSet<String>) {
+        if let Some(Value::String(reference)) = schema.get("$ref") {
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            if let Some(target) = defs.get(name) {
+                properties(target, defs, out);
+            }
+            return;
+        }
+        if let Some(Value::Object(props)) = schema.get("properties") {
+            out.extend(props.keys().cloned());
+        }
+        for combined in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Value::Array(parts)) = schema.get(combined) {
+                parts.iter().for_each(|part| properties(part, defs, out));
+            }
+        }
+    }
+
+    fn typed<T: schemars::JsonSchema>() -> BTreeSet<String> {
+        let schema = serde_json::to_value(schemars::schema_for!(T)).expect("a schema is JSON");
+        let defs = schema.get("$defs").and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut out = BTreeSet::new();
+        properties(&schema, &defs, &mut out);
+        out
+    }
+
+    fn documented(openapi: &Value, name: &str) -> BTreeSet<String> {
+        let defs = openapi["components"]["schemas"].as_object().cloned().unwrap_or_default();
+        let schema = defs.get(name).unwrap_or_else(|| panic!("the contract has no {name}"));
+        let mut out = BTreeSet::new();
+        properties(schema, &defs, &mut out);
+        out
+    }
+
+    #[test]
+    fn every_document_names_exactly_the_fields_of_its_typed_answer() {
+        let openapi = serde_json::to_value(crate::http::api().1).expect("the OpenAPI document is JSON");
+        let pairs: Vec<(&str, BTreeSet<String>)> = vec![
+            ("SaveDoc", typed::<memledger_engine::SaveResult>()),
+            ("RelatedDoc", typed::<memledger_engine::pipeline::Related>()),
+            ("MemoryDoc", typed::<reads::MemoryView>()),
+            ("ListDoc", typed::<answer::ListDoc>()),
+            ("RecallHitDoc", typed::<recall::RecallHit>()),
+            ("RecallDoc", typed::<answer::RecallDoc>()),
+            ("ScheduledDoc", typed::<validity::ScheduledChange>()),
+            ("CoEnrichedDoc", typed::<recall::CoEnrichedMemory>()),
+            ("VersionDoc", typed::<reads::VersionView>()),
+            ("HistoryDoc", typed::<reads::HistoryView>()),
+            ("DecisionDoc", typed::<reads::Decision>()),
+            ("WhyDoc", typed::<answer::WhyDoc>()),
+            ("UpdateDoc", typed::<resolve::UpdateResult>()),
+            ("EraseDoc", typed::<memledger_engine::erase::EraseResult>()),
+            ("ForgetDoc", typed::<resolve::ForgetResult>()),
+            ("ConflictDoc", typed::<answer::ConflictDoc>()),
+            ("ConflictsDoc", typed::<answer::ConflictsDoc>()),
+            ("ResolveDoc", typed::<resolve::ResolveResult>()),
+            ("VerifyDoc", typed::<reads::VerifyView>()),
+            ("StatsDoc", typed::<answer::StatsDoc>()),
+            ("TokensDoc", typed::<answer::Tokens>()),
+            ("PrincipalTokensDoc", typed::<answer::PrincipalTokens>()),
+            ("UsageDoc", typed::<answer::UsageDoc>()),
+            ("LastVerifyDoc", typed::<memledger_engine::LastVerify>()),
+            ("ImportDoc", typed::<memledger_engine::ImportReport>()),
+            ("RebuildDoc", typed::<answer::RebuildDoc>()),
+            ("SideDoc", typed::<review::Side>()),
+            ("CandidateDoc", typed::<review::Candidate>()),
+            ("ReviewConflictDoc", typed::<review::ReviewConflict>()),
+            ("ReviewConflictsDoc", typed::<review::ConflictPage>()),
+            ("EventsDoc", typed::<review::Page<memledger_schemas::Event>>()),
+            ("NearMissDoc", typed::<review::NearMiss>()),
+            ("NearMissesDoc", typed::<review::Page<review::NearMiss>>()),
+            ("BucketDoc", typed::<review::Bucket>()),
+            ("TimelineDoc", typed::<review::Timeline>()),
+            ("OpenDoc", typed::<answer::OpenedDoc>()),
+            ("WhoamiDoc", typed::<answer::WhoamiDoc>()),
+            ("PrincipalDoc", typed::<principals::PrincipalView>()),
+            ("PrincipalsDoc", typed::<answer::PrincipalsDoc>()),
+            ("PrincipalChangeDoc", typed::<principals::PrincipalChange>()),
+        ];
+        let mut drift = Vec::new();
+        for (name, emitted) in pairs {
+            let promised = documented(&openapi, name);
+            let missing: Vec<_> = emitted.difference(&promised).collect();
+            let extra: Vec<_> = promised.difference(&emitted).collect();
+            if !missing.is_empty() || !extra.is_empty() {
+                drift.push(format!(
+                    "{name}: emitted but not documented {missing:?}; documented but not emitted {extra:?}"
+                ));
+            }
+        }
+        assert!(drift.is_empty(), "the contract drifted from the typed answers:\n{}", drift.join("\n"));
+    }
+
+    /// The reference pages that list the documents' fields: docs/cli.md (each command's
+    /// `--json` fields) and docs/review.md (the review page's reads).
+    fn reference_pages() -> String {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        ["docs/cli.md", "docs/review.md"]
+            .iter()
+            .map(|page| std::fs::read_to_string(root.join(page)).expect("a reference page"))
+            .collect()
+    }
+
+    #[test]
+    fn every_field_of_every_document_is_named_on_a_reference_page() {
+        let openapi = serde_json::to_value(crate::http::api().1).expect("the OpenAPI document is JSON");
+        let pages = reference_pages();
+        let mut unnamed = Vec::new();
+        for (name, schema) in openapi["components"]["schemas"].as_object().into_iter().flatten() {
+            if !name.ends_with("Doc") {
+                continue;
+            }
+            for field in schema["properties"].as_object().into_iter().flatten().map(|(f, _)| f) {
+                if !pages.contains(&format!("`{field}`")) {
+                    unnamed.push(format!("{name}.{field}"));
+                }
+            }
+        }
+        assert!(unnamed.is_empty(), "fields no reference page names (as `field`): {unnamed:?}");
+    }
 }

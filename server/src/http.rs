@@ -28,7 +28,7 @@ use memledger_engine::{Caller, Principal};
 
 use crate::api::*;
 use crate::contract;
-use crate::{CallFn, Dispatch};
+use crate::{CallFn, Store};
 
 /// A request body larger than this is refused with 413 (`import` takes up to [`IMPORT_LIMIT`]).
 pub const BODY_LIMIT: usize = 16 << 20;
@@ -58,7 +58,7 @@ pub const ACTOR_HEADER: &str = "memledger-actor";
 /// What the handlers share.
 #[derive(Clone)]
 pub struct AppState {
-    pub dispatch: Arc<dyn Dispatch>,
+    pub store: Arc<Store>,
     pub call: CallFn,
     pub status: Arc<dyn Fn() -> ServerStatus + Send + Sync>,
     pub activity: Arc<Activity>,
@@ -165,14 +165,8 @@ impl IntoResponse for Problem {
 
 /// The HTTP status of a command's exit code.
 pub fn status_of(exit: Exit, message: &str) -> StatusCode {
-    match exit {
-        Exit::BadInput => StatusCode::UNPROCESSABLE_ENTITY,
-        Exit::Conflict => StatusCode::CONFLICT,
-        Exit::NotFound => StatusCode::NOT_FOUND,
-        Exit::NotPermitted => StatusCode::FORBIDDEN,
-        _ if message.contains("another memledger process holds the store") => StatusCode::SERVICE_UNAVAILABLE,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
+    let status = memledger_commands::CommandError::new(exit, message, None).http_status();
+    StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 fn rejection_json(e: JsonRejection) -> Response {
@@ -207,13 +201,12 @@ fn wants_reply(headers: &HeaderMap) -> bool {
     headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|a| a.contains(REPLY_MEDIA_TYPE))
 }
 
-/// Run a call as the command would, on a blocking thread that runs to the end even when the
-/// client has gone.
-pub async fn run_call(dispatch: &Arc<dyn Dispatch>, call: Call, json: bool, color: bool, caller: Caller) -> Reply {
-    let dispatch = dispatch.clone();
+/// Run a call on a blocking thread that runs to the end even when the client has gone.
+pub async fn run_call(store: &Arc<Store>, call: Call, caller: Caller) -> Reply {
+    let store = store.clone();
     // The command's span is a child of the request's, on whichever thread runs it.
     let span = tracing::Span::current();
-    match tokio::task::spawn_blocking(move || span.in_scope(|| dispatch.run(call, json, color, &caller))).await {
+    match tokio::task::spawn_blocking(move || span.in_scope(|| store.run(&call, &caller))).await {
         Ok(reply) => reply,
         Err(e) => Reply::failure(format!("the command failed: {e}")),
     }
@@ -249,10 +242,10 @@ async fn respond(state: &AppState, who: &Authed, headers: &HeaderMap, call: Call
     let caller = caller(who, actor_of(headers, state, who));
     let span = request_span(headers);
     if wants_reply(headers) {
-        let reply = run_call(&state.dispatch, call, true, false, caller).instrument(span).await;
+        let reply = run_call(&state.store, call, caller).instrument(span).await;
         return reply_response(reply);
     }
-    document(run_call(&state.dispatch, call, true, false, caller).instrument(span).await, lines)
+    document(run_call(&state.store, call, caller).instrument(span).await, lines)
 }
 
 /// An HTTP request's span (docs/adr/0039-traces.md), when traces are on: a server span, the child
@@ -312,7 +305,7 @@ async fn call(
 ) -> Response {
     let request = body_or_400!(body);
     let actor = request.actor.unwrap_or_else(|| default_actor(&state, &who));
-    reply_response(run_call(&state.dispatch, request.call, request.json, request.color, caller(&who, actor)).await)
+    reply_response(run_call(&state.store, request.call, caller(&who, actor)).await)
 }
 
 #[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = SaveBody,
@@ -807,13 +800,13 @@ async fn export(
 ) -> Response {
     let q = query_or_400!(q);
     let (send, receive) = tokio::sync::mpsc::channel::<Bytes>(16);
-    let dispatch = state.dispatch.clone();
+    let store = state.store.clone();
     let caller = caller(&who, actor_of(&headers, &state, &who));
     // The export writes into the channel from a blocking thread; a client that goes away
     // closes the channel, and the export stops at its next write (it only reads).
     tokio::task::spawn_blocking(move || {
         let mut writer = ChannelWriter { send, buffer: Vec::with_capacity(CHUNK) };
-        if let Err(e) = dispatch.export(q.since, &caller, &mut writer) {
+        if let Err(e) = store.export(q.since, &caller, &mut writer) {
             eprintln!("memledger serve: export stopped: {e}");
         }
         let _ = std::io::Write::flush(&mut writer);
@@ -875,10 +868,8 @@ async fn import(
     let allow_secret = query_or_400!(q).allow_secret;
     let caller = caller(&who, actor_of(&headers, &state, &who));
     let reply_wanted = wants_reply(&headers);
-    let json = !reply_wanted || headers.get("memledger-json").is_some();
-    let color = headers.get("memledger-color").is_some();
-    let dispatch = state.dispatch.clone();
-    let reply = tokio::task::spawn_blocking(move || dispatch.import(&body, json, color, &caller, allow_secret))
+    let store = state.store.clone();
+    let reply = tokio::task::spawn_blocking(move || store.import(&body, &caller, allow_secret))
         .await
         .unwrap_or_else(|e| Reply::failure(format!("the import failed: {e}")));
     if reply_wanted { reply_response(reply) } else { document(reply, false) }
@@ -989,7 +980,7 @@ pub struct Authed(pub Arc<Principal>);
 /// How [`authenticate`] knows a token.
 #[derive(Clone)]
 pub struct Auth {
-    pub dispatch: Arc<dyn Dispatch>,
+    pub store: Arc<Store>,
     /// The store's own token: the owner's.
     pub store_token: Option<Arc<String>>,
     /// A request without a token is refused (TCP); else it is the owner's (the Unix socket,
@@ -1016,7 +1007,7 @@ async fn authenticate(State(auth): State<Arc<Auth>>, mut request: Request, next:
             if auth.store_token.as_ref().is_some_and(|t| constant_time_eq(token.as_bytes(), t.as_bytes())) {
                 Some(Principal::owner())
             } else {
-                crate::authenticate(&auth.dispatch, token.to_string()).await
+                crate::authenticate(&auth.store, token.to_string()).await
             }
         }
     };

@@ -6,12 +6,12 @@
 //! when asked, on TCP with a bearer token. What it serves: the HTTP API ([`http`]: the CLI's
 //! commands with the same JSON, problem+json errors, `/openapi.json`), MCP over streamable HTTP at
 //! `/mcp` ([`mcp`], the same tools as `memledger mcp` on stdio), the review page at `/` ([`ui`]),
-//! and [`api::Call`]s from the CLI,
-//! which prints the server's [`api::Reply`] exactly as it would print its own.
+//! and [`api::Call`]s from the CLI, whose [`api::Reply`] holds the command's typed answer
+//! serialized (the CLI renders it as it renders its own).
 //!
-//! This crate knows transports, not commands: the CLI gives it a [`Dispatch`] that runs a
-//! command on the open store. Commands run side by side, writes included (the engine orders
-//! appends, and synced saves in flight together share a sync); a rebuild runs alone.
+//! This crate knows transports, not commands: the command layer (`memledger-commands`) executes
+//! each call on the open store ([`Store`]). Commands run side by side, writes included (the
+//! engine orders appends, and synced saves in flight together share a sync); a rebuild runs alone.
 
 pub mod api;
 pub mod client;
@@ -28,23 +28,65 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use api::{Call, CallRequest, Reply, ServerStatus};
+use memledger_commands::host::Host;
 use memledger_engine::{Caller, Principal};
 
-/// Runs commands on an open store; given to the server by the CLI. Blocking: the server calls
-/// it on blocking threads, any number at once.
-pub trait Dispatch: Send + Sync + 'static {
-    /// Run one command as the CLI would, for `caller`: `json` for `--json` output, `color` for
-    /// colours in the human text.
-    fn run(&self, call: Call, json: bool, color: bool, caller: &Caller) -> Reply;
+/// The store a server holds: the command layer's [`Host`] (which executes every command), and
+/// the ledger's head, announced after every command that may have written (whoever sent it: the
+/// CLI over the socket, HTTP, an MCP tool) to the MCP sessions that subscribed to resources.
+pub struct Store {
+    host: Host,
+    head: tokio::sync::watch::Sender<u64>,
+}
+
+impl Store {
+    /// The store of `host`, and the receiver of its head's announcements.
+    pub fn new(host: Host) -> (Arc<Store>, tokio::sync::watch::Receiver<u64>) {
+        let (head, changes) = tokio::sync::watch::channel(host.head_seq());
+        (Arc::new(Store { host, head }), changes)
+    }
+
+    fn announce(&self) {
+        let now = self.host.head_seq();
+        self.head.send_if_modified(|head| std::mem::replace(head, now) != now);
+    }
+
+    /// Run `call` for `caller` (blocking): its typed answer serialized, and how it ended.
+    pub fn run(&self, call: &Call, caller: &Caller) -> Reply {
+        let hosted = self.host.run(call, caller);
+        if call.writes() {
+            self.announce();
+        }
+        Reply::answered(hosted)
+    }
+
     /// `import` of an exported stream; `allow_secret`: even if its memories hold credentials.
-    fn import(&self, stream: &[u8], json: bool, color: bool, caller: &Caller, allow_secret: bool) -> Reply;
+    pub fn import(&self, stream: &[u8], caller: &Caller, allow_secret: bool) -> Reply {
+        let imported = self.host.import(stream, caller, allow_secret);
+        self.announce();
+        Reply::document(imported)
+    }
+
     /// `export --since`: the event stream `caller` may read into `out`; the events written.
-    fn export(&self, since: u64, caller: &Caller, out: &mut dyn std::io::Write) -> Result<u64, String>;
+    pub fn export(
+        &self,
+        since: u64,
+        caller: &Caller,
+        out: &mut dyn std::io::Write,
+    ) -> Result<u64, memledger_commands::CommandError> {
+        self.host.export(since, caller, out)
+    }
+
     /// The ledger's head seq.
-    fn head_seq(&self) -> u64;
-    /// The principal a principal's token authenticates; `None` for a wrong, rotated or revoked
-    /// one (never the store's own token: the server checks that one itself).
-    fn authenticate(&self, token: &str) -> Option<Principal>;
+    pub fn head_seq(&self) -> u64 {
+        self.host.head_seq()
+    }
+
+    /// The principal a principal's token authenticates (never the store's own token: the server
+    /// checks that one itself).
+    pub fn authenticate(&self, token: &str) -> Option<Principal> {
+        self.host.authenticate(token)
+    }
 }
 
 /// Whom a call is for: a caller the server authenticated, or (a process relaying calls, as
@@ -59,21 +101,21 @@ pub enum Who {
 /// the server's store, or, from `memledger mcp`, over the socket of a running server.
 pub type CallFn = Arc<dyn Fn(Call, Who) -> Pin<Box<dyn Future<Output = Reply> + Send>> + Send + Sync>;
 
-/// The [`CallFn`] of a [`Dispatch`]: each call as `--json`, on a blocking thread, for the caller
-/// the server authenticated (a token relayed is authenticated here).
-pub fn call_fn(dispatch: Arc<dyn Dispatch>) -> CallFn {
+/// The [`CallFn`] of a server's store: each call on a blocking thread, for the caller the server
+/// authenticated (a token relayed is authenticated here).
+pub fn call_fn(store: Arc<Store>) -> CallFn {
     Arc::new(move |call, who| {
-        let dispatch = dispatch.clone();
+        let store = store.clone();
         Box::pin(async move {
             let caller = match who {
                 Who::Caller(caller) => caller,
                 Who::Token { token: None, actor } => Caller::owner(actor),
-                Who::Token { token: Some(token), actor } => match authenticate(&dispatch, token).await {
+                Who::Token { token: Some(token), actor } => match authenticate(&store, token).await {
                     Some(principal) => Caller { principal: Arc::new(principal), actor },
                     None => return Reply::unauthenticated(),
                 },
             };
-            http::run_call(&dispatch, call, true, false, caller).await
+            http::run_call(&store, call, caller).await
         })
     })
 }
@@ -81,9 +123,9 @@ pub fn call_fn(dispatch: Arc<dyn Dispatch>) -> CallFn {
 /// The principal `token` authenticates, from async code: reading the principals view blocks
 /// (on a shared ledger it follows the ledger first, through the ledger's own runtime), so it runs
 /// off the async workers.
-pub(crate) async fn authenticate(dispatch: &Arc<dyn Dispatch>, token: String) -> Option<Principal> {
-    let dispatch = dispatch.clone();
-    tokio::task::spawn_blocking(move || dispatch.authenticate(&token)).await.ok().flatten()
+pub(crate) async fn authenticate(store: &Arc<Store>, token: String) -> Option<Principal> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || store.authenticate(&token)).await.ok().flatten()
 }
 
 /// The file names the server keeps in the store directory.

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::api::ServerStatus;
 use crate::http::{Activity, AppState};
-use crate::{Dispatch, files};
+use crate::{Store, files};
 
 /// How to serve.
 pub struct Options {
@@ -56,8 +56,8 @@ pub fn lock(dir: &Path) -> Result<std::fs::File, ServeError> {
 }
 
 /// Serve until a signal, or the idle time, stops it; commands in flight then finish. The caller
-/// holds [`lock`] and has opened the store behind `dispatch`.
-pub fn run(options: Options, dispatch: Arc<dyn Dispatch>) -> Result<(), ServeError> {
+/// holds [`lock`] and has opened the store `host` holds.
+pub fn run(options: Options, host: memledger_commands::host::Host) -> Result<(), ServeError> {
     if let Some(addr) = options.http
         && !addr.ip().is_loopback()
         && !options.allow_remote
@@ -70,7 +70,7 @@ pub fn run(options: Options, dispatch: Arc<dyn Dispatch>) -> Result<(), ServeErr
     }
     let token = options.http.map(|_| crate::token(&options.dir)).transpose()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let result = runtime.block_on(serve(options, dispatch, socket.clone(), token));
+    let result = runtime.block_on(serve(options, host, socket.clone(), token));
     let _ = std::fs::remove_file(&socket);
     // Dropping the runtime waits for the blocking threads: a command in flight finishes.
     drop(runtime);
@@ -79,13 +79,12 @@ pub fn run(options: Options, dispatch: Arc<dyn Dispatch>) -> Result<(), ServeErr
 
 async fn serve(
     options: Options,
-    dispatch: Arc<dyn Dispatch>,
+    host: memledger_commands::host::Host,
     socket: PathBuf,
     token: Option<String>,
 ) -> Result<(), ServeError> {
     let stop = CancellationToken::new();
-    let (head, changes) = tokio::sync::watch::channel(dispatch.head_seq());
-    let dispatch: Arc<dyn Dispatch> = Arc::new(Announcing { inner: dispatch, head });
+    let (store, changes) = Store::new(host);
     let started = Instant::now();
     let activity = Arc::new(Activity::default());
     activity.touch();
@@ -96,7 +95,7 @@ async fn serve(
     };
     let http_addr = tcp.as_ref().and_then(|l| l.local_addr().ok());
     let status = {
-        let dispatch = dispatch.clone();
+        let store = store.clone();
         let dir = options.dir.display().to_string();
         let socket = socket.display().to_string();
         let idle = options.idle_exit.map(|d| d.as_secs());
@@ -111,12 +110,12 @@ async fn serve(
             idle_exit_secs: idle,
             ui_actor: ui_actor.clone(),
             uptime_secs: started.elapsed().as_secs(),
-            head_seq: dispatch.head_seq(),
+            head_seq: store.head_seq(),
         })
     };
     let state = AppState {
-        dispatch: dispatch.clone(),
-        call: crate::call_fn(dispatch.clone()),
+        store: store.clone(),
+        call: crate::call_fn(store.clone()),
         status,
         activity: activity.clone(),
         default_actor: options.default_actor.clone(),
@@ -125,7 +124,7 @@ async fn serve(
     let mcp_hosts = if options.allow_remote { Some(Vec::new()) } else { None };
     // The socket (mode 0600) is the owner's without a token; a token there is checked as on TCP.
     let store_token = token.clone().or_else(|| crate::existing_token(&options.dir)).map(Arc::new);
-    let unix_auth = crate::http::Auth { dispatch: dispatch.clone(), store_token: store_token.clone(), required: false };
+    let unix_auth = crate::http::Auth { store: store.clone(), store_token: store_token.clone(), required: false };
     let unix_app = crate::http::app(
         state.clone(),
         crate::mcp::router_with(
@@ -150,8 +149,7 @@ async fn serve(
         let tcp = tcp.tap_io(|stream| {
             let _ = stream.set_nodelay(true);
         });
-        let tcp_auth =
-            crate::http::Auth { dispatch: dispatch.clone(), store_token: Some(Arc::new(token)), required: true };
+        let tcp_auth = crate::http::Auth { store: store.clone(), store_token: Some(Arc::new(token)), required: true };
         let app = crate::http::app(
             state.clone(),
             crate::mcp::router_with(
@@ -219,60 +217,4 @@ fn bind_unix(socket: &Path) -> Result<tokio::net::UnixListener, ServeError> {
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
     std::fs::rename(&tmp, socket)?;
     Ok(listener)
-}
-
-/// The store's [`Dispatch`], announcing the ledger's head after every command that may have
-/// written (whoever sent it: the CLI over the socket, HTTP, an MCP tool), for the MCP sessions
-/// that subscribed to resources.
-struct Announcing {
-    inner: Arc<dyn Dispatch>,
-    head: tokio::sync::watch::Sender<u64>,
-}
-
-impl Announcing {
-    fn announce(&self) {
-        let now = self.inner.head_seq();
-        self.head.send_if_modified(|head| std::mem::replace(head, now) != now);
-    }
-}
-
-impl Dispatch for Announcing {
-    fn run(&self, call: crate::Call, json: bool, color: bool, caller: &memledger_engine::Caller) -> crate::Reply {
-        let writes = call.writes();
-        let reply = self.inner.run(call, json, color, caller);
-        if writes {
-            self.announce();
-        }
-        reply
-    }
-
-    fn import(
-        &self,
-        stream: &[u8],
-        json: bool,
-        color: bool,
-        caller: &memledger_engine::Caller,
-        allow_secret: bool,
-    ) -> crate::Reply {
-        let reply = self.inner.import(stream, json, color, caller, allow_secret);
-        self.announce();
-        reply
-    }
-
-    fn export(
-        &self,
-        since: u64,
-        caller: &memledger_engine::Caller,
-        out: &mut dyn std::io::Write,
-    ) -> Result<u64, String> {
-        self.inner.export(since, caller, out)
-    }
-
-    fn head_seq(&self) -> u64 {
-        self.inner.head_seq()
-    }
-
-    fn authenticate(&self, token: &str) -> Option<memledger_engine::Principal> {
-        self.inner.authenticate(token)
-    }
 }

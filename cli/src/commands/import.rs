@@ -52,7 +52,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     if let Some(mut server) = ctx.server(true)? {
         drop(stream);
         let reply = server.import(ctx, bytes, args.allow_secret)?;
-        return crate::backend::print_reply(&reply, out, false);
+        return crate::backend::print_import_reply(&reply, out);
     }
     let ml = ctx.open_direct(true)?;
     import(&ml, stream, out)

@@ -138,19 +138,20 @@ async fn relay(
 /// A call on the store opened for it alone, dropped before the answer goes out, for the
 /// principal `ctx`'s token authenticates (none: the owner) acting as `actor`.
 fn run_direct(ctx: &Context, call: Call, actor: &str) -> Reply {
-    let mut out = Output::buffer(true);
     // Bad input writes nothing, and creates no store.
     if let Call::Save(body) = &call
-        && let Err(e) = body.validate().map_err(CliError::from)
+        && let Err(e) = body.validate()
     {
-        return super::reply(Err(e), out);
+        return Reply::document::<()>(Err(e));
     }
-    let result = ctx.open_for(&call, &mut out).and_then(|ml| {
+    let mut out = Output::buffer(true);
+    let executed = ctx.open_for(&call, &mut out).and_then(|ml| {
         let mut caller = ctx.caller(&ml)?;
         caller.actor = actor.to_string();
-        let result = super::execute(&ml, &caller, &call, &mut out);
-        drop(ml);
-        result
+        Ok(memledger_commands::execute(&ml, &caller, &call, &super::settings()?))
     });
-    super::reply(result, out)
+    match executed {
+        Ok(executed) => Reply::answered(memledger_commands::host::Hosted { executed, verify_failed: None }),
+        Err(e) => super::reply(Err(e), out),
+    }
 }

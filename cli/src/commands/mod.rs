@@ -135,17 +135,6 @@ pub fn print_answer(answer: &Answer, out: &mut Output) -> Result<(), CliError> {
     }
 }
 
-/// The valid time a read asks about: `--valid-at`, else the `--as-of` point's time, else the
-/// clock of the process that answers (docs/cli.md).
-pub fn valid_time(
-    live: &Memledger,
-    point: Option<memledger_engine::AsOf>,
-    valid_at: Option<&str>,
-) -> Result<memledger_schemas::Timestamp, CliError> {
-    let valid_at = valid_at.map(memledger_engine::validity::parse_valid_at).transpose()?;
-    Ok(live.valid_time(point, valid_at, memledger_schemas::Timestamp::now())?)
-}
-
 /// Read a text argument, where `-` means standard input.
 pub fn text_arg(text: &str) -> Result<String, CliError> {
     if text != "-" {

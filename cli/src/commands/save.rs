@@ -150,8 +150,9 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     // Through a server, the server refuses bad input (and writes nothing); here, it is refused
     // before the store is created or opened.
     if let Some(mut server) = ctx.server(true)? {
-        let reply = server.call(ctx, Call::Save(body))?;
-        return crate::backend::print_reply(&reply, out, false);
+        let call = Call::Save(body);
+        let reply = server.call(ctx, call.clone())?;
+        return crate::backend::print_reply(&call, &reply, out, false);
     }
     body.validate()?;
     ctx.run(Call::Save(body), out)
@@ -287,7 +288,9 @@ fn run_from_server(
         *bytes = 0;
         let reply = server.call(ctx, call)?;
         refused += reply.refused;
-        crate::backend::print_reply(&reply, out, true)?;
+        // (The answer is read by the call's kind: the lines sent are not needed again.)
+        let answered = Call::SaveLines(api::SaveLines { lines: Vec::new(), allow_secret });
+        crate::backend::print_reply(&answered, &reply, out, true)?;
         out.flush()
     };
     loop {

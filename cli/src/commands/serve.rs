@@ -1,15 +1,10 @@
 //! `memledger serve`: one long-lived process that holds the store for every agent and person on
-//! the machine (server/, docs/adr/0014-one-server-per-store.md). This module gives the server
-//! its [`Dispatch`]: the CLI's own commands on the store it opened.
-
-use std::net::SocketAddr;
-use std::sync::Arc;
+//! the machine (server/, docs/adr/0014-one-server-per-store.md). This module opens the store
+//! and hands it to the server as the command layer's [`Host`].
 
 use memledger_commands::host::Host;
 use memledger_engine::error::Exit;
-use memledger_engine::{Caller, Principal};
-use memledger_server::Dispatch;
-use memledger_server::api::{Call, Reply};
+use std::net::SocketAddr;
 
 use crate::app::Context;
 use crate::output::{CliError, Output};
@@ -85,7 +80,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let _lock =
         memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
-    let dispatch = Arc::new(Shared { host: Host::new(ml, args.allow_erase, super::settings()?) });
+    let host = Host::new(ml, args.allow_erase, super::settings()?);
     let options = memledger_server::serve::Options {
         dir: ctx.dir.clone(),
         http: args.http,
@@ -98,52 +93,6 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             memory_type: crate::config::default_type(),
         },
     };
-    let result = memledger_server::serve::run(options, dispatch.clone());
-    // Every command has finished (the runtime waited for them): close the store.
-    drop(dispatch);
-    result.map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
-}
-
-/// The server's store: the command layer's [`Host`], whose answers this process prints for
-/// the clients that ask for the CLI's reply.
-struct Shared {
-    host: Host,
-}
-
-impl Dispatch for Shared {
-    fn run(&self, call: Call, json: bool, color: bool, caller: &Caller) -> Reply {
-        let hosted = self.host.run(&call, caller);
-        let mut out = Output::buffer(json);
-        let result = crate::style::with_color(color, || super::print_executed(hosted.executed, &mut out));
-        let mut reply = super::reply(result, out);
-        // Every answer says so while the store's last verification failed (docs/reliability.md).
-        if let Some(failed) = hosted.verify_failed {
-            reply.stderr.push_str(&format!("memledger: warning: {failed}\n"));
-            reply.verify_failed = Some(failed);
-        }
-        reply
-    }
-
-    fn import(&self, stream: &[u8], json: bool, color: bool, caller: &Caller, allow_secret: bool) -> Reply {
-        let mut out = Output::buffer(json);
-        let result = self
-            .host
-            .import(stream, caller, allow_secret)
-            .map_err(CliError::from)
-            .and_then(|report| crate::style::with_color(color, || super::import::render(&mut out, &report)))
-            .map(|()| 0);
-        super::reply(result, out)
-    }
-
-    fn export(&self, since: u64, caller: &Caller, out: &mut dyn std::io::Write) -> Result<u64, String> {
-        self.host.export(since, caller, out).map_err(|e| e.to_string())
-    }
-
-    fn head_seq(&self) -> u64 {
-        self.host.head_seq()
-    }
-
-    fn authenticate(&self, token: &str) -> Option<Principal> {
-        self.host.authenticate(token)
-    }
+    // It returns once every command has finished (the runtime waited for them), the store closed.
+    memledger_server::serve::run(options, host).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))
 }

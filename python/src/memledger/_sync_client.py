@@ -509,7 +509,8 @@ class Memledger:
     # The CLI's own transport.
 
     def call(self, call: Mapping[str, Any], *, json: bool = True, actor: str | None = None) -> m.Reply:
-        """Run any store command as the CLI would (``{"command": "stats"}``): what it printed
-        and its exit code, never an exception for a refusal."""
+        """Run any store command as the CLI would (``{"command": "stats"}``): its answer's JSON
+        document in ``stdout`` (``json`` is kept for compatibility: the CLI renders human text
+        itself) and its exit code, never an exception for a refusal."""
         body = _given(call=dict(call), json=json, actor=actor)
         return self._doc(m.Reply, "POST", "/v1/call", json=body)

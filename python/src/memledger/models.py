@@ -20,6 +20,8 @@ __all__ = [
     "Model",
     "SaveResult",
     "BatchLineError",
+    "Erased",
+    "Evidence",
     "Memory",
     "MemoryList",
     "Scheduled",
@@ -33,6 +35,7 @@ __all__ = [
     "UpdateResult",
     "ForgetResult",
     "EraseResult",
+    "ConflictSide",
     "ConflictRecord",
     "ConflictList",
     "ResolveResult",
@@ -127,6 +130,27 @@ class BatchLineError(Model):
     error: str
 
 
+class Erased(Model):
+    """An erasure that blanked a text: its event, when, and by whom."""
+
+    seq: int
+    at: str
+    by: str
+
+
+class Evidence(Model):
+    """Where in a transcript a memory was said (``import sessions``)."""
+
+    agent: str
+    session: str | None = None
+    file: str
+    first_line: int
+    last_line: int
+    message_ids: list[str]
+    excerpt: str
+    observed_at: str | None = None
+
+
 class Memory(Model):
     """``show``, and each of ``list``'s memories."""
 
@@ -146,6 +170,7 @@ class Memory(Model):
     conflicts_with: list[str]
     conflicts: list[str]
     merged_count: int
+    retired_reason: str | None = None
     valid_from: str
     valid_to: str | None = None
     sources: list[str]
@@ -154,6 +179,9 @@ class Memory(Model):
     principal: str
     expires_at: str | None = None
     ttl_seconds: int | None = None
+    erased: Erased | None = None
+    co_enriches: list[str]
+    evidence: Evidence | None = None
 
 
 class MemoryList(Model):
@@ -231,6 +259,7 @@ class Version(Model):
     principal: str
     authority: Authority
     expires_at: str | None = None
+    erased: Erased | None = None
 
 
 class History(Model):
@@ -255,11 +284,16 @@ class Decision(Model):
     reason: str
     outcome: str
     principal: str
+    actor: str
+    recorded_at: str
+    model: dict[str, Any] | None = None
+    erased: Erased | None = None
 
 
 class Why(Model):
     """``why``: every classification that involved a memory (or a pair)."""
 
+    memory_id: str
     decisions: list[Decision]
     expires_at: str | None = None
     expired: bool
@@ -292,6 +326,22 @@ class EraseResult(Model):
     exports_since: list[dict[str, Any]]
 
 
+class ConflictSide(Model):
+    """A memory on one side of a conflict: its id, and (unless ``withheld``) what it says."""
+
+    memory_id: str
+    withheld: bool | None = None
+    text: str | None = None
+    status: Status | None = None
+    version: int | None = None
+    scope: str | None = None
+    authority: Authority | None = None
+    principal: str | None = None
+    excerpt: str | None = None
+    observed_at: str | None = None
+    reason: str | None = None
+
+
 class ConflictRecord(Model):
     """One conflict. ``kind``: ``contradiction``, ``authority`` (a save would have superseded a
     belief of higher authority), ``proposal`` or ``merge_proposal``; ``needs_authority`` is the
@@ -302,7 +352,12 @@ class ConflictRecord(Model):
     incoming: str
     candidates: list[str]
     reasons: list[str]
+    incoming_memory: ConflictSide
+    candidate_memories: list[ConflictSide]
     opened_at: str
+    opened_seq: int
+    opened_by: str
+    proposal: dict[str, Any] | None = None
     resolution: dict[str, Any] | None = None
     resolutions: list[dict[str, Any]]
     reverts: list[dict[str, Any]]
@@ -420,12 +475,15 @@ class Side(Model):
     asserted_at: str
     saved_by: str | None = None
     saved_seq: int
+    principal: str
+    authority: Authority
 
 
 class Candidate(Model):
     memory: Side | None = None
     memory_id: str
     reason: str
+    withheld: bool
 
 
 class ReviewConflict(Model):
@@ -442,6 +500,11 @@ class ReviewConflict(Model):
     resolution: dict[str, Any] | None = None
     resolutions: int
     reverts: list[dict[str, Any]]
+    kind: str
+    needs_authority: Authority
+    proposed_by: str | None = None
+    incoming_withheld: bool
+    incoming_id: str
 
 
 class ReviewConflicts(Model):
@@ -474,6 +537,8 @@ class NearMiss(Model):
     outcome: str
     scores: dict[str, Any]
     thresholds: dict[str, Any]
+    candidate_withheld: bool
+    candidate_id: str
 
 
 class NearMisses(Model):
@@ -506,6 +571,7 @@ class Whoami(Model):
     own_scope: str
     grants: list[str]
     owner: bool
+    actor: str
 
 
 class Principal(Model):
@@ -535,7 +601,13 @@ class PrincipalChange(Model):
     kind: str
     grants: list[str]
     own_scope: str
+    added_at: str
+    added_by: str
+    rotated_at: str | None = None
     revoked: bool
+    revoked_at: str | None = None
+    revoked_by: str | None = None
+    revoked_reason: str | None = None
     token: str | None = None
     seqs: list[int]
 
