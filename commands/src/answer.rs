@@ -279,6 +279,11 @@ pub struct SideMemory {
     pub scope: String,
     pub authority: Authority,
     pub principal: String,
+    /// Where in a transcript it was said (`import sessions`): the file, the lines, their words
+    /// and when.
+    pub file: Option<String>,
+    pub first_line: Option<u32>,
+    pub last_line: Option<u32>,
     pub excerpt: Option<String>,
     pub observed_at: Option<Timestamp>,
 }

@@ -38,6 +38,9 @@ fn conflict_doc(ml: &Memledger, caller: &Caller, c: &ConflictRecord) -> Result<C
             return Ok(SideDoc { memory_id, withheld: true, memory: None, reason: None });
         }
         let memory = ml.show(memory_id).ok().map(|m| SideMemory {
+            file: m.evidence.as_ref().map(|e| e.file.clone()),
+            first_line: m.evidence.as_ref().map(|e| e.first_line),
+            last_line: m.evidence.as_ref().map(|e| e.last_line),
             excerpt: m.evidence.as_ref().map(|e| e.excerpt.clone()),
             observed_at: m.evidence.as_ref().and_then(|e| e.observed_at),
             text: m.text,

@@ -49,6 +49,9 @@ pub struct ScannedPair {
     /// The side that would be "new" in a conflict (the later first version).
     pub incoming: MemoryId,
     pub candidate: MemoryId,
+    /// What each side says (both are in scopes the caller may read: it scans only those).
+    pub incoming_text: String,
+    pub candidate_text: String,
     pub scope: String,
     pub similarity: f64,
     pub method: Method,
@@ -246,6 +249,8 @@ pub(crate) fn scan_conflicts(
         let mut item = ScannedPair {
             incoming: incoming.memory_id,
             candidate: candidate.memory_id,
+            incoming_text: incoming.text.clone(),
+            candidate_text: candidate.text.clone(),
             scope: incoming.scope.clone(),
             similarity: class.score,
             method: class.method,

@@ -392,7 +392,11 @@ pub struct ConflictSideDoc {
     scope: Option<String>,
     authority: Option<Authority>,
     principal: Option<String>,
-    /// The transcript's words it came from (`import sessions`).
+    /// Where in a transcript it was said (`import sessions`): the file and lines.
+    file: Option<String>,
+    first_line: Option<u32>,
+    last_line: Option<u32>,
+    /// The transcript's words it came from.
     excerpt: Option<String>,
     observed_at: Option<String>,
     /// Why it conflicts (a candidate's).

@@ -238,8 +238,10 @@ pub fn render_show(out: &mut Output, c: &ConflictDoc) -> Result<(), CliError> {
             return out.line(format!("  {label} {}  {}", side.memory_id.short(), side_text(side)));
         };
         out.line(format!("  {label} {}  {}  ({}, by {})", side.memory_id.short(), m.text, m.authority, m.principal))?;
-        if let Some(t) = m.observed_at {
-            out.line(format!("           said {}", t.to_human()))?;
+        if let Some(file) = &m.file {
+            let when = m.observed_at.map(|t| format!(" said {}", t.to_human())).unwrap_or_default();
+            let (first, last) = (m.first_line.unwrap_or_default(), m.last_line.unwrap_or_default());
+            out.line(format!("           from {file} lines {first}-{last}{when}"))?;
         }
         if let Some(excerpt) = m.excerpt.as_deref().filter(|e| !e.is_empty()) {
             out.line(format!("           excerpt: {}", clip(&excerpt.replace('\n', " / "), 200)))?;
@@ -321,6 +323,8 @@ pub fn render_scan(out: &mut Output, report: &ScanReport) -> Result<(), CliError
     for p in report.pairs.iter().filter(|p| p.relation == memledger_schemas::Relation::Contradictory) {
         let cid = p.conflict_id.map(|c| format!(" conflict {}", c.short())).unwrap_or_default();
         out.line(format!("{:<16} {} vs {}{cid}", p.outcome, p.incoming.short(), p.candidate.short()))?;
+        out.line(format!("  new      {}", clip(&p.incoming_text, 70)))?;
+        out.line(format!("  existing {}", clip(&p.candidate_text, 70)))?;
         out.line(format!("  {} ({}, confidence {:.2})", clip(&p.reason, 100), p.method, p.confidence))?;
     }
     let by = report.model.as_deref().map_or("the lexical rules".to_string(), |m| format!("the model {m}"));

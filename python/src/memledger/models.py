@@ -337,6 +337,9 @@ class ConflictSide(Model):
     scope: str | None = None
     authority: Authority | None = None
     principal: str | None = None
+    file: str | None = None
+    first_line: int | None = None
+    last_line: int | None = None
     excerpt: str | None = None
     observed_at: str | None = None
     reason: str | None = None
