@@ -35,7 +35,7 @@ pub struct Settings {
 pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, settings: &Settings) -> Executed {
     // A span per command (exported only when traces are on); its children are the engine's
     // stages and model calls.
-    let name = command_name(call);
+    let name = call.name();
     let span = tracing::info_span!(
         "memledger.command",
         otel.name = %format!("memledger {name}"),
@@ -65,15 +65,6 @@ pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, settings: &Settings
         }
     };
     executed
-}
-
-/// A command's name as the API spells it (`save`, `conflicts_resolve`): the `command` tag of
-/// its JSON form.
-pub fn command_name(call: &Call) -> String {
-    serde_json::to_value(call)
-        .ok()
-        .and_then(|v| v.get("command").and_then(|c| c.as_str()).map(str::to_string))
-        .unwrap_or_default()
 }
 
 fn execute_metered(

@@ -57,6 +57,49 @@ pub enum Call {
 }
 
 impl Call {
+    /// Its name as the API spells it (`save`, `conflicts_resolve`): the `command` tag of its JSON
+    /// form.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Call::Save(_) => "save",
+            Call::SaveLines(_) => "save_lines",
+            Call::Update(_) => "update",
+            Call::Forget(_) => "forget",
+            Call::Erase(_) => "erase",
+            Call::Show(_) => "show",
+            Call::List(_) => "list",
+            Call::Recall(_) => "recall",
+            Call::History(_) => "history",
+            Call::Why(_) => "why",
+            Call::ConflictsList(_) => "conflicts_list",
+            Call::ConflictsShow(_) => "conflicts_show",
+            Call::ConflictsResolve(_) => "conflicts_resolve",
+            Call::ConflictsRevert(_) => "conflicts_revert",
+            Call::ConflictsAuto(_) => "conflicts_auto",
+            Call::ConflictsScan(_) => "conflicts_scan",
+            Call::Log(_) => "log",
+            Call::Rebuild(_) => "rebuild",
+            Call::Verify(_) => "verify",
+            Call::Stats(_) => "stats",
+            Call::Embed(_) => "embed",
+            Call::ConflictsOpen(_) => "conflicts_open",
+            Call::ReviewConflicts(_) => "review_conflicts",
+            Call::Events(_) => "events",
+            Call::NearMisses(_) => "near_misses",
+            Call::Timeline(_) => "timeline",
+            Call::Browse(_) => "browse",
+            Call::Usage(_) => "usage",
+            Call::Whoami(_) => "whoami",
+            Call::PrincipalsList(_) => "principals_list",
+            Call::PrincipalsAdd(_) => "principals_add",
+            Call::PrincipalsGrant(_) => "principals_grant",
+            Call::PrincipalsRevoke(_) => "principals_revoke",
+            Call::PrincipalsRotate(_) => "principals_rotate",
+            Call::TranscriptProgress(_) => "transcript_progress",
+            Call::TranscriptChunk(_) => "transcript_chunk",
+        }
+    }
+
     /// Whether the call may append to the ledger.
     pub fn writes(&self) -> bool {
         match self {
@@ -761,5 +804,41 @@ impl SaveBody {
     pub fn validate(&self) -> Result<(), crate::CommandError> {
         memledger_engine::SaveRequest::from(self).validate()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_calls_name_is_the_command_tag_of_its_json() {
+        let calls = [
+            Call::Save(SaveBody::default()),
+            Call::Forget(ForgetBody::default()),
+            Call::Erase(EraseBody::default()),
+            Call::Show(ShowQuery::default()),
+            Call::History(ShowQuery::default()),
+            Call::Why(WhyQuery::default()),
+            Call::ConflictsShow(IdPath::default()),
+            Call::ConflictsRevert(IdPath::default()),
+            Call::ConflictsAuto(AutoBody::default()),
+            Call::Rebuild(RebuildBody::default()),
+            Call::Verify(Empty::default()),
+            Call::Stats(Empty::default()),
+            Call::Embed(AutoBody::default()),
+            Call::Timeline(Empty::default()),
+            Call::Browse(BrowseQuery::default()),
+            Call::Usage(Empty::default()),
+            Call::Whoami(Empty::default()),
+            Call::PrincipalsList(Empty::default()),
+            Call::PrincipalsRevoke(PrincipalRevokeBody::default()),
+            Call::PrincipalsRotate(NameBody::default()),
+            Call::TranscriptProgress(TranscriptQuery::default()),
+        ];
+        for call in calls {
+            let json = serde_json::to_value(&call).expect("a call is JSON");
+            assert_eq!(json["command"], call.name(), "{call:?}");
+        }
     }
 }
