@@ -187,7 +187,7 @@ pub fn auto(
 ) -> Result<Executed, CommandError> {
     needs_model(ml.models().llm().is_some())?;
     // The daily budget of tokens: what the caller has left of it today.
-    let budget = match settings.daily_budget {
+    let budget = match settings.daily_budget.clone()? {
         Some(daily) => {
             let spent = ml.usage(memledger_schemas::Timestamp::now())?.today_of(&caller.principal.name).total();
             Some(daily.saturating_sub(spent))

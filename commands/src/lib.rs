@@ -22,12 +22,20 @@ pub use request::Call;
 use memledger_engine::{Caller, Memledger};
 
 /// What the process that executes commands brings of its own (not from the call).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Settings {
-    /// The chat-model tokens a principal may spend a day (`MEMLEDGER_DAILY_TOKENS`).
-    pub daily_budget: Option<u64>,
+    /// The chat-model tokens a principal may spend a day (`MEMLEDGER_DAILY_TOKENS`), or why the
+    /// setting is unreadable (the commands that need it fail with it; the rest run).
+    pub daily_budget: Result<Option<u64>, CommandError>,
     /// Told how far a long command (rebuild) is: events done, of how many.
     pub progress: Option<std::sync::Arc<dyn Fn(u64, u64) + Send + Sync>>,
+}
+
+impl Default for Settings {
+    /// No budget, no progress told.
+    fn default() -> Settings {
+        Settings { daily_budget: Ok(None), progress: None }
+    }
 }
 
 /// Run `call` on an open store for `caller`. The engine checks each step against the caller's

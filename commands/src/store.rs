@@ -113,7 +113,7 @@ pub fn usage(ml: &Memledger, caller: &Caller, settings: &crate::Settings) -> Res
         this_month: Tokens::from(&report.this_month),
         by_principal: report.by_principal.iter().map(tokens_of).collect(),
         yours: PrincipalTokens { principal: me.clone(), ..tokens_of(&mine) },
-        daily_budget: settings.daily_budget,
+        daily_budget: settings.daily_budget.clone()?,
     })
 }
 

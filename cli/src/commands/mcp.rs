@@ -148,7 +148,7 @@ fn run_direct(ctx: &Context, call: Call, actor: &str) -> Reply {
     let executed = ctx.open_for(&call, &mut out).and_then(|ml| {
         let mut caller = ctx.caller(&ml)?;
         caller.actor = actor.to_string();
-        Ok(memledger_commands::execute(&ml, &caller, &call, &super::settings()?))
+        Ok(memledger_commands::execute(&ml, &caller, &call, &super::settings()))
     });
     match executed {
         Ok(executed) => Reply::answered(memledger_commands::host::Hosted { executed, verify_failed: None }),

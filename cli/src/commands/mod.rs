@@ -44,13 +44,13 @@ use crate::output::{CliError, Output};
 /// Run a store command on an open store for `caller` (the command layer executes it) and print
 /// its answer as the command does; the lines refused (`save --from`), else 0.
 pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
-    let executed = memledger_commands::execute(ml, caller, call, &settings()?);
+    let executed = memledger_commands::execute(ml, caller, call, &settings());
     print_executed(executed, out)
 }
 
 /// What this process brings to the commands it executes: the daily token budget of its
 /// settings, and a progress bar for a long rebuild.
-pub fn settings() -> Result<memledger_commands::Settings, CliError> {
+pub fn settings() -> memledger_commands::Settings {
     let bar = std::sync::Arc::new(std::sync::Mutex::new(None::<indicatif::ProgressBar>));
     let progress = move |done: u64, total: u64| {
         let mut bar = bar.lock().unwrap_or_else(|p| p.into_inner());
@@ -60,10 +60,9 @@ pub fn settings() -> Result<memledger_commands::Settings, CliError> {
             bar.finish_and_clear();
         }
     };
-    Ok(memledger_commands::Settings {
-        daily_budget: usage::daily_budget()?,
-        progress: Some(std::sync::Arc::new(progress)),
-    })
+    let daily_budget =
+        usage::daily_budget().map_err(|e| memledger_commands::CommandError::new(e.code, e.message, e.hint));
+    memledger_commands::Settings { daily_budget, progress: Some(std::sync::Arc::new(progress)) }
 }
 
 /// Print what a command answered: its notes, its answer (`--json`: the document; else the human
