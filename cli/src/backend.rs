@@ -34,22 +34,17 @@ impl Server {
         Some(Server { runtime, client })
     }
 
-    /// Run a call on the server as this process would run it.
+    /// Run a call on the server: its typed answer serialized, and how it ended.
     pub fn call(&mut self, ctx: &Context, call: Call) -> Result<Reply, CliError> {
-        self.call_with(ctx, call, ctx.json)
-    }
-
-    /// Run a call on the server, its output in JSON or not whatever `--json` says.
-    pub fn call_with(&mut self, ctx: &Context, call: Call, json: bool) -> Result<Reply, CliError> {
-        let request = CallRequest { call, json, color: crate::style::terminal_color(), actor: Some(ctx.actor.clone()) };
+        // `json: true` for a server of an earlier version, which printed human text otherwise.
+        let request = CallRequest { call, json: true, color: false, actor: Some(ctx.actor.clone()) };
         self.runtime.block_on(self.client.call(&request)).map_err(unreachable)
     }
 
+    /// Import a stream through the server: its report serialized, and how it ended.
     pub fn import(&mut self, ctx: &Context, stream: Vec<u8>, allow_secret: bool) -> Result<Reply, CliError> {
-        let color = crate::style::terminal_color();
-        self.runtime
-            .block_on(self.client.import(stream, ctx.json, color, &ctx.actor, allow_secret))
-            .map_err(unreachable)
+        // JSON, for a server of an earlier version, which printed human text otherwise.
+        self.runtime.block_on(self.client.import(stream, true, false, &ctx.actor, allow_secret)).map_err(unreachable)
     }
 
     pub fn export(&mut self, since: u64, out: &mut dyn std::io::Write) -> Result<(), CliError> {
@@ -77,12 +72,19 @@ pub fn print_reply(call: &Call, reply: &Reply, out: &mut Output, batch: bool) ->
         out.note(note);
     }
     if !reply.stdout.trim().is_empty() {
-        let answer = memledger_commands::Answer::parse(call, &reply.stdout).map_err(|e| {
-            CliError::new(Exit::Failure, format!("the server's answer is not the command's: {e}"), None)
-        })?;
-        crate::commands::print_answer(&answer, out)?;
+        match memledger_commands::Answer::parse(call, &reply.stdout) {
+            Ok(answer) => crate::commands::print_answer(&answer, out)?,
+            Err(e) => unreadable(&e, &reply.stdout, out)?,
+        }
     }
     reply_error(reply, out, batch)
+}
+
+/// An answer of a server of another version: what it did is done, so the answer is shown as it
+/// came, with a warning.
+fn unreadable(e: &serde_json::Error, answer: &str, out: &mut Output) -> Result<(), CliError> {
+    out.note(format!("memledger: warning: the server's answer is not this version's ({e}); restart `memledger serve`"));
+    out.text(answer)
 }
 
 /// Print the server's answer to an import.
@@ -91,9 +93,10 @@ pub fn print_import_reply(reply: &Reply, out: &mut Output) -> Result<(), CliErro
         out.note(note);
     }
     if !reply.stdout.trim().is_empty() {
-        let report: memledger_engine::ImportReport = serde_json::from_str(reply.stdout.trim())
-            .map_err(|e| CliError::new(Exit::Failure, format!("the server's answer is not an import's: {e}"), None))?;
-        crate::commands::import::render(out, &report)?;
+        match serde_json::from_str::<memledger_engine::ImportReport>(reply.stdout.trim()) {
+            Ok(report) => crate::commands::import::render(out, &report)?,
+            Err(e) => unreadable(&e, &reply.stdout, out)?,
+        }
     }
     reply_error(reply, out, false)
 }

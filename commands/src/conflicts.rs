@@ -11,8 +11,8 @@ use crate::answer::{Answer, ConflictDoc, ConflictsDoc, Executed, OpenedDoc, Side
 use crate::error::CommandError;
 use crate::request::{Action, AutoBody, ConflictsQuery, IdPath, OpenBody, ResolveBody, ScanBody};
 
-/// What stands in for a side's reason where the caller may not read that side.
-const WITHHELD: &str = "[withheld: a memory in a scope this principal may not read]";
+/// What stands in for a side (and its reason) where the caller may not read that side.
+pub const WITHHELD: &str = "[withheld: a memory in a scope this principal may not read]";
 
 /// Whether `caller` may read memory `id`'s scope.
 fn reads(ml: &Memledger, caller: &Caller, id: MemoryId) -> Result<bool, CommandError> {

@@ -13,7 +13,8 @@ use crate::request::{
     NameBody, PrincipalAddBody, PrincipalGrantBody, PrincipalRevokeBody, TranscriptChunkBody, TranscriptQuery,
 };
 
-fn parse_grants(grants: &[String]) -> Result<Vec<Grant>, CommandError> {
+/// Grants as `SCOPE=VERB,…[@AUTHORITY]`, refused when malformed.
+pub fn parse_grants(grants: &[String]) -> Result<Vec<Grant>, CommandError> {
     grants.iter().map(|g| parse_grant(g).map_err(CommandError::bad_input)).collect()
 }
 

@@ -65,7 +65,10 @@ impl Reply {
         if let Some(failed) = &verify_failed {
             stderr.push_str(&format!("memledger: warning: {failed}\n"));
         }
+        // Lines refused are the error only when no other error stopped the batch.
+        let stopped = executed.error.as_ref().is_some_and(|e| e.exit() != Exit::BadInput);
         let refused = match &executed.answer {
+            Some(memledger_commands::Answer::SaveLines(_)) if stopped => 0,
             Some(memledger_commands::Answer::SaveLines(lines)) => {
                 lines.iter().filter(|l| matches!(l, memledger_commands::answer::LineAnswer::Refused { .. })).count()
             }

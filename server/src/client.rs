@@ -72,7 +72,7 @@ impl Client {
         serde_json::from_slice(bytes).map_err(|e| self.failed(format!("an answer that is not a reply: {e}")))
     }
 
-    /// Run a command; what it printed and its exit code.
+    /// Run a command; its typed answer serialized, and its exit code.
     pub async fn call(&mut self, call: &CallRequest) -> Result<Reply, ClientError> {
         let body = serde_json::to_vec(call).map_err(|e| self.failed(e))?;
         let request = Request::post("/v1/call")

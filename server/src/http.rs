@@ -293,10 +293,10 @@ macro_rules! query_or_400 {
     };
 }
 
-/// Run any store command as the CLI would, and get what it printed and its exit code: the
-/// transport of `memledger` itself and of `memledger mcp` when a server runs.
+/// Run any store command as the CLI would, and get its answer's JSON document and its exit code:
+/// the transport of `memledger` itself and of `memledger mcp` when a server runs.
 #[utoipa::path(post, path = "/v1/call", tag = "cli", request_body = CallRequest,
-    responses((status = 200, description = "what the command printed, and its exit code", body = Reply, content_type = "application/vnd.memledger.reply+json"),
+    responses((status = 200, description = "the command's JSON document, and its exit code", body = Reply, content_type = "application/vnd.memledger.reply+json"),
         (status = 400, body = Problem, content_type = "application/problem+json")))]
 async fn call(
     State(state): State<AppState>,

@@ -1,7 +1,7 @@
 //! `memledger conflicts`: the queue of contradictions, and resolving and reverting them.
 
 use memledger_commands::answer::{ConflictDoc, ConflictsDoc, OpenedDoc, SideDoc};
-use memledger_commands::conflicts::{check_list, check_scan, needs_model};
+use memledger_commands::conflicts::{WITHHELD, check_list, check_scan, needs_model};
 use memledger_engine::ConflictStatus;
 use memledger_engine::models::judge::JudgeReport;
 use memledger_engine::resolve::ResolveResult;
@@ -210,15 +210,12 @@ pub fn render_list(out: &mut Output, doc: &ConflictsDoc) -> Result<(), CliError>
     Ok(())
 }
 
-/// What stands in for a side the caller may not read.
-const WITHHELD: &str = "[withheld: a memory in a scope this principal may not read]";
-
 /// A side's text, or what stands in for it.
 fn side_text(side: &SideDoc) -> &str {
     match &side.memory {
         _ if side.withheld => WITHHELD,
         Some(m) => &m.text,
-        None => "",
+        None => "[not found]",
     }
 }
 

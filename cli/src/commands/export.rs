@@ -49,23 +49,11 @@ impl Source {
     fn export(&mut self, since: u64, out: &mut dyn std::io::Write) -> Result<(), CliError> {
         match self {
             Source::Server(s) => s.export(since, out),
-            Source::Store(ml, caller) => execute(ml, caller, since, out),
+            Source::Store(ml, caller) => {
+                memledger_commands::host::export(ml, since, caller, out).map(|_| ()).map_err(CliError::from)
+            }
         }
     }
-}
-
-/// Export the events `caller` may read from `since` on (every event for the owner).
-pub fn execute(
-    ml: &memledger_engine::Memledger,
-    caller: &memledger_engine::Caller,
-    since: u64,
-    out: &mut dyn std::io::Write,
-) -> Result<(), CliError> {
-    let access = caller.access();
-    let keep = |e: &memledger_schemas::Event| memledger_commands::store::visible(ml, caller, e);
-    let keep: Option<&dyn Fn(&memledger_schemas::Event) -> Result<bool, memledger_engine::EngineError>> =
-        if access.reads_everything() && access.administers_store() { None } else { Some(&keep) };
-    ml.export_kept(since, out, keep).map(|_| ()).map_err(CliError::from)
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {

@@ -65,11 +65,7 @@ fn import(ml: &Memledger, stream: memledger_engine::Stream, out: &mut Output) ->
     bar.enable_steady_tick(std::time::Duration::from_millis(100));
     let report = ml.import_stream(stream);
     bar.finish_and_clear();
-    let report = report?;
-    if out.json {
-        return out.json_line(&report);
-    }
-    render(out, &report)
+    render(out, &report?)
 }
 
 pub fn render(out: &mut Output, report: &memledger_engine::ImportReport) -> Result<(), CliError> {

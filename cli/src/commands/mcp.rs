@@ -151,7 +151,13 @@ fn run_direct(ctx: &Context, call: Call, actor: &str) -> Reply {
         Ok(memledger_commands::execute(&ml, &caller, &call, &super::settings()))
     });
     match executed {
-        Ok(executed) => Reply::answered(memledger_commands::host::Hosted { executed, verify_failed: None }),
-        Err(e) => super::reply(Err(e), out),
+        Ok(executed) => {
+            let mut reply = Reply::answered(memledger_commands::host::Hosted { executed, verify_failed: None });
+            // The notes of opening the store (an empty store answering) go with the answer.
+            let (_, notes) = out.into_parts();
+            reply.stderr.insert_str(0, &notes);
+            reply
+        }
+        Err(e) => super::reply_failed(e, out),
     }
 }

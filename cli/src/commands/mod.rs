@@ -35,7 +35,6 @@ use std::io::Read;
 
 use memledger_commands::answer::LineAnswer;
 use memledger_commands::{Answer, Call, Executed};
-use memledger_engine::error::Exit;
 use memledger_engine::{Caller, Memledger};
 use memledger_server::api::Reply;
 
@@ -143,30 +142,18 @@ pub fn text_arg(text: &str) -> Result<String, CliError> {
     std::io::stdin().read_to_end(&mut bytes)?;
     String::from_utf8(bytes).map_err(|_| CliError::bad_input("standard input is not valid UTF-8"))
 }
-/// What a command run into a buffered output amounts to, for a client.
-pub fn reply(result: Result<usize, CliError>, out: Output) -> Reply {
+/// A command that failed before the command layer answered (the store could not be opened, the
+/// caller not authenticated), for a client: its error, and the notes printed into `out`.
+pub fn reply_failed(e: CliError, out: Output) -> Reply {
     let (stdout, stderr) = out.into_parts();
-    match result {
-        Ok(0) => Reply { stdout, stderr, ..Reply::default() },
-        Ok(refused) => Reply {
-            stdout,
-            stderr,
-            exit_code: Exit::BadInput.into(),
-            error: Some(format!("{refused} line(s) were refused; the rest were saved")),
-            hint: None,
-            refused,
-            refusal: None,
-            verify_failed: None,
-        },
-        Err(e) => Reply {
-            stdout,
-            stderr,
-            exit_code: e.code.into(),
-            error: Some(e.message),
-            hint: e.hint,
-            refused: 0,
-            refusal: e.refusal.map(|(verb, scope)| memledger_server::api::Refusal { verb, scope }),
-            verify_failed: None,
-        },
+    Reply {
+        stdout,
+        stderr,
+        exit_code: e.code.into(),
+        error: Some(e.message),
+        hint: e.hint,
+        refused: 0,
+        refusal: e.refusal.map(|(verb, scope)| memledger_server::api::Refusal { verb, scope }),
+        verify_failed: None,
     }
 }

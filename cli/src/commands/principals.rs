@@ -3,9 +3,7 @@
 //! command that made it (`add`, `rotate`), and never again.
 
 use memledger_commands::answer::{PrincipalsDoc, WhoamiDoc};
-use memledger_engine::access::parse_grant;
 use memledger_engine::principals::{PrincipalChange, PrincipalView};
-use memledger_schemas::{Grant, PrincipalKind};
 use memledger_server::api::{Call, Empty, NameBody, PrincipalAddBody, PrincipalGrantBody, PrincipalRevokeBody};
 
 use crate::app::Context;
@@ -86,13 +84,13 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
     let call = match command {
         Command::Add(a) => {
             let body = PrincipalAddBody { name: a.name, kind: a.kind, grants: a.grants };
-            parse_add(&body)?;
+            memledger_commands::principals::check_add(&body)?;
             Call::PrincipalsAdd(body)
         }
         Command::List(_) => Call::PrincipalsList(Empty {}),
         Command::Grant(a) => {
             let body = PrincipalGrantBody { name: a.name, grants: a.grants };
-            parse_grants(&body.grants)?;
+            memledger_commands::principals::parse_grants(&body.grants)?;
             Call::PrincipalsGrant(body)
         }
         Command::Revoke(a) => {
@@ -105,16 +103,6 @@ pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliE
 
 pub fn whoami(ctx: &Context, _args: WhoamiArgs, out: &mut Output) -> Result<(), CliError> {
     ctx.run(Call::Whoami(Empty {}), out)
-}
-
-fn parse_grants(grants: &[String]) -> Result<Vec<Grant>, CliError> {
-    grants.iter().map(|g| parse_grant(g).map_err(CliError::bad_input)).collect()
-}
-
-fn parse_add(body: &PrincipalAddBody) -> Result<(PrincipalKind, Vec<Grant>), CliError> {
-    let kind = body.kind.parse::<PrincipalKind>().map_err(CliError::bad_input)?;
-    memledger_engine::access::check_name(&body.name).map_err(CliError::bad_input)?;
-    Ok((kind, parse_grants(&body.grants)?))
 }
 
 pub fn render_change(out: &mut Output, verb: &str, change: &PrincipalChange) -> Result<(), CliError> {

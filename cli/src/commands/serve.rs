@@ -80,7 +80,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     let _lock =
         memledger_server::serve::lock(&ctx.dir).map_err(|e| CliError::new(Exit::Failure, e.to_string(), None))?;
     let ml = ctx.open_direct(true)?;
-    let host = Host::new(ml, args.allow_erase, super::settings());
+    let host = Host::new(ml, args.allow_erase, memledger_commands::Settings { progress: None, ..super::settings() });
     let options = memledger_server::serve::Options {
         dir: ctx.dir.clone(),
         http: args.http,

@@ -436,7 +436,7 @@ impl Route {
     fn call(&mut self, ctx: &Context, call: Call) -> Result<Value, CliError> {
         let stdout = match self {
             Route::Server(server) => {
-                let reply = server.call_with(ctx, call, true)?;
+                let reply = server.call(ctx, call)?;
                 if reply.exit_code != 0 {
                     let exit = memledger_engine::Exit::from_code(reply.exit_code);
                     let message = reply.error.unwrap_or_else(|| "the command failed".into());

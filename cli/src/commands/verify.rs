@@ -44,7 +44,9 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
             Some("a copy older than, or different from, the one the witness signed".into()),
         ));
     }
-    super::execute(&ml, &ctx.caller(&ml)?, &Call::Verify(Empty {}), out).map(|_| ())
+    // The store compared with the witness is the one verified: no catch-up, no token needed.
+    let executed = memledger_commands::store::verify(&ml).unwrap_or_else(memledger_commands::Executed::failed);
+    super::print_executed(executed, out).map(|_| ())
 }
 
 pub fn render(out: &mut Output, v: &VerifyView) -> Result<(), CliError> {

@@ -137,7 +137,7 @@ pub fn seeded(label: &str) -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// An MCP tool's answer (server/src/fence.rs) as the JSON document it fences: the notice, a
+/// An MCP tool's answer (commands/src/fence.rs) as the JSON document it fences: the notice, a
 /// boundary made for this answer on a line of its own before and after the data, and each
 /// item's header line and text. A recall's texts come back into its results (item `[n]` is the
 /// result whose `fenced_item` is n); any other tool's one item is its document.

@@ -334,14 +334,13 @@ impl McpServer {
     }
 
     async fn run(&self, call: Call, context: &RequestContext<RoleServer>) -> Result<Value, (String, Option<String>)> {
-        let command = serde_json::to_value(&call).ok().and_then(|c| c["command"].as_str().map(String::from));
+        let command = call.name();
         let reply = (self.call)(call, self.who(context)).await;
         // The command's notes (a failing embedder, a model timeout, an index rebuilt) and its
         // refusals (a secret, a scope outside the grants) are the server's warnings; the
         // command's name and exit code go at `debug`. No memory text: notes and errors name ids,
         // rules and counts.
         let peer = &context.peer;
-        let command = command.unwrap_or_default();
         let exit = reply.exit_code;
         self.session.log_command(peer, json!({ "command": command, "exit_code": exit })).await;
         for note in reply.stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
