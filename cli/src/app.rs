@@ -120,7 +120,7 @@ impl Context {
         }
         let ml = self.open_for(&call, out)?;
         let caller = self.caller(&ml)?;
-        commands::execute(&ml, &caller, &call, out).map(|_| ())
+        commands::execute(&ml, &caller, &call, out)
     }
 
     /// Who acts on a store this process opened: the principal `--token` authenticates, else the

@@ -6,28 +6,6 @@ use std::sync::OnceLock;
 
 use anstyle::{AnsiColor, Effects, Style};
 
-thread_local! {
-    /// Colours for the command this thread runs for a client of the server (its terminal's).
-    static FOR_CLIENT: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
-}
-
-/// Run `f` with colours on or off, whatever this process's terminal: a command the server runs
-/// for a client paints as the client's terminal would.
-pub fn with_color<T>(on: bool, f: impl FnOnce() -> T) -> T {
-    let before = FOR_CLIENT.with(|c| c.replace(Some(on)));
-    let result = f();
-    FOR_CLIENT.with(|c| c.set(before));
-    result
-}
-
-/// Whether standard output gets colours.
-pub fn color() -> bool {
-    if let Some(on) = FOR_CLIENT.with(|c| c.get()) {
-        return on;
-    }
-    terminal_color()
-}
-
 /// Whether this process's standard output gets colours.
 pub fn terminal_color() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
@@ -44,7 +22,7 @@ pub fn terminal_color() -> bool {
 }
 
 fn paint(style: Style, text: &str) -> String {
-    if color() && !text.is_empty() {
+    if terminal_color() && !text.is_empty() {
         format!("{}{text}{}", style.render(), style.render_reset())
     } else {
         text.to_string()

@@ -95,16 +95,16 @@ pub enum Answer {
 impl Answer {
     /// The `--json` output: one document on a line, or (`save --from`, `log`) one per item.
     pub fn json_lines(&self) -> Result<String, serde_json::Error> {
-        let mut out = String::new();
-        let mut line = |value: &dyn erased::Json| -> Result<(), serde_json::Error> {
-            out.push_str(&value.to_json()?);
+        fn line<T: Serialize>(out: &mut String, value: &T) -> Result<(), serde_json::Error> {
+            out.push_str(&serde_json::to_string(value)?);
             out.push('\n');
             Ok(())
-        };
+        }
+        let mut out = String::new();
         match self {
-            Answer::SaveLines(lines) => lines.iter().try_for_each(|l| line(l))?,
-            Answer::Log(events) => events.iter().try_for_each(|e| line(e))?,
-            other => line(other)?,
+            Answer::SaveLines(lines) => lines.iter().try_for_each(|l| line(&mut out, l))?,
+            Answer::Log(events) => events.iter().try_for_each(|e| line(&mut out, e))?,
+            other => line(&mut out, other)?,
         }
         Ok(out)
     }
@@ -155,19 +155,6 @@ impl Answer {
             Call::TranscriptProgress(_) => Answer::TranscriptProgress(doc(json)?),
             Call::TranscriptChunk(_) => Answer::TranscriptChunk(doc(json)?),
         })
-    }
-}
-
-/// Serializing values of different types through one closure.
-mod erased {
-    pub trait Json {
-        fn to_json(&self) -> Result<String, serde_json::Error>;
-    }
-
-    impl<T: serde::Serialize> Json for T {
-        fn to_json(&self) -> Result<String, serde_json::Error> {
-            serde_json::to_string(self)
-        }
     }
 }
 

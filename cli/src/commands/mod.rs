@@ -33,7 +33,6 @@ pub mod why;
 
 use std::io::Read;
 
-use memledger_commands::answer::LineAnswer;
 use memledger_commands::{Answer, Call, Executed};
 use memledger_engine::{Caller, Memledger};
 use memledger_server::api::Reply;
@@ -41,8 +40,8 @@ use memledger_server::api::Reply;
 use crate::output::{CliError, Output};
 
 /// Run a store command on an open store for `caller` (the command layer executes it) and print
-/// its answer as the command does; the lines refused (`save --from`), else 0.
-pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<usize, CliError> {
+/// its answer as the command does.
+pub fn execute(ml: &Memledger, caller: &Caller, call: &Call, out: &mut Output) -> Result<(), CliError> {
     let executed = memledger_commands::execute(ml, caller, call, &settings());
     print_executed(executed, out)
 }
@@ -65,16 +64,12 @@ pub fn settings() -> memledger_commands::Settings {
 }
 
 /// Print what a command answered: its notes, its answer (`--json`: the document; else the human
-/// text), then its error; the lines refused (`save --from`), else 0.
-pub fn print_executed(executed: Executed, out: &mut Output) -> Result<usize, CliError> {
+/// text), then its error (`save --from`'s refused lines are one, after their answers).
+pub fn print_executed(executed: Executed, out: &mut Output) -> Result<(), CliError> {
     for note in &executed.notes {
         out.note(note);
     }
-    let mut refused = 0;
     if let Some(answer) = &executed.answer {
-        if let Answer::SaveLines(lines) = answer {
-            refused = lines.iter().filter(|l| matches!(l, LineAnswer::Refused { .. })).count();
-        }
         print_answer(answer, out)?;
     }
     match executed.error {
@@ -82,7 +77,7 @@ pub fn print_executed(executed: Executed, out: &mut Output) -> Result<usize, Cli
             out.flush()?;
             Err(e.into())
         }
-        None => Ok(refused),
+        None => Ok(()),
     }
 }
 

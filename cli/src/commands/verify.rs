@@ -46,7 +46,7 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     }
     // The store compared with the witness is the one verified: no catch-up, no token needed.
     let executed = memledger_commands::store::verify(&ml).unwrap_or_else(memledger_commands::Executed::failed);
-    super::print_executed(executed, out).map(|_| ())
+    super::print_executed(executed, out)
 }
 
 pub fn render(out: &mut Output, v: &VerifyView) -> Result<(), CliError> {
