@@ -202,6 +202,8 @@ def crowd(a, rows, store, env):
     news = [{"text": r["b"], "scope": "crowd"} for r in rows]
     outs = save_all(a.bin, store, news, env)
     conflicts = conflicts_of(a.bin, store, env)
+    texts = {v[0]: t for t, v in id_of.items()}
+    texts.update({o.get("memory_id"): r["b"] for r, o in zip(rows, outs)})
     named = other = 0
     per = collections.Counter()
     for r, o in zip(rows, outs):
@@ -212,10 +214,10 @@ def crowd(a, rows, store, env):
         if r["label"] == "update":
             per["update"] += 1
             per["named"] += hit
-        news_ids = got - want
+        # (a memory of the same text, another pair's, is the same memory: merging is right)
+        news_ids = {i for i in got - want if texts.get(i) != r["b"]}
         per["other"] += bool(news_ids)
         if news_ids and a.alarms:
-            texts = {v[0]: t for t, v in id_of.items()}
             print(f"touched by {r['id']}: {r['b']!r} -> {[texts.get(i, i) for i in news_ids]}")
     if not a.json:
         print(f"crowd of {a.crowd}: the save named its old memory for {per['named']}/{per['update']} updates "

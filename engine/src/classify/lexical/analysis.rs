@@ -63,6 +63,33 @@ impl Item {
         self.name && self.kind == Kind::Word
     }
 
+    /// A given name (`first_names.txt`) written as a name: a person ("Nadia").
+    pub(super) fn given_name(&self) -> bool {
+        self.kind == Kind::Word
+            && self.shown.starts_with(char::is_uppercase)
+            && !self.acronym()
+            && lexicon().first_name(&self.shown.to_lowercase())
+    }
+
+    /// An acronym ("API", "CRM", "CFO", plural "PRs"): a thing's or a role's name, never a
+    /// person's.
+    pub(super) fn acronym(&self) -> bool {
+        acronym(&self.shown)
+    }
+
+    /// A name known to be a thing's: a value of the lexicon ("Postgres", "Porto"), an
+    /// identifier, an acronym.
+    pub(super) fn thing(&self) -> bool {
+        matches!(self.kind, Kind::Value(ValCat::Class(_), _) | Kind::Ident) || self.acronym()
+    }
+
+    /// Whether two names can stand for one another: not a person's for a thing's ("Nadia took
+    /// over DB on-call" gives no new value of "Production DB is Postgres"). A name the given
+    /// names miss may be either.
+    pub(super) fn name_of_one_sort(&self, other: &Item) -> bool {
+        !((self.given_name() && other.thing()) || (other.given_name() && self.thing()))
+    }
+
     /// A number, a date, a time, a quantity…: a value other than a category's.
     pub(super) fn plain_value(&self) -> bool {
         matches!(self.kind, Kind::Value(c, _) if !matches!(c, ValCat::Class(_)))
@@ -634,14 +661,23 @@ fn progressive(raw: &[RawTok], i: usize) -> bool {
 /// words written apart.
 /// A proper name reads only as a proper noun: "Cassie" is a person, not the tree, "Lila" not the
 /// flower; "Spain" is the country either way, but "Trent Armond" is a person.
+/// An acronym as written: two or more capitals or digits, a plural "s" allowed ("API", "S3",
+/// "PRs").
+pub(super) fn acronym(w: &str) -> bool {
+    let w = w.strip_suffix('s').filter(|r| r.len() > 1).unwrap_or(w);
+    w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
+}
+
 fn category_value(raw: &[RawTok], i: usize, names: &[bool]) -> Option<(Entry, usize)> {
     let lex = lexicon();
     let name = names.get(i).copied().unwrap_or(false);
     // a name next to another name is part of a person's name ("Trent Armond", "Paris Hilton"),
-    // unless the two are one surface of the lexicon ("New York")
+    // unless the two are one surface of the lexicon ("New York"); an acronym beside it is its
+    // short form or another thing ("Kubernetes (EKS)", "Postgres RDS"), not a surname
     let in_a_run = name
-        && ((i > 0 && names[i - 1] && !raw[i - 1].boundary)
-            || (names.get(i + 1).copied().unwrap_or(false) && !raw[i].boundary));
+        && !acronym(&raw[i].text)
+        && ((i > 0 && names[i - 1] && !raw[i - 1].boundary && !acronym(&raw[i - 1].text))
+            || (names.get(i + 1).copied().unwrap_or(false) && !raw[i].boundary && !acronym(&raw[i + 1].text)));
     let applies = |surface: &str, first: &RawTok| {
         let capital = first.text.chars().next().is_some_and(char::is_uppercase);
         lex.readings(surface).iter().copied().find(|e| if name { e.capitalised } else { capital || !e.capitalised })

@@ -13,6 +13,7 @@ use rustc_hash::FxHashMap;
 
 use super::analysis::{Analysis, Item, Kind};
 use super::gates::Pair;
+use super::identity::generic;
 use super::lexicon::{WordClass, lexicon};
 use super::stem::stem;
 use super::tokens::RawTok;
@@ -441,7 +442,7 @@ fn named(x: &Item) -> bool {
 fn same_kind(new: &Item, old: &Item) -> bool {
     match (new.kind, old.kind) {
         (Kind::Value(c, _), Kind::Value(d, _)) if c == d => true,
-        _ => named(new) && named(old),
+        _ => named(new) && named(old) && new.name_of_one_sort(old),
     }
 }
 
@@ -503,12 +504,13 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
     }
     // what the stored memory says besides what the incoming one shares with it
     let rest: Vec<usize> = (0..b.items.len()).filter(|&j| !p.used[j]).collect();
-    // With no topic but the speaker, only a value of the new one's lexicon category is the old
-    // one ("I moved to Berlin" of "I live in Paris", not of "I use VS Code").
+    // With no topic but the speaker or the user, only a value of the new one's lexicon category
+    // is the old one ("I moved to Berlin" of "I live in Paris", not of "I use VS Code"; "User
+    // relocated to Amsterdam" of "User is based in Berlin", not of "User's name is Jon").
+    let about = topic.iter().any(|&k| !generic(&a.items[k]));
     let kind = |k: usize, j: usize| {
         let (x, y) = (&a.items[k], &b.items[j]);
-        same_kind(x, y)
-            && (!topic.is_empty() || matches!((x.kind, y.kind), (Kind::Value(c, _), Kind::Value(d, _)) if c == d))
+        same_kind(x, y) && (about || matches!((x.kind, y.kind), (Kind::Value(c, _), Kind::Value(d, _)) if c == d))
     };
     let old_of_kind: Vec<usize> = rest.iter().copied().filter(|&j| new.iter().any(|&k| kind(k, j))).collect();
     // and the stored memory says little else: the old value, and a word of its predicate at most

@@ -28,6 +28,7 @@ use super::cues::CueKind;
 use super::gates::Pair;
 use super::lexicon::lexicon;
 use super::matching::days_of_month;
+use super::roles::is_role_word;
 use super::values::{QualCat, ValCat};
 use super::verdict::{Gate, Relation, Verdict};
 
@@ -57,7 +58,7 @@ fn opening_name(x: &Item) -> bool {
     x.raw_pos == 0 && x.shown.starts_with(char::is_uppercase) && lexicon().first_name(&x.shown.to_lowercase())
 }
 
-fn generic(x: &Item) -> bool {
+pub(super) fn generic(x: &Item) -> bool {
     x.kind == Kind::Word && GENERIC.contains(&x.key.as_str())
 }
 
@@ -66,18 +67,13 @@ fn subject_person(x: &Item) -> bool {
     x.person() && x.subject
 }
 
-/// An acronym ("API", "CI", "NAS"): a thing's name, and a word of what a fact is about.
-fn acronym(x: &Item) -> bool {
-    x.shown.len() > 1 && x.shown.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
-}
-
 /// Who a fact is about, as far as words tell: a given name where the subject stands or that
 /// opens the text ("Caroline …", "Maria's cousin …"); a product's name where the subject
 /// stands ("Netflix", "Sentry") is what the fact is about.
 fn subject_like(an: &Analysis, k: usize) -> bool {
     let x = &an.items[k];
     let opens = k == 0 && x.raw_pos == 0 && x.shown.starts_with(char::is_uppercase);
-    !acronym(x) && !generic(x) && (subject_person(x) || opens) && lexicon().first_name(&x.shown.to_lowercase())
+    !x.acronym() && !generic(x) && (subject_person(x) || opens) && lexicon().first_name(&x.shown.to_lowercase())
 }
 
 /// A person a fact is about: where the subject stands, or a given name opening the text ("Omar
@@ -98,7 +94,33 @@ fn same_kind(new: &Item, old: &Item) -> bool {
                 || days_of_month(new, old)
         }
         (Kind::Qual(c), Kind::Qual(d)) => c == d,
-        _ => named(new) && named(old),
+        // (an identifier stands only for an identifier: "Lumen" is no new value of "1:1")
+        // (a role stands for a role or a person: "Rollbar" is no new value of "the CTO")
+        _ => {
+            named(new)
+                && named(old)
+                && new.name_of_one_sort(old)
+                && (new.kind == Kind::Ident) == (old.kind == Kind::Ident)
+                && (!is_role_word(new) || !old.thing() || is_role_word(old))
+                && (!is_role_word(old) || !new.thing() || is_role_word(new))
+        }
+    }
+}
+
+/// Whether `new` can be the value that replaced `old` when nothing but the embedder's cosine
+/// says the two speak of one thing: values of one category ("Moved the blog to Cloudflare
+/// Pages" gives no new value of "Leading the CRM migration", however near the two are in topic),
+/// amounts of one measure, two identifiers, two roles, or two names the lexicon does not know as
+/// a thing's.
+fn same_category_or_name(new: &Item, old: &Item) -> bool {
+    match (new.kind, old.kind) {
+        (Kind::Value(ValCat::Class(c), _), Kind::Value(ValCat::Class(d), _)) => c == d,
+        (Kind::Value(..), Kind::Value(..)) => same_kind(new, old),
+        (Kind::Qual(c), Kind::Qual(d)) => c == d,
+        (Kind::Ident, Kind::Ident) => true,
+        (Kind::Word, Kind::Word) if new.acronym() && old.acronym() => is_role_word(new) && is_role_word(old),
+        (Kind::Word, Kind::Word) => named(new) && named(old) && !new.thing() && !old.thing(),
+        _ => false,
     }
 }
 
@@ -159,6 +181,14 @@ fn light(x: &Item) -> bool {
     x.kind == Kind::Word && LIGHT.contains(&x.key.as_str())
 }
 
+/// The words of a time phrase ("last month", "next week", "every day"): they say when, not what
+/// a fact is about.
+const TIME_WORDS: [&str; 8] = ["last", "next", "month", "week", "year", "day", "weekend", "tonight"];
+
+fn time_word(x: &Item) -> bool {
+    x.kind == Kind::Word && TIME_WORDS.iter().any(|w| *w == x.key || *w == x.word)
+}
+
 /// The items of `an` at the raw positions `at`.
 fn items_at(an: &Analysis, at: &[usize]) -> Vec<usize> {
     (0..an.items.len()).filter(|&k| at.contains(&an.items[k].raw_pos)).collect()
@@ -168,7 +198,7 @@ fn items_at(an: &Analysis, at: &[usize]) -> Vec<usize> {
 fn basis(p: &Pair, topic: &[usize]) -> String {
     if !topic.is_empty() {
         format!("both speak of {}", p.a.shown(topic))
-    } else if let Some((c, min)) = p.cosine {
+    } else if let Some((c, min)) = p.cosine.filter(|(c, min)| c >= min) {
         format!("cosine {c:.3} ≥ {min:.2} says they speak of one thing")
     } else {
         "both speak of the same subject".to_string()
@@ -230,8 +260,11 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
                 Kind::Value(ValCat::Number | ValCat::Quantity | ValCat::Date | ValCat::Month | ValCat::RelDay, _)
             )
         })
-        // (nor do the words that say it changed: "since the migration")
-        .filter(|&k| !a.cues.spans(a.items[k].raw_pos))
+        // (nor do the words that say it changed: "since the migration"; nor a time phrase: "last
+        // month" is when, not what about)
+        .filter(|&k| !a.cues.spans(a.items[k].raw_pos) && !time_word(&a.items[k]))
+        // (nor does a word the stored memory says its own change with: "Upgraded the NAS disks")
+        .filter(|&k| partner(k).is_some_and(|j| !b.cues.spans(b.items[j].raw_pos)))
         .collect();
     let admitted = p.cosine.is_some_and(|(c, min)| c >= min);
     p.note("identity_topic_words", topic.len() as f64);
@@ -247,7 +280,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     let worded = admitted
         || topic.iter().any(|&k| {
             let x = &a.items[k];
-            (x.kind == Kind::Word && ((!x.name && !opening_name(x)) || acronym(x)))
+            (x.kind == Kind::Word && ((!x.name && !opening_name(x)) || x.acronym()))
                 || matches!(x.kind, Kind::Ident | Kind::Value(..) | Kind::Qual(QualCat::Environment))
         });
 
@@ -300,7 +333,10 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
             && held.iter().any(|&k| valued(&a.items[k]))
             && (rest > 0
                 || (0..a.items.len()).any(|k| partner(k).is_some_and(|j| subject_like(a, k) && subject_like(b, j))));
-        if (rest > 0 && covered) || admitted || renamed || corrected {
+        // (the cosine alone stands for the topic only when a value is named: "short paragraphs,
+        // not lists" names no old value of "likes commit messages with bullet lists")
+        let valued_old = held.iter().any(|&k| valued(&a.items[k]));
+        if (rest > 0 && covered) || (admitted && valued_old) || renamed || corrected {
             let shown = a.shown(&held);
             let reason = format!(
                 "the incoming memory names {shown} as the old value; the stored one holds it ({})",
@@ -370,7 +406,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         !s.subject_topic && !moved.is_empty() && moved.iter().all(|&k| partner(k).is_none())
     }) && (0..b.items.len()).any(|j| {
         let y = &b.items[j];
-        y.subject && !p.used[j] && y.kind == Kind::Word && !acronym(y) && !generic(y) && !light(y) && !valued(y)
+        y.subject && !p.used[j] && y.kind == Kind::Word && !y.acronym() && !generic(y) && !light(y) && !valued(y)
     });
     if b.items.len() <= SHORT_FACT
         && a.cues.old.is_empty()
@@ -388,8 +424,20 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         );
         return Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason));
     }
-    let (x, y) = replaced(p, same_kind)?;
+    // The cosine alone, no word of what the fact is about shared, says the two are near in topic:
+    // one fact only when the values are of one category.
+    let (x, y) =
+        if topic.is_empty() && admitted { replaced(p, same_category_or_name)? } else { replaced(p, same_kind)? };
     let (new, was) = (&a.items[x], &b.items[y]);
+    // one person for another with nothing but the cosine between them: only a handover or a
+    // correction says it is the same role ("Lin got promoted to CTO" / "Mobile team lead is Irene")
+    if topic.is_empty()
+        && admitted
+        && (new.given_name() || was.given_name())
+        && !matches!(cue.kind, CueKind::Handover | CueKind::Correction)
+    {
+        return None;
+    }
     // Nothing shared but whom the facts are about: only a move of one short fact's value into
     // another of its category ("User relocated to Amsterdam" / "User is based in Berlin").
     let subject_only = topic.is_empty() && !admitted;
@@ -447,6 +495,26 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     if !u.0.is_empty() && u == v {
         return true;
     }
+    // a number of six digits or more is an identifier (a member or an account number), no amount
+    let id_like = |x: &Item| x.key.len() >= 6 && x.key.chars().all(|c| c.is_ascii_digit());
+    if id_like(new) != id_like(was) {
+        return false;
+    }
+    // a version of a named thing ("PG 16", "Node 18") is no amount of a unit ("12TB")
+    let version = |an: &Analysis, k: usize| {
+        k > 0 && an.items[k - 1].raw_pos + 1 == an.items[k].raw_pos && named(&an.items[k - 1])
+    };
+    if (u.0.is_empty() != v.0.is_empty()) && (version(p.a, x) || version(p.b, y)) {
+        return false;
+    }
+    // money does not count the things an amount is followed by ("3 pods" / "$10 per class")
+    let counted = |an: &Analysis, k: usize| {
+        an.items.get(k + 1).is_some_and(|n| n.raw_pos == an.items[k].raw_pos + 1 && n.kind == Kind::Word)
+    };
+    let money = |u: &str| matches!(u, "usd" | "eur" | "gbp");
+    if (money(u.0) && !money(v.0) && counted(p.b, y)) || (money(v.0) && !money(u.0) && counted(p.a, x)) {
+        return false;
+    }
     let after_a = p.a.items.get(x + 1).filter(|n| n.raw_pos == new.raw_pos + 1);
     let after_b = p.b.items.get(y + 1).filter(|n| n.raw_pos == was.raw_pos + 1);
     if let (Some(_), Some(_)) = (after_a, after_b)
@@ -485,11 +553,16 @@ fn replaced(p: &Pair, kin: impl Fn(&Item, &Item) -> bool) -> Option<(usize, usiz
     let (a, b) = (p.a, p.b);
     let new: Vec<usize> = (0..a.items.len())
         .filter(|&k| p.pa[k].is_none() && valued(&a.items[k]) && !generic(&a.items[k]) && !when_of_change(a, k))
+        // (nor is a word that says it changed: "Starting April, …")
+        .filter(|&k| !a.cues.spans(a.items[k].raw_pos))
         // (what it names as the old value is not the new one: "switched from Slack to Teams")
         .filter(|&k| !a.cues.old.contains(&a.items[k].raw_pos))
         .collect();
-    let old: Vec<usize> =
-        (0..b.items.len()).filter(|&j| !p.used[j] && valued(&b.items[j]) && !generic(&b.items[j])).collect();
+    // (a word that says the stored memory was itself a change is none of its values: "Starting
+    // Monday, standup moves to 10:15", "Cancelled Netflix in October")
+    let old: Vec<usize> = (0..b.items.len())
+        .filter(|&j| !p.used[j] && valued(&b.items[j]) && !generic(&b.items[j]) && !b.cues.spans(b.items[j].raw_pos))
+        .collect();
     new.iter()
         .find_map(|&k| old.iter().find(|&&j| kin(&a.items[k], &b.items[j]) && same_measure(p, k, j)).map(|&j| (k, j)))
 }
@@ -527,7 +600,7 @@ fn renamed_described(p: &mut Pair, old: &[usize], held: &[usize]) -> Option<Verd
 
 /// Words that say a person left what they held, right after the name ("Sam stepped back", "when
 /// Dana went to Growth", "Priya moved over to partnerships").
-const DEPARTURES: [&str; 16] = [
+const DEPARTURES: [&str; 19] = [
     "stepped",
     "steps",
     "left",
@@ -544,6 +617,9 @@ const DEPARTURES: [&str; 16] = [
     "quit",
     "resigned",
     "departed",
+    "move",
+    "departure",
+    "exit",
 ];
 
 /// A role handed on, told by the old holder leaving: the person the stored fact is about is named

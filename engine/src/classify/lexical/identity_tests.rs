@@ -338,3 +338,81 @@ fn a_name_said_to_be_called_another_now() {
     quiet("The Atlas squad's new service is now called Horizon.", "The Beacon squad owns the billing pipeline.");
     quiet("Project Kestrel now has a design doc.", "Project Kestrel ships in May.");
 }
+
+/// A cosine in the related band says two memories are near in topic; with no word of what they
+/// are about shared, the values must be of one category (two tools of one purpose, two people,
+/// two roles, two amounts of one measure), in both directions.
+#[test]
+fn the_cosine_alone_admits_values_of_one_category_only() {
+    let cfg = LexicalConfig::default();
+    let near = Some(Admission { cosine: 0.88, min: 0.85 });
+    let verdict = |x: &str, y: &str| classify_admitted(&analyse(x), &analyse(y), None, None, &cfg, near);
+    for (incoming, stored) in [
+        ("Everything's on ECS Fargate now — the k8s cluster was torn down.", "Services run on Kubernetes (EKS)."),
+        ("Billing alarm threshold raised to $3.5k.", "AWS budget alert fires at $2,000/month."),
+        ("Headcount requests get signed off by the COO now.", "Hiring approvals go through the CFO."),
+    ] {
+        let v = verdict(incoming, stored);
+        assert_eq!(
+            v.relation,
+            Relation::Contradictory,
+            "{incoming:?} / {stored:?}: {} ({})",
+            v.reason,
+            v.gate.as_str()
+        );
+    }
+    for (incoming, stored) in [
+        // a tool for a project, a person for an acronym, a phone model's word for a database
+        ("Migrated the blog to Cloudflare Pages.", "Leading the CRM migration."),
+        ("Lena moved over to the growth squad.", "Leading the CRM migration."),
+        ("Switched to an iPhone 15 Pro in January.", "Production DB is Postgres 15."),
+        ("Pre-prod environment now answers at preview.acme.dev.", "Maya reviews frontend PRs."),
+        ("As of this month Hana builds the rotation.", "Frontend is built with Create React App."),
+    ] {
+        for (x, y) in [(incoming, stored), (stored, incoming)] {
+            let v = verdict(x, y);
+            assert_ne!(v.relation, Relation::Contradictory, "{x:?} / {y:?}: {} ({})", v.reason, v.gate.as_str());
+        }
+    }
+}
+
+/// A person's name does not replace a thing's, nor a thing's a person's: "Nadia took over DB
+/// on-call" says who is on call, not which database production runs.
+#[test]
+fn a_person_is_no_new_value_of_a_thing() {
+    quiet("Nadia took over DB on-call.", "Production DB is Postgres 15.");
+    quiet("DB access goes through Drizzle now.", "Primary on-call for the database is Chris.");
+    quiet(
+        "Moved to Porto last month — new flat near the market.",
+        "Book club meets at Jen's house on the last Sunday of the month.",
+    );
+    quiet("User relocated to Amsterdam.", "User's name is Jon.");
+    quiet("User relocated to Amsterdam.", "User speaks Portuguese.");
+    // a person for a person (a name the list may miss) and a thing for a thing still change
+    changed("Marco is leading frontend now.", "Frontend tech lead: Priya", Gate::ChangedValue);
+    changed("Nadia runs DB on-call now.", "DB on-call: Chris", Gate::ChangedValue);
+    changed("User relocated to Amsterdam.", "User is based in Berlin.", Gate::ChangedValue);
+}
+
+/// Money does not count what another amount counts: "3 pods" is no new price.
+#[test]
+fn money_is_no_new_count() {
+    quiet("Scaled web down to 3 pods to cut cost.", "James's cooking class costs $10 per class.");
+    quiet("Cut the retries down to 2 calls to save cost.", "Each API call costs $0.02.");
+    quiet("Lowered the seats to 40 users to cut cost.", "The plan costs $12 per user.");
+    changed("Billing alarm threshold raised to $3.5k.", "Billing alarm threshold: $2,000", Gate::ChangedValue);
+    changed("Scaled web down to 3 pods to cut cost.", "Web tier runs 6 pods in prod.", Gate::ChangedValue);
+}
+
+/// Amounts of another measure are no new value: a version of a named thing for a size, an
+/// account number for a head count; nor is the word that says the stored memory was a change.
+#[test]
+fn an_amount_of_another_measure_is_no_new_value() {
+    quiet("We're on PG 16 now after last weekend's upgrade.", "Upgraded the NAS disks to 12TB each.");
+    quiet("The team number is down to 9 now.", "Membership number: 123456789");
+    quiet("Lowered the number of retries to 3.", "Support line number is 5550123.");
+    quiet("Escalations are Tomás's as of Monday.", "Starting Monday, standup moves to 10:15.");
+    quiet("Upgraded to 16 GB of RAM.", "Cancelled the gym membership in October.");
+    changed("Upgraded the NAS disks to 12TB.", "NAS disks are 4TB each.", Gate::ChangedValue);
+    changed("Down to 9 AEs after the cuts.", "Sales has 12 AEs.", Gate::ChangedValue);
+}

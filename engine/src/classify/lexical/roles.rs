@@ -31,6 +31,11 @@ pub(super) fn role_count() -> usize {
     roles().len()
 }
 
+/// Whether an item is a role noun of `roles.txt` ("CFO", "manager").
+pub(super) fn is_role_word(x: &super::analysis::Item) -> bool {
+    roles().contains(&x.key) || roles().contains(&stem(&x.shown.to_lowercase()))
+}
+
 /// A role noun as written: singular (a plural is no slot of one value), lowercase.
 fn is_role(r: &RawTok) -> bool {
     let w = r.lower.as_str();
