@@ -856,11 +856,12 @@ impl Planner<'_> {
     }
 }
 
-/// How closely an identity gate's pair speaks of one fact: the embedder's cosine when there is
-/// one, then the share of the stored fact the two share, then the lexical similarity.
-fn identity_strength(c: &Classification) -> (f64, f64, f64) {
+/// How closely an identity gate's pair speaks of one fact: the share of the stored fact the two
+/// share, then the lexical similarity. (The cosine is not among a classification's scores yet
+/// when this chooses; in a crowded scope it lies close for every neighbour.)
+fn identity_strength(c: &Classification) -> (f64, f64) {
     let score = |name: &str| c.scores.iter().find(|(n, _)| n.as_str() == name).map_or(0.0, |(_, v)| *v);
-    (score("cosine"), score("identity_coverage"), c.score)
+    (score("identity_coverage"), c.score)
 }
 
 /// One fact changes one fact: of the candidates an identity gate

@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::classify::lexical::analyse;
 use crate::co_enrich;
 use crate::error::{BadInput, EngineError};
-use crate::models::embed::cosine;
+use crate::models::embed::{cosine, mean_vector, minus};
 use crate::models::{EmbedSide, Models};
 use crate::reads::Reader;
 use crate::validity::{self, ReadStatus, ScheduledChange};
@@ -603,24 +603,6 @@ fn cosine_ranking(
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
     ranked.truncate(depth);
     Ok(CosineRanking { ranked: ranked.into_iter().map(|(c, _, id)| (id, c)).collect(), all, error: None })
-}
-
-/// The mean of the vectors of length `len` (others are left out: they are of no comparison).
-fn mean_vector<'v>(vectors: impl Iterator<Item = &'v [f32]>, len: usize) -> Vec<f32> {
-    let mut sum = vec![0.0f64; len];
-    let mut n = 0usize;
-    for v in vectors.filter(|v| v.len() == len) {
-        n += 1;
-        for (s, x) in sum.iter_mut().zip(v) {
-            *s += *x as f64;
-        }
-    }
-    sum.into_iter().map(|s| if n == 0 { 0.0 } else { (s / n as f64) as f32 }).collect()
-}
-
-/// `a - b`, element by element.
-fn minus(a: &[f32], b: &[f32]) -> Vec<f32> {
-    a.iter().zip(b).map(|(x, y)| x - y).collect()
 }
 
 #[cfg(test)]

@@ -22,6 +22,11 @@ use crate::classify::Classification;
 use crate::error::{BadInput, EngineError, ModelError};
 use crate::input::ValidSave;
 use crate::reads::Reader;
+use crate::recall::CENTRE_MIN_VECTORS;
+
+/// How many more memories than a save compares are read closer, by the centred cosine, from
+/// those nearest by the raw one.
+const RERANK_POOL: usize = 10;
 
 /// The column family of the vector cache.
 pub const EMBED_TABLE: &str = "embeddings";
@@ -292,6 +297,24 @@ fn vector_of(models: &Models, store: &Store, space: &str, text: &str) -> Result<
     }
 }
 
+/// The mean of the vectors of length `len` (others are left out: they are of no comparison).
+pub(crate) fn mean_vector<'v>(vectors: impl Iterator<Item = &'v [f32]>, len: usize) -> Vec<f32> {
+    let mut sum = vec![0.0f64; len];
+    let mut n = 0usize;
+    for v in vectors.filter(|v| v.len() == len) {
+        n += 1;
+        for (s, x) in sum.iter_mut().zip(v) {
+            *s += *x as f64;
+        }
+    }
+    sum.into_iter().map(|s| if n == 0 { 0.0 } else { (s / n as f64) as f32 }).collect()
+}
+
+/// `a - b`, element by element.
+pub(crate) fn minus(a: &[f32], b: &[f32]) -> Vec<f32> {
+    a.iter().zip(b).map(|(x, y)| x - y).collect()
+}
+
 /// Fuse embedding candidates with the term candidates: every active memory of the scope whose
 /// cached vector (same model) has cosine ≥ [`COSINE_MIN`] with the incoming text, best
 /// `top_k` of them, added after the term candidates. Without an embedder: unchanged.
@@ -314,16 +337,44 @@ pub(crate) fn embedding_candidates(
         }
     };
     let cache = VectorCache::new(reader.store());
-    let mut scored: Vec<(f64, MemoryRecord)> = Vec::new();
+    // Every vector of the scope is read once: its cosine is kept, it adds to the scope's sum, and
+    // the nearest `top_k * RERANK_POOL` by cosine are held for the ranking below.
+    let mut sum = vec![0.0f64; incoming.len()];
+    let mut n = 0usize;
+    let mut pool: Vec<(f64, Vec<f32>, MemoryRecord)> = Vec::new();
+    let pool_max = top_k * RERANK_POOL;
     for r in reader.beliefs().scan(|r| r.status == Status::Active && r.scope == save.scope, usize::MAX)? {
         if let Some(v) = cache.get(&space, &r.content_hash)? {
             let c = cosine(&incoming, &v);
             out.cosines.insert(r.memory_id, c);
+            if v.len() == sum.len() {
+                n += 1;
+                sum.iter_mut().zip(&v).for_each(|(s, x)| *s += f64::from(*x));
+            }
             if c >= COSINE_MIN {
-                scored.push((c, r));
+                pool.push((c, v, r));
+                if pool.len() >= 2 * pool_max.max(1) {
+                    pool.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory_id.cmp(&b.2.memory_id)));
+                    pool.truncate(pool_max);
+                }
             }
         }
     }
+    // Ranked as recall ranks (docs/quality.md): from CENTRE_MIN_VECTORS vectors on, by the cosine
+    // of the vectors centred on the scope's mean, so that what every memory of a crowded scope
+    // shares (its register, its people) stops filling the cosine; the raw cosine still admits a
+    // pair (`related_band` is calibrated on it) and makes a candidate at all (`COSINE_MIN`).
+    let mean: Option<Vec<f32>> = (n >= CENTRE_MIN_VECTORS).then(|| sum.iter().map(|s| (s / n as f64) as f32).collect());
+    let query = mean.as_ref().map(|m| minus(&incoming, m));
+    pool.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.2.memory_id.cmp(&b.2.memory_id)));
+    pool.truncate(pool_max);
+    let mut scored: Vec<(f64, MemoryRecord)> = pool
+        .into_iter()
+        .map(|(c, v, r)| match (&mean, &query) {
+            (Some(mean), Some(query)) if v.len() == mean.len() => (cosine(query, &minus(&v, mean)), r),
+            _ => (c, r),
+        })
+        .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.memory_id.cmp(&b.1.memory_id)));
     for (_, r) in scored.into_iter().take(top_k) {
         if !candidates.iter().any(|(c, _)| c.memory_id == r.memory_id) {
