@@ -316,8 +316,9 @@ pub(crate) fn minus(a: &[f32], b: &[f32]) -> Vec<f32> {
 }
 
 /// Fuse embedding candidates with the term candidates: every active memory of the scope whose
-/// cached vector (same model) has cosine ≥ [`COSINE_MIN`] with the incoming text, best
-/// `top_k` of them, added after the term candidates. Without an embedder: unchanged.
+/// cached vector (same model) has cosine ≥ [`COSINE_MIN`] with the incoming text, best `top_k`
+/// of them (by the centred cosine in a scope of [`CENTRE_MIN_VECTORS`] vectors or more), added
+/// after the term candidates. Without an embedder: unchanged.
 pub(crate) fn embedding_candidates(
     models: &Models,
     reader: Reader<'_>,
