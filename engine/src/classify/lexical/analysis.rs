@@ -654,13 +654,6 @@ fn progressive(raw: &[RawTok], i: usize) -> bool {
         .is_some_and(|r| lex.is(&r.lower, WordClass::COPULA))
 }
 
-/// The longest surface of the lexicon's categories (three words at most) starting at raw token
-/// `i`, with a reading that applies as written (a proper noun's reading only when capitalised).
-/// Surfaces of several words are read only as proper nouns ("North America", "New York"): a
-/// compound of common words ("hard hat", "guitar player") stays words, which match the same
-/// words written apart.
-/// A proper name reads only as a proper noun: "Cassie" is a person, not the tree, "Lila" not the
-/// flower; "Spain" is the country either way, but "Trent Armond" is a person.
 /// An acronym as written: two or more capitals or digits, a plural "s" allowed ("API", "S3",
 /// "PRs").
 pub(super) fn acronym(w: &str) -> bool {
@@ -668,6 +661,13 @@ pub(super) fn acronym(w: &str) -> bool {
     w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit())
 }
 
+/// The longest surface of the lexicon's categories (three words at most) starting at raw token
+/// `i`, with a reading that applies as written (a proper noun's reading only when capitalised).
+/// Surfaces of several words are read only as proper nouns ("North America", "New York"): a
+/// compound of common words ("hard hat", "guitar player") stays words, which match the same
+/// words written apart.
+/// A proper name reads only as a proper noun: "Cassie" is a person, not the tree, "Lila" not the
+/// flower; "Spain" is the country either way, but "Trent Armond" is a person.
 fn category_value(raw: &[RawTok], i: usize, names: &[bool]) -> Option<(Entry, usize)> {
     let lex = lexicon();
     let name = names.get(i).copied().unwrap_or(false);

@@ -94,15 +94,16 @@ fn same_kind(new: &Item, old: &Item) -> bool {
                 || days_of_month(new, old)
         }
         (Kind::Qual(c), Kind::Qual(d)) => c == d,
-        // (an identifier stands only for an identifier: "Lumen" is no new value of "1:1")
-        // (a role stands for a role or a person: "Rollbar" is no new value of "the CTO")
+        // (an identifier stands only for an identifier: "Lumen" is no new value of "1:1"; a role
+        // for a role or a person: "Rollbar" is no new value of "the CTO")
         _ => {
+            let role_for_thing = |x: &Item, y: &Item| is_role_word(x) && y.thing() && !is_role_word(y);
             named(new)
                 && named(old)
                 && new.name_of_one_sort(old)
                 && (new.kind == Kind::Ident) == (old.kind == Kind::Ident)
-                && (!is_role_word(new) || !old.thing() || is_role_word(old))
-                && (!is_role_word(old) || !new.thing() || is_role_word(new))
+                && !role_for_thing(new, old)
+                && !role_for_thing(old, new)
         }
     }
 }

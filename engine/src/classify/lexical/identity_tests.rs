@@ -380,39 +380,46 @@ fn the_cosine_alone_admits_values_of_one_category_only() {
 /// on-call" says who is on call, not which database production runs.
 #[test]
 fn a_person_is_no_new_value_of_a_thing() {
-    quiet("Nadia took over DB on-call.", "Production DB is Postgres 15.");
-    quiet("DB access goes through Drizzle now.", "Primary on-call for the database is Chris.");
-    quiet(
+    quiet_both_ways("Nadia took over DB on-call.", "Production DB is Postgres 15.");
+    quiet_both_ways("DB access goes through Drizzle now.", "Primary on-call for the database is Chris.");
+    quiet_both_ways(
         "Moved to Porto last month — new flat near the market.",
         "Book club meets at Jen's house on the last Sunday of the month.",
     );
-    quiet("User relocated to Amsterdam.", "User's name is Jon.");
-    quiet("User relocated to Amsterdam.", "User speaks Portuguese.");
+    quiet_both_ways("User relocated to Amsterdam.", "User's name is Jon.");
+    quiet_both_ways("User relocated to Amsterdam.", "User speaks Portuguese.");
     // a person for a person (a name the list may miss) and a thing for a thing still change
-    changed("Marco is leading frontend now.", "Frontend tech lead: Priya", Gate::ChangedValue);
-    changed("Nadia runs DB on-call now.", "DB on-call: Chris", Gate::ChangedValue);
-    changed("User relocated to Amsterdam.", "User is based in Berlin.", Gate::ChangedValue);
+    one_way("Marco is leading frontend now.", "Frontend tech lead: Priya", Gate::ChangedValue);
+    one_way("Nadia runs DB on-call now.", "DB on-call: Chris", Gate::ChangedValue);
+    one_way("User relocated to Amsterdam.", "User is based in Berlin.", Gate::ChangedValue);
 }
 
 /// Money does not count what another amount counts: "3 pods" is no new price.
 #[test]
 fn money_is_no_new_count() {
-    quiet("Scaled web down to 3 pods to cut cost.", "James's cooking class costs $10 per class.");
-    quiet("Cut the retries down to 2 calls to save cost.", "Each API call costs $0.02.");
-    quiet("Lowered the seats to 40 users to cut cost.", "The plan costs $12 per user.");
-    changed("Billing alarm threshold raised to $3.5k.", "Billing alarm threshold: $2,000", Gate::ChangedValue);
-    changed("Scaled web down to 3 pods to cut cost.", "Web tier runs 6 pods in prod.", Gate::ChangedValue);
+    quiet_both_ways("Scaled web down to 3 pods to cut cost.", "James's cooking class costs $10 per class.");
+    quiet_both_ways("Cut the retries down to 2 calls to save cost.", "Each API call costs $0.02.");
+    quiet_both_ways("Lowered the seats to 40 users to cut cost.", "The plan costs $12 per user.");
+    one_way("Billing alarm threshold raised to $3.5k.", "Billing alarm threshold: $2,000", Gate::ChangedValue);
+    one_way("Scaled web down to 3 pods to cut cost.", "Web tier runs 6 pods in prod.", Gate::ChangedValue);
 }
 
 /// Amounts of another measure are no new value: a version of a named thing for a size, an
 /// account number for a head count; nor is the word that says the stored memory was a change.
 #[test]
 fn an_amount_of_another_measure_is_no_new_value() {
-    quiet("We're on PG 16 now after last weekend's upgrade.", "Upgraded the NAS disks to 12TB each.");
-    quiet("The team number is down to 9 now.", "Membership number: 123456789");
-    quiet("Lowered the number of retries to 3.", "Support line number is 5550123.");
-    quiet("Escalations are Tomás's as of Monday.", "Starting Monday, standup moves to 10:15.");
-    quiet("Upgraded to 16 GB of RAM.", "Cancelled the gym membership in October.");
-    changed("Upgraded the NAS disks to 12TB.", "NAS disks are 4TB each.", Gate::ChangedValue);
-    changed("Down to 9 AEs after the cuts.", "Sales has 12 AEs.", Gate::ChangedValue);
+    quiet_both_ways("We're on PG 16 now after last weekend's upgrade.", "Upgraded the NAS disks to 12TB each.");
+    quiet_both_ways("The team number is down to 9 now.", "Membership number: 123456789");
+    quiet_both_ways("Lowered the number of retries to 3.", "Support line number is 5550123.");
+    quiet_both_ways("Escalations are Tomás's as of Monday.", "Starting Monday, standup moves to 10:15.");
+    quiet_both_ways("Upgraded to 16 GB of RAM.", "Cancelled the gym membership in October.");
+    one_way("Upgraded the NAS disks to 12TB.", "NAS disks are 4TB each.", Gate::ChangedValue);
+    one_way("Down to 9 AEs after the cuts.", "Sales has 12 AEs.", Gate::ChangedValue);
+}
+
+/// Quiet whichever of the two memories arrives second.
+#[track_caller]
+fn quiet_both_ways(x: &str, y: &str) {
+    quiet(x, y);
+    quiet(y, x);
 }
