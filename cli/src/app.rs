@@ -76,7 +76,9 @@ pub enum Command {
     Rebuild(commands::rebuild::Args),
     Verify(commands::verify::Args),
     Checkpoint(commands::checkpoint::Args),
-    Stats(commands::stats::Args),
+    /// `stats` and the other reads of the store at a glance (`memledger stats`'s module).
+    #[command(flatten)]
+    Glance(commands::stats::Command),
     Usage(commands::usage::Args),
     Mcp(commands::mcp::Args),
     Serve(commands::serve::Args),
@@ -338,7 +340,7 @@ pub fn main_with_args(args: impl IntoIterator<Item = impl Into<OsString> + Clone
         Command::Rebuild(a) => commands::rebuild::run(&ctx, a, &mut out),
         Command::Verify(a) => commands::verify::run(&ctx, a, &mut out),
         Command::Checkpoint(a) => commands::checkpoint::run(&ctx, a, &mut out),
-        Command::Stats(a) => commands::stats::run(&ctx, a, &mut out),
+        Command::Glance(c) => commands::stats::run(&ctx, c, &mut out),
         Command::Usage(a) => commands::usage::run(&ctx, a, &mut out),
         Command::Mcp(a) => commands::mcp::run(&ctx, a, &mut out),
         Command::Serve(a) => commands::serve::run(&ctx, a, &mut out),

@@ -2,24 +2,19 @@
 //! the body HTTP answers with (docs/cli.md names every field); the CLI renders its human text
 //! from the same value, in its own process, whether it ran the command or a server did.
 
-use memledger_engine::erase::EraseResult;
 use memledger_engine::models::TokenUsage;
-use memledger_engine::models::embed::EmbedReport;
-use memledger_engine::models::judge::JudgeReport;
-use memledger_engine::principals::{PrincipalChange, PrincipalView};
-use memledger_engine::reads::{Decision, HistoryView, MemoryView, Stats, VerifyView};
-use memledger_engine::resolve::{ForgetResult, ResolveResult, UpdateResult};
-use memledger_engine::review::{ConflictPage, NearMiss, Page, Timeline};
-use memledger_engine::scan::ScanReport;
+use memledger_engine::principals::PrincipalView;
+use memledger_engine::reads::{Decision, MemoryView, Stats};
 use memledger_engine::{
     ConflictStatus, FileProgress, LastVerify, ProposalRecord, RecallResult, ResolutionRecord, RevertRecord, SaveResult,
 };
-use memledger_schemas::{Authority, ConflictId, Event, Hash, MemoryId, Timestamp};
+use memledger_schemas::{Authority, ConflictId, Hash, MemoryId, Timestamp};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+/// Declared by the list of commands (`with_commands!`), a variant per command.
+pub use crate::Answer;
 use crate::error::CommandError;
-use crate::request::Call;
 
 /// What a command answered: its document, and a failure that came after part of the work (a
 /// verification that failed, `save --from` lines refused, judge calls that failed) or instead
@@ -47,114 +42,34 @@ impl Executed {
     }
 }
 
-/// One command's answer. Its JSON is the variant's own document (`#[serde(untagged)]`); which
-/// command it answers is the [`Call`]'s (`Answer::parse` reads a document back by it).
-#[derive(Clone, Debug, Serialize)]
-#[serde(untagged)]
-pub enum Answer {
-    Save(SaveResult),
-    /// `save --from`: one answer per line, in order (JSON Lines).
-    SaveLines(Vec<LineAnswer>),
-    Update(UpdateResult),
-    Forget(ForgetResult),
-    Erase(EraseResult),
-    Show(Box<MemoryView>),
-    List(ListDoc),
-    Recall(RecallDoc),
-    History(HistoryView),
-    Why(WhyDoc),
-    Browse(BrowseDoc),
-    ConflictsList(ConflictsDoc),
-    ConflictsShow(Box<ConflictDoc>),
-    ConflictsResolve(ResolveResult),
-    ConflictsRevert(ResolveResult),
-    ConflictsAuto(JudgeReport),
-    ConflictsScan(ScanReport),
-    ConflictsOpen(OpenedDoc),
-    /// The events, one JSON document per line.
-    Log(Vec<Event>),
-    Rebuild(RebuildDoc),
-    Verify(VerifyView),
-    Stats(StatsDoc),
-    Embed(EmbedReport),
-    Usage(UsageDoc),
-    ReviewConflicts(ConflictPage),
-    Events(Page<Event>),
-    NearMisses(Page<NearMiss>),
-    Timeline(Timeline),
-    Whoami(WhoamiDoc),
-    PrincipalsList(PrincipalsDoc),
-    PrincipalsAdd(PrincipalChange),
-    PrincipalsGrant(PrincipalChange),
-    PrincipalsRevoke(PrincipalChange),
-    PrincipalsRotate(PrincipalChange),
-    TranscriptProgress(ProgressDoc),
-    TranscriptChunk(ChunkDoc),
-}
-
-impl Answer {
-    /// The `--json` output: one document on a line, or (`save --from`, `log`) one per item.
-    pub fn json_lines(&self) -> Result<String, serde_json::Error> {
-        fn line<T: Serialize>(out: &mut String, value: &T) -> Result<(), serde_json::Error> {
+/// How an answer's `--json` output is laid out (the list's `doc` or `lines`): what
+/// `Answer::json_lines` writes and `Answer::parse` reads back.
+pub mod form {
+    /// One document on a line.
+    pub mod doc {
+        pub fn write<T: serde::Serialize>(out: &mut String, value: &T) -> Result<(), serde_json::Error> {
             out.push_str(&serde_json::to_string(value)?);
             out.push('\n');
             Ok(())
         }
-        let mut out = String::new();
-        match self {
-            Answer::SaveLines(lines) => lines.iter().try_for_each(|l| line(&mut out, l))?,
-            Answer::Log(events) => events.iter().try_for_each(|e| line(&mut out, e))?,
-            other => line(&mut out, other)?,
-        }
-        Ok(out)
-    }
 
-    /// The answer to `call` its `--json` output holds (what [`Answer::json_lines`] wrote).
-    pub fn parse(call: &Call, json: &str) -> Result<Answer, serde_json::Error> {
-        fn doc<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, serde_json::Error> {
+        pub fn read<T: serde::de::DeserializeOwned>(json: &str) -> Result<T, serde_json::Error> {
             serde_json::from_str(json.trim())
         }
-        fn lines<T: serde::de::DeserializeOwned>(json: &str) -> Result<Vec<T>, serde_json::Error> {
+    }
+
+    /// One document per item, each on its line (JSON Lines).
+    pub mod lines {
+        pub fn write<'a, T: serde::Serialize + 'a>(
+            out: &mut String,
+            items: impl IntoIterator<Item = &'a T>,
+        ) -> Result<(), serde_json::Error> {
+            items.into_iter().try_for_each(|item| super::doc::write(out, item))
+        }
+
+        pub fn read<T: serde::de::DeserializeOwned>(json: &str) -> Result<Vec<T>, serde_json::Error> {
             json.lines().filter(|l| !l.trim().is_empty()).map(serde_json::from_str).collect()
         }
-        Ok(match call {
-            Call::Save(_) => Answer::Save(doc(json)?),
-            Call::SaveLines(_) => Answer::SaveLines(lines(json)?),
-            Call::Update(_) => Answer::Update(doc(json)?),
-            Call::Forget(_) => Answer::Forget(doc(json)?),
-            Call::Erase(_) => Answer::Erase(doc(json)?),
-            Call::Show(_) => Answer::Show(doc(json)?),
-            Call::List(_) => Answer::List(doc(json)?),
-            Call::Recall(_) => Answer::Recall(doc(json)?),
-            Call::History(_) => Answer::History(doc(json)?),
-            Call::Why(_) => Answer::Why(doc(json)?),
-            Call::Browse(_) => Answer::Browse(doc(json)?),
-            Call::ConflictsList(_) => Answer::ConflictsList(doc(json)?),
-            Call::ConflictsShow(_) => Answer::ConflictsShow(doc(json)?),
-            Call::ConflictsResolve(_) => Answer::ConflictsResolve(doc(json)?),
-            Call::ConflictsRevert(_) => Answer::ConflictsRevert(doc(json)?),
-            Call::ConflictsAuto(_) => Answer::ConflictsAuto(doc(json)?),
-            Call::ConflictsScan(_) => Answer::ConflictsScan(doc(json)?),
-            Call::ConflictsOpen(_) => Answer::ConflictsOpen(doc(json)?),
-            Call::Log(_) => Answer::Log(lines(json)?),
-            Call::Rebuild(_) => Answer::Rebuild(doc(json)?),
-            Call::Verify(_) => Answer::Verify(doc(json)?),
-            Call::Stats(_) => Answer::Stats(doc(json)?),
-            Call::Embed(_) => Answer::Embed(doc(json)?),
-            Call::Usage(_) => Answer::Usage(doc(json)?),
-            Call::ReviewConflicts(_) => Answer::ReviewConflicts(doc(json)?),
-            Call::Events(_) => Answer::Events(doc(json)?),
-            Call::NearMisses(_) => Answer::NearMisses(doc(json)?),
-            Call::Timeline(_) => Answer::Timeline(doc(json)?),
-            Call::Whoami(_) => Answer::Whoami(doc(json)?),
-            Call::PrincipalsList(_) => Answer::PrincipalsList(doc(json)?),
-            Call::PrincipalsAdd(_) => Answer::PrincipalsAdd(doc(json)?),
-            Call::PrincipalsGrant(_) => Answer::PrincipalsGrant(doc(json)?),
-            Call::PrincipalsRevoke(_) => Answer::PrincipalsRevoke(doc(json)?),
-            Call::PrincipalsRotate(_) => Answer::PrincipalsRotate(doc(json)?),
-            Call::TranscriptProgress(_) => Answer::TranscriptProgress(doc(json)?),
-            Call::TranscriptChunk(_) => Answer::TranscriptChunk(doc(json)?),
-        })
     }
 }
 

@@ -5,6 +5,9 @@
 //! client. The answer serialized is the command's `--json` document and the HTTP body; the CLI
 //! renders human text from it in its own process.
 
+#[macro_use]
+mod define;
+
 pub mod answer;
 pub mod conflicts;
 pub mod error;
@@ -15,11 +18,158 @@ pub mod principals;
 pub mod request;
 pub mod store;
 
-pub use answer::{Answer, Executed};
+pub use answer::Executed;
 pub use error::CommandError;
-pub use request::Call;
 
-use memledger_engine::{Caller, Memledger};
+use answer::{
+    BrowseDoc, ChunkDoc, ConflictDoc, ConflictsDoc, LineAnswer, ListDoc, OpenedDoc, PrincipalsDoc, ProgressDoc,
+    RebuildDoc, RecallDoc, StatsDoc, UsageDoc, WhoamiDoc, WhyDoc,
+};
+use memledger_engine::erase::EraseResult;
+use memledger_engine::models::embed::EmbedReport;
+use memledger_engine::models::judge::JudgeReport;
+use memledger_engine::principals::PrincipalChange;
+use memledger_engine::reads::{HistoryView, MemoryView, VerifyView};
+use memledger_engine::resolve::{ForgetResult, ResolveResult, UpdateResult};
+use memledger_engine::review::{ConflictPage, NearMiss, Page, Timeline};
+use memledger_engine::scan::ScanReport;
+use memledger_engine::{Caller, Memledger, SaveResult};
+use memledger_schemas::Event;
+use request::*;
+
+/// Every store command, once: its name, request, answer, and the function that answers it
+/// (the grammar is `define.rs`'s). The command layer expands it with `define_commands`; a
+/// surface may expand it with a macro of its own of the same grammar (the CLI's `print_answer`
+/// does), so a command added here is one no surface can forget.
+#[macro_export]
+macro_rules! with_commands {
+    ($callback:ident) => {
+        $callback! {
+            /// One memory.
+            "save" Save(SaveBody) -> SaveResult {
+                writes doc answer |ml, caller, b, _| memories::save(ml, caller, b)
+            }
+            /// Many saves (`save --from`): raw JSON Lines, numbered from `first_line`, each
+            /// answered in order once the batch is durable.
+            "save_lines" SaveLines(SaveLines) -> Vec<LineAnswer> {
+                writes lines executed |ml, caller, b, _| memories::save_lines(ml, caller, b)
+            }
+            "update" Update(UpdateBody) -> UpdateResult {
+                writes doc answer |ml, caller, b, _| memories::update(ml, caller, b)
+            }
+            "forget" Forget(ForgetBody) -> ForgetResult {
+                writes doc answer |ml, caller, b, _| memories::forget(ml, caller, b)
+            }
+            /// Served only by a server started with `--allow-erase` (a dry run by any).
+            "erase" Erase(EraseBody) -> EraseResult {
+                writes doc answer |ml, caller, b, _| memories::erase(ml, caller, b)
+            }
+            "show" Show(ShowQuery) -> Box<MemoryView> {
+                reads doc answer |ml, caller, q, _| memories::show(ml, caller, q).map(Box::new)
+            }
+            "list" List(ListQuery) -> ListDoc {
+                reads doc answer |ml, caller, q, _| memories::list(ml, caller, q)
+            }
+            "recall" Recall(RecallBody) -> RecallDoc {
+                reads doc answer |ml, caller, b, _| memories::recall(ml, caller, b)
+            }
+            "history" History(ShowQuery) -> HistoryView {
+                reads doc answer |ml, caller, q, _| memories::history(ml, caller, q)
+            }
+            "why" Why(WhyQuery) -> WhyDoc {
+                reads doc answer |ml, caller, q, _| memories::why(ml, caller, q)
+            }
+            "conflicts_list" ConflictsList(ConflictsQuery) -> ConflictsDoc {
+                reads doc answer |ml, caller, q, _| conflicts::list(ml, caller, q)
+            }
+            "conflicts_show" ConflictsShow(IdPath) -> Box<ConflictDoc> {
+                reads doc answer |ml, caller, b, _| conflicts::show(ml, caller, b).map(Box::new)
+            }
+            "conflicts_resolve" ConflictsResolve(ResolveBody) -> ResolveResult {
+                writes doc answer |ml, caller, b, _| conflicts::resolve(ml, caller, b)
+            }
+            "conflicts_revert" ConflictsRevert(IdPath) -> ResolveResult {
+                writes doc answer |ml, caller, b, _| conflicts::revert(ml, caller, b)
+            }
+            "conflicts_auto" ConflictsAuto(AutoBody) -> JudgeReport {
+                writes doc executed |ml, caller, b, settings| conflicts::auto(ml, caller, b, settings)
+            }
+            "conflicts_scan" ConflictsScan(ScanBody) -> ScanReport {
+                writes doc answer |ml, caller, b, _| conflicts::scan(ml, caller, b)
+            }
+            /// The events, one JSON document per line.
+            "log" Log(LogQuery) -> Vec<Event> {
+                reads lines answer |ml, caller, q, _| store::log(ml, caller, q)
+            }
+            "rebuild" Rebuild(RebuildBody) -> RebuildDoc {
+                writes doc answer |ml, _, b, settings| store::rebuild(ml, b, settings)
+            }
+            "verify" Verify(Empty) -> VerifyView {
+                reads doc executed |ml, _, _, _| store::verify(ml)
+            }
+            "stats" Stats(Empty) -> StatsDoc {
+                reads doc answer |ml, caller, _, _| store::stats(ml, caller)
+            }
+            "embed" Embed(AutoBody) -> EmbedReport {
+                writes doc answer |ml, _, b, _| store::embed(ml, b)
+            }
+            "conflicts_open" ConflictsOpen(OpenBody) -> OpenedDoc {
+                writes doc answer |ml, caller, b, _| conflicts::open(ml, caller, b)
+            }
+            "review_conflicts" ReviewConflicts(ReviewConflictsQuery) -> ConflictPage {
+                reads doc answer |ml, caller, q, _| store::review_conflicts(ml, caller, q)
+            }
+            "events" Events(EventsQuery) -> Page<Event> {
+                reads doc answer |ml, caller, q, _| store::events(ml, caller, q)
+            }
+            "near_misses" NearMisses(NearMissQuery) -> Page<NearMiss> {
+                reads doc answer |ml, caller, q, _| store::near_misses(ml, caller, q)
+            }
+            "timeline" Timeline(Empty) -> Timeline {
+                reads doc answer |ml, caller, _, _| store::timeline(ml, caller)
+            }
+            /// A page of the active memories, newest first, and the scopes they are in (MCP
+            /// resources).
+            "browse" Browse(BrowseQuery) -> BrowseDoc {
+                reads doc answer |ml, caller, q, _| memories::browse(ml, caller, q)
+            }
+            /// The chat model's tokens counted today and this month (`memledger usage`).
+            "usage" Usage(Empty) -> UsageDoc {
+                reads doc answer |ml, caller, _, settings| store::usage(ml, caller, settings)
+            }
+            /// Who the caller is: its principal, kind, own scope and grants.
+            "whoami" Whoami(Empty) -> WhoamiDoc {
+                reads doc answer |_, caller, _, _| Ok(principals::whoami(caller))
+            }
+            "principals_list" PrincipalsList(Empty) -> PrincipalsDoc {
+                reads doc answer |ml, caller, _, _| principals::list(ml, caller)
+            }
+            "principals_add" PrincipalsAdd(PrincipalAddBody) -> PrincipalChange {
+                writes doc answer |ml, caller, b, _| principals::add(ml, caller, b)
+            }
+            "principals_grant" PrincipalsGrant(PrincipalGrantBody) -> PrincipalChange {
+                writes doc answer |ml, caller, b, _| principals::grant(ml, caller, b)
+            }
+            "principals_revoke" PrincipalsRevoke(PrincipalRevokeBody) -> PrincipalChange {
+                writes doc answer |ml, caller, b, _| principals::revoke(ml, caller, b)
+            }
+            "principals_rotate" PrincipalsRotate(NameBody) -> PrincipalChange {
+                writes doc answer |ml, caller, b, _| principals::rotate(ml, caller, b)
+            }
+            /// `import sessions`: where a transcript file's import stands.
+            "transcript_progress" TranscriptProgress(TranscriptQuery) -> ProgressDoc {
+                reads doc answer |ml, caller, q, _| principals::transcript_progress(ml, caller, q)
+            }
+            /// `import sessions`: one chunk's memories, and the progress event that commits the
+            /// chunk.
+            "transcript_chunk" TranscriptChunk(TranscriptChunkBody) -> ChunkDoc {
+                writes doc answer |ml, caller, b, _| principals::transcript_chunk(ml, caller, b)
+            }
+        }
+    };
+}
+
+with_commands!(define_commands);
 
 /// What the process that executes commands brings of its own (not from the call).
 #[derive(Clone)]
@@ -94,45 +244,7 @@ fn execute_metered(
         };
         return Err(caller.access().refusal(memledger_schemas::Verb::Admin, "*", what.into()).into());
     }
-    let answer = match call {
-        Call::Save(b) => Answer::Save(memories::save(ml, caller, b)?),
-        Call::SaveLines(b) => return memories::save_lines(ml, caller, b),
-        Call::Update(b) => Answer::Update(memories::update(ml, caller, b)?),
-        Call::Forget(b) => Answer::Forget(memories::forget(ml, caller, b)?),
-        Call::Erase(b) => Answer::Erase(memories::erase(ml, caller, b)?),
-        Call::Show(q) => Answer::Show(Box::new(memories::show(ml, caller, q)?)),
-        Call::List(q) => Answer::List(memories::list(ml, caller, q)?),
-        Call::Recall(b) => Answer::Recall(memories::recall(ml, caller, b)?),
-        Call::History(q) => Answer::History(memories::history(ml, caller, q)?),
-        Call::Why(q) => Answer::Why(memories::why(ml, caller, q)?),
-        Call::Browse(q) => Answer::Browse(memories::browse(ml, caller, q)?),
-        Call::ConflictsList(q) => Answer::ConflictsList(conflicts::list(ml, caller, q)?),
-        Call::ConflictsShow(b) => Answer::ConflictsShow(Box::new(conflicts::show(ml, caller, b)?)),
-        Call::ConflictsResolve(b) => Answer::ConflictsResolve(conflicts::resolve(ml, caller, b)?),
-        Call::ConflictsRevert(b) => Answer::ConflictsRevert(conflicts::revert(ml, caller, b)?),
-        Call::ConflictsAuto(b) => return conflicts::auto(ml, caller, b, settings),
-        Call::ConflictsScan(b) => Answer::ConflictsScan(conflicts::scan(ml, caller, b)?),
-        Call::ConflictsOpen(b) => Answer::ConflictsOpen(conflicts::open(ml, caller, b)?),
-        Call::Log(q) => Answer::Log(store::log(ml, caller, q)?),
-        Call::Rebuild(b) => Answer::Rebuild(store::rebuild(ml, b, settings)?),
-        Call::Verify(_) => return store::verify(ml),
-        Call::Stats(_) => Answer::Stats(store::stats(ml, caller)?),
-        Call::Embed(b) => Answer::Embed(store::embed(ml, b)?),
-        Call::Usage(_) => Answer::Usage(store::usage(ml, caller, settings)?),
-        Call::ReviewConflicts(q) => Answer::ReviewConflicts(store::review_conflicts(ml, caller, q)?),
-        Call::Events(q) => Answer::Events(store::events(ml, caller, q)?),
-        Call::NearMisses(q) => Answer::NearMisses(store::near_misses(ml, caller, q)?),
-        Call::Timeline(_) => Answer::Timeline(store::timeline(ml, caller)?),
-        Call::Whoami(_) => Answer::Whoami(principals::whoami(caller)),
-        Call::PrincipalsList(_) => Answer::PrincipalsList(principals::list(ml, caller)?),
-        Call::PrincipalsAdd(b) => Answer::PrincipalsAdd(principals::add(ml, caller, b)?),
-        Call::PrincipalsGrant(b) => Answer::PrincipalsGrant(principals::grant(ml, caller, b)?),
-        Call::PrincipalsRevoke(b) => Answer::PrincipalsRevoke(principals::revoke(ml, caller, b)?),
-        Call::PrincipalsRotate(b) => Answer::PrincipalsRotate(principals::rotate(ml, caller, b)?),
-        Call::TranscriptProgress(q) => Answer::TranscriptProgress(principals::transcript_progress(ml, caller, q)?),
-        Call::TranscriptChunk(b) => Answer::TranscriptChunk(principals::transcript_chunk(ml, caller, b)?),
-    };
-    Ok(Executed::answered(answer))
+    dispatch(ml, caller, call, settings)
 }
 
 /// The valid time a read asks about: `--valid-at`, else the `--as-of` point's time, else the
@@ -144,4 +256,24 @@ pub fn valid_time(
 ) -> Result<memledger_schemas::Timestamp, CommandError> {
     let valid_at = valid_at.map(memledger_engine::validity::parse_valid_at).transpose()?;
     Ok(live.valid_time(point, valid_at, memledger_schemas::Timestamp::now())?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `command` tag of each call's JSON (serde's, and the OpenAPI document's) is the name the
+    /// list gives it.
+    #[test]
+    fn every_call_is_named_in_its_json_and_its_schema_as_the_list_names_it() {
+        let schema = serde_json::to_string(&<Call as utoipa::PartialSchema>::schema()).unwrap();
+        for name in Call::NAMES {
+            assert!(schema.contains(&format!("[\"{name}\"]")), "the schema of Call has no tag {name}");
+            // A request with required fields fails on a field, never on the tag.
+            match serde_json::from_value::<Call>(serde_json::json!({ "command": name })) {
+                Ok(call) => assert_eq!(call.name(), *name),
+                Err(e) => assert!(e.to_string().contains("missing field"), "{name}: {e}"),
+            }
+        }
+    }
 }

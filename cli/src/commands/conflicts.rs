@@ -9,6 +9,7 @@ use memledger_engine::scan::ScanReport;
 
 use memledger_server::api::{Action, AutoBody, Call, ConflictsQuery, IdPath, OpenBody, ResolveBody, ScanBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 
@@ -182,32 +183,34 @@ fn shell_quote(text: &str) -> String {
 
 /// The conflicts for people: an aligned table, the conflict, its state, when, the incoming
 /// memory and its text.
-pub fn render_list(out: &mut Output, doc: &ConflictsDoc) -> Result<(), CliError> {
-    if doc.conflicts.is_empty() {
-        return out.line("no conflicts");
+impl Render for ConflictsDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.conflicts.is_empty() {
+            return out.line("no conflicts");
+        }
+        let head = format!("{:<12}  {:<8}  {:<20}  {:<12}  {:<5}  NEW TEXT", "ID", "STATUS", "OPENED", "NEW", "VS");
+        out.line(crate::style::bold(&head))?;
+        for c in &self.conflicts {
+            let text = side_text(&c.incoming_memory);
+            let status = c.status.as_str();
+            let painted = if c.status == ConflictStatus::Pending {
+                crate::style::yellow(status)
+            } else {
+                crate::style::green(status)
+            };
+            let id = c.conflict_id.short();
+            out.line(format!(
+                "{}  {}  {:<20}  {:<12}  {:<5}  {}",
+                crate::style::pad(&crate::style::cyan(&id), id.chars().count(), 12),
+                crate::style::pad(&painted, status.len(), 8),
+                c.opened_at.to_human(),
+                c.incoming.short(),
+                c.candidates.len(),
+                clip(text, 60)
+            ))?;
+        }
+        Ok(())
     }
-    let head = format!("{:<12}  {:<8}  {:<20}  {:<12}  {:<5}  NEW TEXT", "ID", "STATUS", "OPENED", "NEW", "VS");
-    out.line(crate::style::bold(&head))?;
-    for c in &doc.conflicts {
-        let text = side_text(&c.incoming_memory);
-        let status = c.status.as_str();
-        let painted = if c.status == ConflictStatus::Pending {
-            crate::style::yellow(status)
-        } else {
-            crate::style::green(status)
-        };
-        let id = c.conflict_id.short();
-        out.line(format!(
-            "{}  {}  {:<20}  {:<12}  {:<5}  {}",
-            crate::style::pad(&crate::style::cyan(&id), id.chars().count(), 12),
-            crate::style::pad(&painted, status.len(), 8),
-            c.opened_at.to_human(),
-            c.incoming.short(),
-            c.candidates.len(),
-            clip(text, 60)
-        ))?;
-    }
-    Ok(())
 }
 
 /// A side's text, or what stands in for it.
@@ -220,123 +223,138 @@ fn side_text(side: &SideDoc) -> &str {
 }
 
 /// One conflict for people: its sides, and the commands that settle it.
-pub fn render_show(out: &mut Output, c: &ConflictDoc) -> Result<(), CliError> {
-    out.line(format!(
-        "conflict {}  {}  {}  opened {} by {}",
-        c.conflict_id,
-        c.status.as_str(),
-        c.kind,
-        c.opened_at.to_human(),
-        c.opened_by
-    ))?;
-    out.line(format!("  settled only with {} authority (and resolve in its scope)", c.needs_authority))?;
-    let print_side = |out: &mut Output, label: &str, side: &SideDoc| -> Result<(), CliError> {
-        let Some(m) = side.memory.as_ref().filter(|_| !side.withheld) else {
-            return out.line(format!("  {label} {}  {}", side.memory_id.short(), side_text(side)));
+impl Render for ConflictDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        out.line(format!(
+            "conflict {}  {}  {}  opened {} by {}",
+            self.conflict_id,
+            self.status.as_str(),
+            self.kind,
+            self.opened_at.to_human(),
+            self.opened_by
+        ))?;
+        out.line(format!("  settled only with {} authority (and resolve in its scope)", self.needs_authority))?;
+        let print_side = |out: &mut Output, label: &str, side: &SideDoc| -> Result<(), CliError> {
+            let Some(m) = side.memory.as_ref().filter(|_| !side.withheld) else {
+                return out.line(format!("  {label} {}  {}", side.memory_id.short(), side_text(side)));
+            };
+            out.line(format!(
+                "  {label} {}  {}  ({}, by {})",
+                side.memory_id.short(),
+                m.text,
+                m.authority,
+                m.principal
+            ))?;
+            if let Some(file) = &m.file {
+                let when = m.observed_at.map(|t| format!(" said {}", t.to_human())).unwrap_or_default();
+                let (first, last) = (m.first_line.unwrap_or_default(), m.last_line.unwrap_or_default());
+                out.line(format!("           from {file} lines {first}-{last}{when}"))?;
+            }
+            if let Some(excerpt) = m.excerpt.as_deref().filter(|e| !e.is_empty()) {
+                out.line(format!("           excerpt: {}", clip(&excerpt.replace('\n', " / "), 200)))?;
+            }
+            Ok(())
         };
-        out.line(format!("  {label} {}  {}  ({}, by {})", side.memory_id.short(), m.text, m.authority, m.principal))?;
-        if let Some(file) = &m.file {
-            let when = m.observed_at.map(|t| format!(" said {}", t.to_human())).unwrap_or_default();
-            let (first, last) = (m.first_line.unwrap_or_default(), m.last_line.unwrap_or_default());
-            out.line(format!("           from {file} lines {first}-{last}{when}"))?;
+        let label = if self.proposed_by.is_some() { "proposed" } else { "new     " };
+        print_side(out, label, &self.incoming_memory)?;
+        for side in &self.candidate_memories {
+            print_side(out, "existing", side)?;
+            if let (false, Some(reason)) = (side.withheld, &side.reason) {
+                out.line(format!("           reason: {reason}"))?;
+            }
         }
-        if let Some(excerpt) = m.excerpt.as_deref().filter(|e| !e.is_empty()) {
-            out.line(format!("           excerpt: {}", clip(&excerpt.replace('\n', " / "), 200)))?;
+        let s = self.conflict_id.short();
+        if let Some(r) = &self.resolution {
+            out.line(format!("  resolved {} by {} at {}", r.action, r.by, r.resolved_at.to_human()))?;
+            return out.line(format!("  undo: memledger conflicts revert {s}"));
+        }
+        if let Some(p) = &self.proposal {
+            out.line(format!("  proposed by {}: {}", p.model, p.text))?;
+            out.line(format!("  accept it with: memledger conflicts resolve {s} --merge {}", shell_quote(&p.text)))?;
+        }
+        if let Some(by) = &self.proposed_by {
+            out.line(format!("  proposed by {by}: accept or reject it with:"))?;
+            out.line(format!("    memledger conflicts resolve {s} --accept"))?;
+            out.line(format!("    memledger conflicts resolve {s} --reject"))?;
+            out.line("  or decide it as a conflict:")?;
+        } else {
+            out.line("  resolve with one of:")?;
+        }
+        out.line(format!("    memledger conflicts resolve {s} --keep-new"))?;
+        out.line(format!("    memledger conflicts resolve {s} --keep-existing"))?;
+        out.line(format!("    memledger conflicts resolve {s} --keep-both"))?;
+        out.line(format!("    memledger conflicts resolve {s} --merge \"what is actually true\""))
+    }
+}
+
+/// A resolution, or its revert (the same document answers both).
+impl Render for ResolveResult {
+    fn render(&self, out: &mut Output, command: &str) -> Result<(), CliError> {
+        let id = self.conflict_id.short();
+        if command == "conflicts_revert" {
+            return out.line(format!(
+                "reverted {id}: {} effect(s) undone; the conflict is pending again",
+                self.effects.len()
+            ));
+        }
+        let action = self.action.map(|a| a.to_string()).unwrap_or_default();
+        out.line(format!("resolved {id} ({action}); undo with `memledger conflicts revert {id}`"))
+    }
+}
+
+impl Render for JudgeReport {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.conflicts.is_empty() {
+            out.line("no pending conflicts")?;
+        }
+        for c in &self.conflicts {
+            let verdict = c.verdict.map_or("-", |v| v.as_str());
+            let detail = c.error.as_deref().or(c.reason.as_deref()).unwrap_or("");
+            out.line(format!("{}  {:<13} {:<13} {}", c.conflict_id.short(), verdict, c.outcome, clip(detail, 80)))?;
+        }
+        let done = if self.dry_run { "would resolve" } else { "resolved" };
+        out.line(format!(
+            "{} judged by {}: {} {done}, {} left pending (unsure), {} failed",
+            self.judged, self.by, self.resolved, self.left_pending, self.failed
+        ))?;
+        if !self.dry_run && self.resolved > 0 {
+            out.line("undo any of them with `memledger conflicts revert ID`")?;
+        }
+        if self.left_for_budget > 0 {
+            out.line(format!(
+                "{} left for a later run: the daily token budget (MEMLEDGER_DAILY_TOKENS) does not cover them today",
+                self.left_for_budget
+            ))?;
         }
         Ok(())
-    };
-    let label = if c.proposed_by.is_some() { "proposed" } else { "new     " };
-    print_side(out, label, &c.incoming_memory)?;
-    for side in &c.candidate_memories {
-        print_side(out, "existing", side)?;
-        if let (false, Some(reason)) = (side.withheld, &side.reason) {
-            out.line(format!("           reason: {reason}"))?;
+    }
+}
+
+impl Render for ScanReport {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        for p in self.pairs.iter().filter(|p| p.relation == memledger_schemas::Relation::Contradictory) {
+            let cid = p.conflict_id.map(|c| format!(" conflict {}", c.short())).unwrap_or_default();
+            out.line(format!("{:<16} {} vs {}{cid}", p.outcome, p.incoming.short(), p.candidate.short()))?;
+            out.line(format!("  new      {}", clip(&p.incoming_text, 70)))?;
+            out.line(format!("  existing {}", clip(&p.candidate_text, 70)))?;
+            out.line(format!("  {} ({}, confidence {:.2})", clip(&p.reason, 100), p.method, p.confidence))?;
         }
-    }
-    let s = c.conflict_id.short();
-    if let Some(r) = &c.resolution {
-        out.line(format!("  resolved {} by {} at {}", r.action, r.by, r.resolved_at.to_human()))?;
-        return out.line(format!("  undo: memledger conflicts revert {s}"));
-    }
-    if let Some(p) = &c.proposal {
-        out.line(format!("  proposed by {}: {}", p.model, p.text))?;
-        out.line(format!("  accept it with: memledger conflicts resolve {s} --merge {}", shell_quote(&p.text)))?;
-    }
-    if let Some(by) = &c.proposed_by {
-        out.line(format!("  proposed by {by}: accept or reject it with:"))?;
-        out.line(format!("    memledger conflicts resolve {s} --accept"))?;
-        out.line(format!("    memledger conflicts resolve {s} --reject"))?;
-        out.line("  or decide it as a conflict:")?;
-    } else {
-        out.line("  resolve with one of:")?;
-    }
-    out.line(format!("    memledger conflicts resolve {s} --keep-new"))?;
-    out.line(format!("    memledger conflicts resolve {s} --keep-existing"))?;
-    out.line(format!("    memledger conflicts resolve {s} --keep-both"))?;
-    out.line(format!("    memledger conflicts resolve {s} --merge \"what is actually true\""))
-}
-
-pub fn render_resolve(out: &mut Output, r: &ResolveResult) -> Result<(), CliError> {
-    let id = r.conflict_id.short();
-    let action = r.action.map(|a| a.to_string()).unwrap_or_default();
-    out.line(format!("resolved {id} ({action}); undo with `memledger conflicts revert {id}`"))
-}
-
-pub fn render_revert(out: &mut Output, r: &ResolveResult) -> Result<(), CliError> {
-    out.line(format!(
-        "reverted {}: {} effect(s) undone; the conflict is pending again",
-        r.conflict_id.short(),
-        r.effects.len()
-    ))
-}
-
-pub fn render_auto(out: &mut Output, report: &JudgeReport) -> Result<(), CliError> {
-    if report.conflicts.is_empty() {
-        out.line("no pending conflicts")?;
-    }
-    for c in &report.conflicts {
-        let verdict = c.verdict.map_or("-", |v| v.as_str());
-        let detail = c.error.as_deref().or(c.reason.as_deref()).unwrap_or("");
-        out.line(format!("{}  {:<13} {:<13} {}", c.conflict_id.short(), verdict, c.outcome, clip(detail, 80)))?;
-    }
-    let done = if report.dry_run { "would resolve" } else { "resolved" };
-    out.line(format!(
-        "{} judged by {}: {} {done}, {} left pending (unsure), {} failed",
-        report.judged, report.by, report.resolved, report.left_pending, report.failed
-    ))?;
-    if !report.dry_run && report.resolved > 0 {
-        out.line("undo any of them with `memledger conflicts revert ID`")?;
-    }
-    if report.left_for_budget > 0 {
+        let by = self.model.as_deref().map_or("the lexical rules".to_string(), |m| format!("the model {m}"));
         out.line(format!(
-            "{} left for a later run: the daily token budget (MEMLEDGER_DAILY_TOKENS) does not cover them today",
-            report.left_for_budget
-        ))?;
-    }
-    Ok(())
-}
-
-pub fn render_scan(out: &mut Output, report: &ScanReport) -> Result<(), CliError> {
-    for p in report.pairs.iter().filter(|p| p.relation == memledger_schemas::Relation::Contradictory) {
-        let cid = p.conflict_id.map(|c| format!(" conflict {}", c.short())).unwrap_or_default();
-        out.line(format!("{:<16} {} vs {}{cid}", p.outcome, p.incoming.short(), p.candidate.short()))?;
-        out.line(format!("  new      {}", clip(&p.incoming_text, 70)))?;
-        out.line(format!("  existing {}", clip(&p.candidate_text, 70)))?;
-        out.line(format!("  {} ({}, confidence {:.2})", clip(&p.reason, 100), p.method, p.confidence))?;
-    }
-    let by = report.model.as_deref().map_or("the lexical rules".to_string(), |m| format!("the model {m}"));
-    out.line(format!(
         "{} memories, {} pair(s) examined by {by} ({} already recorded, skipped): {} contradiction(s), {} conflict(s) {}",
-        report.memories,
-        report.examined,
-        report.skipped_recorded,
-        report.detected,
-        report.opened,
-        if report.dry_run { "opened (dry run: none)" } else { "opened" }
+        self.memories,
+        self.examined,
+        self.skipped_recorded,
+        self.detected,
+        self.opened,
+        if self.dry_run { "opened (dry run: none)" } else { "opened" }
     ))
+    }
 }
 
-pub fn render_open(out: &mut Output, r: &OpenedDoc) -> Result<(), CliError> {
-    let id = r.conflict_id.short();
-    out.line(format!("opened conflict {id}; resolve it with `memledger conflicts show {id}`"))
+impl Render for OpenedDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let id = self.conflict_id.short();
+        out.line(format!("opened conflict {id}; resolve it with `memledger conflicts show {id}`"))
+    }
 }

@@ -3,6 +3,7 @@
 use memledger_engine::models::embed::EmbedReport;
 use memledger_server::api::{AutoBody, Call};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -25,14 +26,16 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Embed(AutoBody { dry_run: args.dry_run }), out)
 }
 
-pub fn render(out: &mut Output, report: &EmbedReport) -> Result<(), CliError> {
-    let done = if report.dry_run {
-        format!("would embed {} text(s)", report.texts)
-    } else {
-        format!("embedded {} text(s)", report.embedded)
-    };
-    out.line(format!(
-        "{done} with {}: {} active memories, {} already had a vector, {} had none",
-        report.model, report.active, report.already, report.missing
-    ))
+impl Render for EmbedReport {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let done = if self.dry_run {
+            format!("would embed {} text(s)", self.texts)
+        } else {
+            format!("embedded {} text(s)", self.embedded)
+        };
+        out.line(format!(
+            "{done} with {}: {} active memories, {} already had a vector, {} had none",
+            self.model, self.active, self.already, self.missing
+        ))
+    }
 }

@@ -5,6 +5,7 @@ use memledger_engine::erase::{EraseResult, parse_retired_before};
 
 use memledger_server::api::{Call, EraseBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -52,11 +53,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Erase(body), out)
 }
 
-pub fn render(out: &mut Output, r: &EraseResult) -> Result<(), CliError> {
-    if r.memories.is_empty() {
-        return out.line("nothing went stale or was retired before that date: nothing to erase");
+impl Render for EraseResult {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.memories.is_empty() {
+            return out.line("nothing went stale or was retired before that date: nothing to erase");
+        }
+        print(out, self)
     }
-    print(out, r)
 }
 
 fn print(out: &mut Output, r: &EraseResult) -> Result<(), CliError> {

@@ -3,6 +3,7 @@
 use memledger_engine::resolve::ForgetResult;
 use memledger_server::api::{Call, ForgetBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -20,6 +21,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Forget(ForgetBody { id: args.id, reason: args.reason }), out)
 }
 
-pub fn render(out: &mut Output, r: &ForgetResult) -> Result<(), CliError> {
-    out.line(format!("retired  {}", r.memory_id.short()))
+impl Render for ForgetResult {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        out.line(format!("retired  {}", self.memory_id.short()))
+    }
 }

@@ -5,6 +5,7 @@ use memledger_engine::validity::ReadStatus;
 use memledger_commands::answer::ListDoc;
 use memledger_server::api::{Call, ListQuery};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 use crate::style;
@@ -51,44 +52,46 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 }
 
 /// An aligned table of memories for people.
-pub fn render(out: &mut Output, doc: &ListDoc) -> Result<(), CliError> {
-    let memories = &doc.memories;
-    // An aligned table; `!` marks a memory in a pending conflict.
-    let width = |f: &dyn Fn(&memledger_engine::reads::MemoryView) -> usize, title: &str| {
-        memories.iter().map(f).max().unwrap_or(0).max(title.chars().count())
-    };
-    let wv = width(&|m| format!("v{}", m.version).len(), "VER");
-    let ws = width(&|m| m.status.as_str().len(), "STATUS");
-    let wt = width(&|m| m.memory_type.as_str().len(), "TYPE");
-    let wc = width(&|m| m.scope.chars().count(), "SCOPE");
-    if !memories.is_empty() {
-        let head =
-            format!("  {:<12}  {:<wv$}  {:<ws$}  {:<wt$}  {:<wc$}  TEXT", "ID", "VER", "STATUS", "TYPE", "SCOPE");
-        out.line(style::bold(&head))?;
-    }
-    for m in memories {
-        let flag = if m.conflicts_with.is_empty() { " ".to_string() } else { style::yellow("!") };
-        let status = m.status.as_str();
-        let painted = match m.status {
-            ReadStatus::Active => style::green(status),
-            ReadStatus::Scheduled => style::yellow(status),
-            ReadStatus::Retired => style::red(status),
-            ReadStatus::Stale | ReadStatus::Expired => style::dim(status),
-            ReadStatus::Proposed => style::yellow(status),
+impl Render for ListDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let memories = &self.memories;
+        // An aligned table; `!` marks a memory in a pending conflict.
+        let width = |f: &dyn Fn(&memledger_engine::reads::MemoryView) -> usize, title: &str| {
+            memories.iter().map(f).max().unwrap_or(0).max(title.chars().count())
         };
-        let id = m.memory_id.short();
-        out.line(format!(
-            "{flag} {}  {:<wv$}  {}  {:<wt$}  {:<wc$}  {}",
-            style::pad(&style::cyan(&id), id.chars().count(), 12),
-            format!("v{}", m.version),
-            style::pad(&painted, status.len(), ws),
-            m.memory_type.as_str(),
-            m.scope,
-            clip(&m.text, 80)
-        ))?;
+        let wv = width(&|m| format!("v{}", m.version).len(), "VER");
+        let ws = width(&|m| m.status.as_str().len(), "STATUS");
+        let wt = width(&|m| m.memory_type.as_str().len(), "TYPE");
+        let wc = width(&|m| m.scope.chars().count(), "SCOPE");
+        if !memories.is_empty() {
+            let head =
+                format!("  {:<12}  {:<wv$}  {:<ws$}  {:<wt$}  {:<wc$}  TEXT", "ID", "VER", "STATUS", "TYPE", "SCOPE");
+            out.line(style::bold(&head))?;
+        }
+        for m in memories {
+            let flag = if m.conflicts_with.is_empty() { " ".to_string() } else { style::yellow("!") };
+            let status = m.status.as_str();
+            let painted = match m.status {
+                ReadStatus::Active => style::green(status),
+                ReadStatus::Scheduled => style::yellow(status),
+                ReadStatus::Retired => style::red(status),
+                ReadStatus::Stale | ReadStatus::Expired => style::dim(status),
+                ReadStatus::Proposed => style::yellow(status),
+            };
+            let id = m.memory_id.short();
+            out.line(format!(
+                "{flag} {}  {:<wv$}  {}  {:<wt$}  {:<wc$}  {}",
+                style::pad(&style::cyan(&id), id.chars().count(), 12),
+                format!("v{}", m.version),
+                style::pad(&painted, status.len(), ws),
+                m.memory_type.as_str(),
+                m.scope,
+                clip(&m.text, 80)
+            ))?;
+        }
+        if memories.is_empty() {
+            out.line("no memories")?;
+        }
+        Ok(())
     }
-    if memories.is_empty() {
-        out.line("no memories")?;
-    }
-    Ok(())
 }

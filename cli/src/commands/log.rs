@@ -2,6 +2,7 @@
 
 use memledger_server::api::{Call, LogQuery};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -27,20 +28,22 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 }
 
 /// The events for people, a line each.
-pub fn render(out: &mut Output, events: &[memledger_schemas::Event]) -> Result<(), CliError> {
-    for e in events {
-        let erased = e
-            .erased
-            .as_ref()
-            .map_or_else(String::new, |mark| format!("  [erased at {}, by {}]", mark.at.to_human(), mark.actor));
-        let by = e.principal.as_deref().map(|p| format!("{p} as ")).unwrap_or_default();
-        out.line(format!(
-            "{:>6}  {}  {:<20} {by}{}{erased}",
-            e.seq,
-            e.recorded_at.to_human(),
-            e.body.type_name(),
-            e.actor
-        ))?;
+impl Render for Vec<memledger_schemas::Event> {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        for e in self {
+            let erased = e
+                .erased
+                .as_ref()
+                .map_or_else(String::new, |mark| format!("  [erased at {}, by {}]", mark.at.to_human(), mark.actor));
+            let by = e.principal.as_deref().map(|p| format!("{p} as ")).unwrap_or_default();
+            out.line(format!(
+                "{:>6}  {}  {:<20} {by}{}{erased}",
+                e.seq,
+                e.recorded_at.to_human(),
+                e.body.type_name(),
+                e.actor
+            ))?;
+        }
+        Ok(())
     }
-    Ok(())
 }

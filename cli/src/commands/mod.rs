@@ -81,52 +81,50 @@ pub fn print_executed(executed: Executed, out: &mut Output) -> Result<(), CliErr
     }
 }
 
-/// An answer as `--json` prints it, or its human text.
-pub fn print_answer(answer: &Answer, out: &mut Output) -> Result<(), CliError> {
-    if out.json {
-        return out.text(&answer.json_lines().map_err(std::io::Error::from)?);
-    }
-    match answer {
-        Answer::Save(r) => save::render(out, r),
-        Answer::SaveLines(lines) => save::render_lines(out, lines),
-        Answer::Update(r) => update::render(out, r),
-        Answer::Forget(r) => forget::render(out, r),
-        Answer::Erase(r) => erase::render(out, r),
-        Answer::Show(m) => show::render(out, m),
-        Answer::List(doc) => list::render(out, doc),
-        Answer::Recall(doc) => recall::render(out, doc),
-        Answer::History(h) => history::render(out, h),
-        Answer::Why(doc) => why::render(out, doc),
-        Answer::ConflictsList(doc) => conflicts::render_list(out, doc),
-        Answer::ConflictsShow(c) => conflicts::render_show(out, c),
-        Answer::ConflictsResolve(r) => conflicts::render_resolve(out, r),
-        Answer::ConflictsRevert(r) => conflicts::render_revert(out, r),
-        Answer::ConflictsAuto(r) => conflicts::render_auto(out, r),
-        Answer::ConflictsScan(r) => conflicts::render_scan(out, r),
-        Answer::ConflictsOpen(r) => conflicts::render_open(out, r),
-        Answer::Log(events) => log::render(out, events),
-        Answer::Rebuild(r) => rebuild::render(out, r),
-        Answer::Verify(v) => verify::render(out, v),
-        Answer::Stats(s) => stats::render(out, s),
-        Answer::Embed(r) => embed::render(out, r),
-        Answer::Usage(u) => usage::render(out, u),
-        Answer::Whoami(w) => principals::render_whoami(out, w),
-        Answer::PrincipalsList(p) => principals::render_list(out, p),
-        Answer::PrincipalsAdd(c) => principals::render_change(out, "added", c),
-        Answer::PrincipalsGrant(c) => principals::render_change(out, "granted", c),
-        Answer::PrincipalsRevoke(c) if c.principal.revoked => principals::render_change(out, "revoked", c),
-        Answer::PrincipalsRevoke(c) => principals::render_change(out, "took back grants of", c),
-        Answer::PrincipalsRotate(c) => principals::render_change(out, "rotated the token of", c),
-        // The review page's and the importer's reads have no human text: their document.
-        Answer::Browse(_)
-        | Answer::ReviewConflicts(_)
-        | Answer::Events(_)
-        | Answer::NearMisses(_)
-        | Answer::Timeline(_)
-        | Answer::TranscriptProgress(_)
-        | Answer::TranscriptChunk(_) => out.text(&answer.json_lines().map_err(std::io::Error::from)?),
+/// How a command's answer reads for people (its `--json` output is the document itself). Each
+/// command's module renders its own answer; one with no human text prints its document.
+pub trait Render: serde::Serialize {
+    /// `command` is the call's name (`Call::name`): one document may answer several commands (a
+    /// principal added, granted, revoked or rotated).
+    fn render(&self, out: &mut Output, command: &str) -> Result<(), CliError> {
+        let _ = command;
+        out.text(&format!("{}\n", serde_json::to_string(self).map_err(std::io::Error::from)?))
     }
 }
+
+impl<T: Render> Render for Box<T> {
+    fn render(&self, out: &mut Output, command: &str) -> Result<(), CliError> {
+        (**self).render(out, command)
+    }
+}
+
+// The review page's and the importer's reads have no human text: their document.
+impl Render for memledger_commands::answer::BrowseDoc {}
+impl Render for memledger_commands::answer::ProgressDoc {}
+impl Render for memledger_commands::answer::ChunkDoc {}
+impl Render for memledger_engine::review::ConflictPage {}
+impl Render for memledger_engine::review::Timeline {}
+impl<T: serde::Serialize> Render for memledger_engine::review::Page<T> {}
+
+/// `print_answer` for every command of the command layer's list (`with_commands!`): the
+/// compiler names an answer no module renders.
+macro_rules! print_answer {
+    ($(
+        $(#[$meta:meta])*
+        $name:literal $call:ident($request:ty) -> $answer:ty { $($how:tt)* }
+    )*) => {
+        /// An answer as `--json` prints it, or its human text ([`Render`]).
+        pub fn print_answer(answer: &Answer, out: &mut Output) -> Result<(), CliError> {
+            if out.json {
+                return out.text(&answer.json_lines().map_err(std::io::Error::from)?);
+            }
+            match answer {
+                $( Answer::$call(document) => document.render(out, $name), )*
+            }
+        }
+    };
+}
+memledger_commands::with_commands!(print_answer);
 
 /// Read a text argument, where `-` means standard input.
 pub fn text_arg(text: &str) -> Result<String, CliError> {

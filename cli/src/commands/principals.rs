@@ -6,6 +6,7 @@ use memledger_commands::answer::{PrincipalsDoc, WhoamiDoc};
 use memledger_engine::principals::{PrincipalChange, PrincipalView};
 use memledger_server::api::{Call, Empty, NameBody, PrincipalAddBody, PrincipalGrantBody, PrincipalRevokeBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -105,18 +106,28 @@ pub fn whoami(ctx: &Context, _args: WhoamiArgs, out: &mut Output) -> Result<(), 
     ctx.run(Call::Whoami(Empty {}), out)
 }
 
-pub fn render_change(out: &mut Output, verb: &str, change: &PrincipalChange) -> Result<(), CliError> {
-    let p = &change.principal;
-    out.line(format!("{verb} {} ({})", p.principal, p.kind))?;
-    print_grants(out, p)?;
-    if let Some(token) = &change.token {
-        out.line(format!("token: {token}"))?;
-        out.note(
-            "memledger: the token is shown this once: keep it where the principal reads it (MEMLEDGER_TOKEN, an \
-             Authorization: Bearer header); `memledger principals rotate` makes a new one",
-        );
+/// A principal added, granted, revoked or rotated (the same document answers each).
+impl Render for PrincipalChange {
+    fn render(&self, out: &mut Output, command: &str) -> Result<(), CliError> {
+        let verb = match command {
+            "principals_add" => "added",
+            "principals_grant" => "granted",
+            "principals_revoke" if self.principal.revoked => "revoked",
+            "principals_revoke" => "took back grants of",
+            _ => "rotated the token of",
+        };
+        let p = &self.principal;
+        out.line(format!("{verb} {} ({})", p.principal, p.kind))?;
+        print_grants(out, p)?;
+        if let Some(token) = &self.token {
+            out.line(format!("token: {token}"))?;
+            out.note(
+                "memledger: the token is shown this once: keep it where the principal reads it (MEMLEDGER_TOKEN, an \
+                 Authorization: Bearer header); `memledger principals rotate` makes a new one",
+            );
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn print_grants(out: &mut Output, p: &PrincipalView) -> Result<(), CliError> {
@@ -130,26 +141,36 @@ fn print_grants(out: &mut Output, p: &PrincipalView) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn render_list(out: &mut Output, doc: &PrincipalsDoc) -> Result<(), CliError> {
-    if doc.principals.is_empty() {
-        out.line("no principals: only the store's owner acts on it (`memledger principals add NAME --kind KIND`)")?;
+impl Render for PrincipalsDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.principals.is_empty() {
+            out.line("no principals: only the store's owner acts on it (`memledger principals add NAME --kind KIND`)")?;
+        }
+        for p in &self.principals {
+            let state = if p.revoked { "  (revoked)" } else { "" };
+            out.line(format!(
+                "{} ({}){state}  added {} by {}",
+                p.principal,
+                p.kind,
+                p.added_at.to_human(),
+                p.added_by
+            ))?;
+            print_grants(out, p)?;
+        }
+        Ok(())
     }
-    for p in &doc.principals {
-        let state = if p.revoked { "  (revoked)" } else { "" };
-        out.line(format!("{} ({}){state}  added {} by {}", p.principal, p.kind, p.added_at.to_human(), p.added_by))?;
-        print_grants(out, p)?;
-    }
-    Ok(())
 }
 
-pub fn render_whoami(out: &mut Output, w: &WhoamiDoc) -> Result<(), CliError> {
-    if w.owner {
-        return out.line(format!("owner: the store's owner, every verb in every scope (acting as {})", w.actor));
+impl Render for WhoamiDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.owner {
+            return out.line(format!("owner: the store's owner, every verb in every scope (acting as {})", self.actor));
+        }
+        out.line(format!("{} ({}), acting as {}", self.principal, self.kind, self.actor))?;
+        out.line(format!("  own scope {}", self.own_scope))?;
+        for g in &self.grants {
+            out.line(format!("  grant {g}"))?;
+        }
+        Ok(())
     }
-    out.line(format!("{} ({}), acting as {}", w.principal, w.kind, w.actor))?;
-    out.line(format!("  own scope {}", w.own_scope))?;
-    for g in &w.grants {
-        out.line(format!("  grant {g}"))?;
-    }
-    Ok(())
 }

@@ -3,6 +3,7 @@
 use memledger_commands::answer::RebuildDoc;
 use memledger_server::api::{Call, RebuildBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -20,6 +21,8 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Rebuild(RebuildBody { view: args.view }), out)
 }
 
-pub fn render(out: &mut Output, r: &RebuildDoc) -> Result<(), CliError> {
-    out.line(format!("rebuilt {} from {} events in {} ms", r.views.join(", "), r.events, r.elapsed_ms))
+impl Render for RebuildDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        out.line(format!("rebuilt {} from {} events in {} ms", self.views.join(", "), self.events, self.elapsed_ms))
+    }
 }

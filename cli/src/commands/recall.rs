@@ -3,6 +3,7 @@
 use memledger_commands::answer::RecallDoc;
 use memledger_server::api::{Call, RecallBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output, clip};
 
@@ -54,51 +55,53 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 }
 
 /// Recall's results for people.
-pub fn render(out: &mut Output, doc: &RecallDoc) -> Result<(), CliError> {
-    let found = &doc.found;
-    for e in found.embedding_error.iter().chain(&found.rerank_error) {
-        out.note(format!("memledger: {e}"));
-    }
-    // A fused score is at most 1 (about 1.5 with the time bonus), a reranker's relevance often
-    // too: print more digits.
-    let digits = if found.ranking == memledger_engine::recall::RANKING_BM25 { 2 } else { 3 };
-    let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
-    let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
-    for r in &found.results {
-        let flag = if !r.conflicts_with.is_empty() {
-            "!"
-        } else if r.status == memledger_engine::validity::ReadStatus::Scheduled {
-            ">"
-        } else {
-            " "
-        };
-        out.line(format!(
-            "{flag} {}  {:>6.digits$}  {:<type_width$}  {:<scope_width$}  {}",
-            r.memory_id.short(),
-            // What the results are ordered by.
-            r.rerank.unwrap_or(r.score as f64),
-            r.memory_type.as_str(),
-            r.scope,
-            clip(&r.text, 80)
-        ))?;
-        if r.status == memledger_engine::validity::ReadStatus::Scheduled {
-            out.line(format!("    scheduled from {}", r.valid_from.to_human()))?;
+impl Render for RecallDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let found = &self.found;
+        for e in found.embedding_error.iter().chain(&found.rerank_error) {
+            out.note(format!("memledger: {e}"));
         }
-        if let Some(t) = r.expires_at {
-            out.line(format!("    expires {}", t.to_human()))?;
+        // A fused score is at most 1 (about 1.5 with the time bonus), a reranker's relevance often
+        // too: print more digits.
+        let digits = if found.ranking == memledger_engine::recall::RANKING_BM25 { 2 } else { 3 };
+        let type_width = found.results.iter().map(|r| r.memory_type.as_str().len()).max().unwrap_or(0);
+        let scope_width = found.results.iter().map(|r| r.scope.chars().count()).max().unwrap_or(0);
+        for r in &found.results {
+            let flag = if !r.conflicts_with.is_empty() {
+                "!"
+            } else if r.status == memledger_engine::validity::ReadStatus::Scheduled {
+                ">"
+            } else {
+                " "
+            };
+            out.line(format!(
+                "{flag} {}  {:>6.digits$}  {:<type_width$}  {:<scope_width$}  {}",
+                r.memory_id.short(),
+                // What the results are ordered by.
+                r.rerank.unwrap_or(r.score as f64),
+                r.memory_type.as_str(),
+                r.scope,
+                clip(&r.text, 80)
+            ))?;
+            if r.status == memledger_engine::validity::ReadStatus::Scheduled {
+                out.line(format!("    scheduled from {}", r.valid_from.to_human()))?;
+            }
+            if let Some(t) = r.expires_at {
+                out.line(format!("    expires {}", t.to_human()))?;
+            }
+            for s in &r.scheduled {
+                out.line(format!("    from {}: {}", s.valid_from.to_human(), clip(&s.text, 80)))?;
+            }
+            for c in &r.co_enrichments {
+                out.line(format!("    with {}: {}", c.memory_id.short(), clip(&c.text, 80)))?;
+            }
         }
-        for s in &r.scheduled {
-            out.line(format!("    from {}: {}", s.valid_from.to_human(), clip(&s.text, 80)))?;
+        if found.results.is_empty() {
+            out.line("no memories match")?;
         }
-        for c in &r.co_enrichments {
-            out.line(format!("    with {}: {}", c.memory_id.short(), clip(&c.text, 80)))?;
+        if let Some(notice) = &found.notice {
+            out.line(format!("\nnotice: {notice}"))?;
         }
+        Ok(())
     }
-    if found.results.is_empty() {
-        out.line("no memories match")?;
-    }
-    if let Some(notice) = &found.notice {
-        out.line(format!("\nnotice: {notice}"))?;
-    }
-    Ok(())
 }

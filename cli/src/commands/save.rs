@@ -9,6 +9,7 @@ use memledger_engine::{Caller, Durability, Memledger, PreparedSave, SaveResult};
 
 use memledger_server::api::{self, Call};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -79,50 +80,53 @@ pub struct Args {
 }
 
 /// A save's human text: its outcome, and the memories it was compared with and left standing.
-pub fn render(out: &mut Output, r: &SaveResult) -> Result<(), CliError> {
-    let mut line = format!("{:<10} {}  v{}  {}", r.outcome.as_str(), r.memory_id.short(), r.version, r.source);
-    if let Some(c) = r.conflict_id {
-        if r.outcome == memledger_engine::Outcome::Proposed {
-            line.push_str(&format!(
-                "  proposal {} awaits someone who may write: `memledger conflicts show {}`",
-                c.short(),
-                c.short()
-            ));
-        } else if r.settled_by_effective_time {
-            line.push_str(&format!("  (conflict {} settled by effective time)", c.short()));
-        } else {
-            // Said only when it is more than this save had: what settling it then takes.
-            let needs = r
-                .needs_authority
-                .filter(|&a| a > r.source)
-                .map(|a| format!(", needs {a} authority"))
-                .unwrap_or_default();
-            line.push_str(&format!(
-                "  conflict {} pending{needs}: see `memledger conflicts show {}`",
-                c.short(),
-                c.short()
-            ));
+impl Render for SaveResult {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let mut line =
+            format!("{:<10} {}  v{}  {}", self.outcome.as_str(), self.memory_id.short(), self.version, self.source);
+        if let Some(c) = self.conflict_id {
+            if self.outcome == memledger_engine::Outcome::Proposed {
+                line.push_str(&format!(
+                    "  proposal {} awaits someone who may write: `memledger conflicts show {}`",
+                    c.short(),
+                    c.short()
+                ));
+            } else if self.settled_by_effective_time {
+                line.push_str(&format!("  (conflict {} settled by effective time)", c.short()));
+            } else {
+                // Said only when it is more than this save had: what settling it then takes.
+                let needs = self
+                    .needs_authority
+                    .filter(|&a| a > self.source)
+                    .map(|a| format!(", needs {a} authority"))
+                    .unwrap_or_default();
+                line.push_str(&format!(
+                    "  conflict {} pending{needs}: see `memledger conflicts show {}`",
+                    c.short(),
+                    c.short()
+                ));
+            }
         }
+        if self.replayed {
+            line.push_str("  (idempotency key already committed: nothing written)");
+        }
+        if self.private_spans_removed > 0 {
+            line.push_str(&format!("  ({} <private> span(s) removed before saving)", self.private_spans_removed));
+        }
+        out.line(line)?;
+        for related in &self.related {
+            let cosine = related.cosine.map(|c| format!(", cosine {c:.2}")).unwrap_or_default();
+            out.line(format!(
+                "  related {}  {:?}  ({} by {}, score {:.2}{cosine})",
+                related.memory_id.short(),
+                related.text,
+                related.relation,
+                related.gate,
+                related.score
+            ))?;
+        }
+        Ok(())
     }
-    if r.replayed {
-        line.push_str("  (idempotency key already committed: nothing written)");
-    }
-    if r.private_spans_removed > 0 {
-        line.push_str(&format!("  ({} <private> span(s) removed before saving)", r.private_spans_removed));
-    }
-    out.line(line)?;
-    for related in &r.related {
-        let cosine = related.cosine.map(|c| format!(", cosine {c:.2}")).unwrap_or_default();
-        out.line(format!(
-            "  related {}  {:?}  ({} by {}, score {:.2}{cosine})",
-            related.memory_id.short(),
-            related.text,
-            related.relation,
-            related.gate,
-            related.score
-        ))?;
-    }
-    Ok(())
 }
 
 pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> {
@@ -159,15 +163,17 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
 }
 
 /// `save --from`'s answers, each line's in order.
-pub fn render_lines(out: &mut Output, lines: &[LineAnswer]) -> Result<(), CliError> {
-    lines.iter().try_for_each(|line| print_line(out, line))
+impl Render for Vec<LineAnswer> {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        self.iter().try_for_each(|line| print_line(out, line))
+    }
 }
 
 /// One line's answer, as `--json` prints it or as human text.
 fn print_line(out: &mut Output, line: &LineAnswer) -> Result<(), CliError> {
     match line {
         _ if out.json => out.json_line(line),
-        LineAnswer::Saved(r) => render(out, r),
+        LineAnswer::Saved(r) => r.render(out, "save"),
         LineAnswer::Refused { line, error } => out.line(format!("line {line}: error: {error}")),
     }
 }

@@ -4,6 +4,7 @@ use memledger_engine::reads::MemoryView;
 
 use memledger_server::api::{Call, ShowQuery};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -24,50 +25,56 @@ pub struct Args {
 }
 
 /// A memory's human text.
-pub fn render(out: &mut Output, m: &MemoryView) -> Result<(), CliError> {
-    out.line(format!("{}  v{}  {}  {}  {}", m.memory_id, m.version, m.status, m.memory_type, m.scope))?;
-    match &m.erased {
-        Some(mark) => out.line(format!("  {}", mark.describe()))?,
-        None => out.line(format!("  {}", m.text.replace('\n', "\n  ")))?,
+impl Render for MemoryView {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        out.line(format!(
+            "{}  v{}  {}  {}  {}",
+            self.memory_id, self.version, self.status, self.memory_type, self.scope
+        ))?;
+        match &self.erased {
+            Some(mark) => out.line(format!("  {}", mark.describe()))?,
+            None => out.line(format!("  {}", self.text.replace('\n', "\n  ")))?,
+        }
+        out.line(format!(
+            "  root {}  asserted {} by {} ({})  cause {}",
+            self.root_id.short(),
+            self.asserted_at.to_human(),
+            self.principal,
+            self.authority,
+            self.cause
+        ))?;
+        if let Some(e) = &self.evidence {
+            let when = e.observed_at.map(|t| format!(", said {}", t.to_human())).unwrap_or_default();
+            out.line(format!("  from {} lines {}-{} ({}{when})", e.file, e.first_line, e.last_line, e.agent))?;
+        }
+        if let Some(t) = self.effective_at {
+            out.line(format!("  effective {}", t.to_human()))?;
+        }
+        out.line(format!("  valid {}", interval(self.valid_from, self.valid_to)))?;
+        if let Some(t) = self.expires_at {
+            let verb =
+                if self.status == memledger_engine::validity::ReadStatus::Expired { "expired" } else { "expires" };
+            let ttl = self.ttl_seconds.map(|s| format!(" (time to live {})", ttl_words(s))).unwrap_or_default();
+            out.line(format!("  {verb} {}{ttl}", t.to_human()))?;
+        }
+        let sources = if self.sources.is_empty() { String::new() } else { format!(" ({})", self.sources.join(", ")) };
+        out.line(format!(
+            "  independent sources {}{sources}  merged observations {}",
+            self.independent_sources, self.merged_count
+        ))?;
+        if let Some(t) = self.stale_since {
+            out.line(format!("  stale since {}", t.to_human()))?;
+        }
+        if !self.conflicts_with.is_empty() {
+            let ids: Vec<String> = self.conflicts_with.iter().map(|i| i.short()).collect();
+            out.line(format!("  conflicts with {}", ids.join(", ")))?;
+        }
+        if !self.co_enriches.is_empty() {
+            let ids: Vec<String> = self.co_enriches.iter().map(|i| i.short()).collect();
+            out.line(format!("  co-enriches {} (each adds its own detail to one earlier version)", ids.join(", ")))?;
+        }
+        Ok(())
     }
-    out.line(format!(
-        "  root {}  asserted {} by {} ({})  cause {}",
-        m.root_id.short(),
-        m.asserted_at.to_human(),
-        m.principal,
-        m.authority,
-        m.cause
-    ))?;
-    if let Some(e) = &m.evidence {
-        let when = e.observed_at.map(|t| format!(", said {}", t.to_human())).unwrap_or_default();
-        out.line(format!("  from {} lines {}-{} ({}{when})", e.file, e.first_line, e.last_line, e.agent))?;
-    }
-    if let Some(t) = m.effective_at {
-        out.line(format!("  effective {}", t.to_human()))?;
-    }
-    out.line(format!("  valid {}", interval(m.valid_from, m.valid_to)))?;
-    if let Some(t) = m.expires_at {
-        let verb = if m.status == memledger_engine::validity::ReadStatus::Expired { "expired" } else { "expires" };
-        let ttl = m.ttl_seconds.map(|s| format!(" (time to live {})", ttl_words(s))).unwrap_or_default();
-        out.line(format!("  {verb} {}{ttl}", t.to_human()))?;
-    }
-    let sources = if m.sources.is_empty() { String::new() } else { format!(" ({})", m.sources.join(", ")) };
-    out.line(format!(
-        "  independent sources {}{sources}  merged observations {}",
-        m.independent_sources, m.merged_count
-    ))?;
-    if let Some(t) = m.stale_since {
-        out.line(format!("  stale since {}", t.to_human()))?;
-    }
-    if !m.conflicts_with.is_empty() {
-        let ids: Vec<String> = m.conflicts_with.iter().map(|i| i.short()).collect();
-        out.line(format!("  conflicts with {}", ids.join(", ")))?;
-    }
-    if !m.co_enriches.is_empty() {
-        let ids: Vec<String> = m.co_enriches.iter().map(|i| i.short()).collect();
-        out.line(format!("  co-enriches {} (each adds its own detail to one earlier version)", ids.join(", ")))?;
-    }
-    Ok(())
 }
 
 /// A time to live for people: `7d`, `12h`, `90m`, `45s` (the largest unit that divides it).

@@ -1,37 +1,50 @@
-//! `memledger stats`: counts.
+//! `memledger stats`: the store at a glance, one command per view of it. Each is a variant of
+//! [`Command`], flattened into the top-level commands: a new read of this kind is added here,
+//! beside its command layer function.
 
 use memledger_commands::answer::StatsDoc;
 use memledger_server::api::{Call, Empty};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
-/// Counts of events, memories by status and type, conflicts by status (of the scopes the
-/// caller may read).
+#[derive(clap::Subcommand, Debug)]
+pub enum Command {
+    /// Counts of events, memories by status and type, conflicts by status (of the scopes the
+    /// caller may read).
+    Stats(Args),
+}
+
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
-pub fn run(ctx: &Context, _args: Args, out: &mut Output) -> Result<(), CliError> {
-    ctx.run(Call::Stats(Empty {}), out)
+pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliError> {
+    let call = match command {
+        Command::Stats(Args {}) => Call::Stats(Empty {}),
+    };
+    ctx.run(call, out)
 }
 
 /// Counts for people.
-pub fn render(out: &mut Output, doc: &StatsDoc) -> Result<(), CliError> {
-    let s = &doc.stats;
-    out.line(format!("events     {}", s.events))?;
-    for (k, v) in &s.memories {
-        out.line(format!("memories   {k:<10} {v}"))?;
+impl Render for StatsDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let s = &self.stats;
+        out.line(format!("events     {}", s.events))?;
+        for (k, v) in &s.memories {
+            out.line(format!("memories   {k:<10} {v}"))?;
+        }
+        for (k, v) in &s.by_type {
+            out.line(format!("active     {k:<10} {v}"))?;
+        }
+        for (k, v) in &s.conflicts {
+            out.line(format!("conflicts  {k:<10} {v}"))?;
+        }
+        if let Some(v) = &self.last_verify {
+            let verdict =
+                if v.ok { "ok".to_string() } else { format!("FAILED: {}", v.problem.clone().unwrap_or_default()) };
+            out.line(format!("verified   {} {verdict}", v.at))?;
+        }
+        Ok(())
     }
-    for (k, v) in &s.by_type {
-        out.line(format!("active     {k:<10} {v}"))?;
-    }
-    for (k, v) in &s.conflicts {
-        out.line(format!("conflicts  {k:<10} {v}"))?;
-    }
-    if let Some(v) = &doc.last_verify {
-        let verdict =
-            if v.ok { "ok".to_string() } else { format!("FAILED: {}", v.problem.clone().unwrap_or_default()) };
-        out.line(format!("verified   {} {verdict}", v.at))?;
-    }
-    Ok(())
 }

@@ -4,6 +4,7 @@ use memledger_engine::expiry::ExpiryChange;
 use memledger_engine::resolve::UpdateResult;
 use memledger_server::api::{Call, UpdateBody};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -56,6 +57,13 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     ctx.run(Call::Update(body), out)
 }
 
-pub fn render(out: &mut Output, r: &UpdateResult) -> Result<(), CliError> {
-    out.line(format!("versioned  {}  v{} (replaces {})", r.memory_id.short(), r.version, r.replaces.short()))
+impl Render for UpdateResult {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        out.line(format!(
+            "versioned  {}  v{} (replaces {})",
+            self.memory_id.short(),
+            self.version,
+            self.replaces.short()
+        ))
+    }
 }

@@ -4,6 +4,7 @@
 use memledger_commands::answer::{Tokens, UsageDoc};
 use memledger_server::api::{Call, Empty};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 
@@ -29,20 +30,25 @@ pub fn daily_budget() -> Result<Option<u64>, CliError> {
         .transpose()
 }
 
-pub fn render(out: &mut Output, report: &UsageDoc) -> Result<(), CliError> {
-    let t = |u: &Tokens| {
-        format!(
-            "{} tokens ({} prompt, {} completion) in {} calls",
-            u.total_tokens, u.prompt_tokens, u.completion_tokens, u.calls
-        )
-    };
-    out.line(format!("today ({}): {}", report.day, t(&report.today)))?;
-    out.line(format!("this month ({}): {}", report.month, t(&report.this_month)))?;
-    for p in &report.by_principal {
-        out.line(format!("  {}: today {}, this month {}", p.principal, p.today.total_tokens, p.month.total_tokens))?;
-    }
-    match report.daily_budget {
-        Some(b) => out.line(format!("daily budget: {b} tokens a principal")),
-        None => out.line("daily budget: none (MEMLEDGER_DAILY_TOKENS, or [models] daily_tokens)"),
+impl Render for UsageDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        let t = |u: &Tokens| {
+            format!(
+                "{} tokens ({} prompt, {} completion) in {} calls",
+                u.total_tokens, u.prompt_tokens, u.completion_tokens, u.calls
+            )
+        };
+        out.line(format!("today ({}): {}", self.day, t(&self.today)))?;
+        out.line(format!("this month ({}): {}", self.month, t(&self.this_month)))?;
+        for p in &self.by_principal {
+            out.line(format!(
+                "  {}: today {}, this month {}",
+                p.principal, p.today.total_tokens, p.month.total_tokens
+            ))?;
+        }
+        match self.daily_budget {
+            Some(b) => out.line(format!("daily budget: {b} tokens a principal")),
+            None => out.line("daily budget: none (MEMLEDGER_DAILY_TOKENS, or [models] daily_tokens)"),
+        }
     }
 }

@@ -5,6 +5,7 @@ use memledger_engine::WitnessPlace;
 use memledger_engine::reads::VerifyView;
 use memledger_server::api::{Call, Empty};
 
+use super::Render;
 use crate::app::Context;
 use crate::output::{CliError, Output};
 use memledger_engine::error::Exit;
@@ -49,18 +50,20 @@ pub fn run(ctx: &Context, args: Args, out: &mut Output) -> Result<(), CliError> 
     super::print_executed(executed, out)
 }
 
-pub fn render(out: &mut Output, v: &VerifyView) -> Result<(), CliError> {
-    if v.ledger.ok && v.views_consistent {
-        out.line(format!(
-            "ok: {} events, head seq {} {}; views and text index consistent",
-            v.ledger.events, v.ledger.head_seq, v.ledger.head_hash
-        ))
-    } else {
-        out.line(format!(
-            "NOT OK: first bad seq {:?}: {}; inconsistent views: {:?}",
-            v.ledger.first_bad_seq,
-            v.ledger.problem.clone().unwrap_or_default(),
-            v.inconsistent_views
-        ))
+impl Render for VerifyView {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.ledger.ok && self.views_consistent {
+            out.line(format!(
+                "ok: {} events, head seq {} {}; views and text index consistent",
+                self.ledger.events, self.ledger.head_seq, self.ledger.head_hash
+            ))
+        } else {
+            out.line(format!(
+                "NOT OK: first bad seq {:?}: {}; inconsistent views: {:?}",
+                self.ledger.first_bad_seq,
+                self.ledger.problem.clone().unwrap_or_default(),
+                self.inconsistent_views
+            ))
+        }
     }
 }
