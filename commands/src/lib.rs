@@ -110,6 +110,10 @@ macro_rules! with_commands {
             "stats" Stats(Empty) -> StatsDoc {
                 reads doc answer |ml, caller, _, _| store::stats(ml, caller)
             }
+            /// The scopes the caller may read that hold active memories, and how many each.
+            "scopes" Scopes(Empty) -> store::ScopesDoc {
+                reads doc answer |ml, caller, _, _| store::scopes(ml, caller)
+            }
             "embed" Embed(AutoBody) -> EmbedReport {
                 writes doc answer |ml, _, b, _| store::embed(ml, b)
             }

@@ -1,4 +1,4 @@
-//! The commands on the store as a whole: its log, rebuilding and verifying its views, counts,
+//! The commands on the store as a whole: its log, rebuilding and verifying its views, counts, scopes,
 //! embedding, the chat model's usage, and the review page's reads (conflict pages, events, near
 //! misses, the timeline).
 
@@ -10,7 +10,7 @@ use memledger_engine::review::{ConflictPage, EventFilter, NearMiss, NearMissKind
 use memledger_engine::{Caller, EngineError, Memledger};
 use memledger_schemas::{Event, Verb};
 
-use crate::answer::{Answer, Executed, PrincipalTokens, RebuildDoc, StatsDoc, Tokens, UsageDoc};
+use crate::answer::{Answer, Executed, PrincipalTokens, RebuildDoc, ScopeCount, StatsDoc, Tokens, UsageDoc};
 use crate::error::CommandError;
 use crate::request::{AutoBody, EventsQuery, LogQuery, NearMissQuery, RebuildBody, ReviewConflictsQuery};
 
@@ -81,6 +81,20 @@ pub fn stats(ml: &Memledger, caller: &Caller) -> Result<StatsDoc, CommandError> 
     let stats = ml.stats_in(&caller.access().readable())?;
     let last_verify = ml.last_verification()?;
     Ok(StatsDoc { stats, last_verify })
+}
+
+/// `scopes`: the scopes the caller may read that hold active memories.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct ScopesDoc {
+    /// By name, each with how many active memories it holds.
+    pub scopes: Vec<ScopeCount>,
+}
+
+pub fn scopes(ml: &Memledger, caller: &Caller) -> Result<ScopesDoc, CommandError> {
+    // Browsing a page of no memories still counts every scope's.
+    let page = ml.browse(None, &caller.access().readable(), 0, 0, memledger_schemas::Timestamp::now())?;
+    let scopes = page.scopes.into_iter().map(|(scope, memories)| ScopeCount { scope, memories }).collect();
+    Ok(ScopesDoc { scopes })
 }
 
 pub fn embed(ml: &Memledger, b: &AutoBody) -> Result<EmbedReport, CommandError> {

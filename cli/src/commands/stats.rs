@@ -3,6 +3,7 @@
 //! beside its command layer function.
 
 use memledger_commands::answer::StatsDoc;
+use memledger_commands::store::ScopesDoc;
 use memledger_server::api::{Call, Empty};
 
 use super::Render;
@@ -14,6 +15,8 @@ pub enum Command {
     /// Counts of events, memories by status and type, conflicts by status (of the scopes the
     /// caller may read).
     Stats(Args),
+    /// The scopes you may read that hold active memories, and how many each holds.
+    Scopes(Args),
 }
 
 #[derive(clap::Args, Debug)]
@@ -22,6 +25,7 @@ pub struct Args {}
 pub fn run(ctx: &Context, command: Command, out: &mut Output) -> Result<(), CliError> {
     let call = match command {
         Command::Stats(Args {}) => Call::Stats(Empty {}),
+        Command::Scopes(Args {}) => Call::Scopes(Empty {}),
     };
     ctx.run(call, out)
 }
@@ -44,6 +48,20 @@ impl Render for StatsDoc {
             let verdict =
                 if v.ok { "ok".to_string() } else { format!("FAILED: {}", v.problem.clone().unwrap_or_default()) };
             out.line(format!("verified   {} {verdict}", v.at))?;
+        }
+        Ok(())
+    }
+}
+
+/// A scope a line, with its active memories.
+impl Render for ScopesDoc {
+    fn render(&self, out: &mut Output, _: &str) -> Result<(), CliError> {
+        if self.scopes.is_empty() {
+            return out.line("no active memories in a scope you may read");
+        }
+        let width = self.scopes.iter().map(|s| s.scope.len()).max().unwrap_or(0);
+        for s in &self.scopes {
+            out.line(format!("{:<width$}  {}", s.scope, s.memories))?;
         }
         Ok(())
     }
