@@ -197,6 +197,15 @@ fn cli_verbs(t: &Team) {
     assert_refused(d, &t.bot, &["rebuild"], "admin", "*");
     let me = assert_allowed(d, &t.bot, &["whoami"]);
     assert_eq!((me["principal"].as_str(), me["own_scope"].as_str()), (Some("bot"), Some("agent:bot")), "{me}");
+    // scopes: only those the caller may read, each with its active memories.
+    let scopes = |doc: Value| -> Vec<String> {
+        doc["scopes"].as_array().unwrap().iter().map(|s| s["scope"].as_str().unwrap().to_string()).collect()
+    };
+    let seen = assert_allowed(d, &t.viewer, &["scopes"]);
+    assert_eq!(scopes(seen.clone()), ["team:billing"], "{seen}");
+    assert!(seen["scopes"][0]["memories"].as_u64().unwrap() >= 2, "{seen}");
+    let all = scopes(owner_json(d, &["scopes"]));
+    assert!(all.contains(&"person:ana".to_string()) && all.contains(&"team:billing".to_string()), "{all:?}");
 }
 
 #[test]
