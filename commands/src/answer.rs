@@ -47,7 +47,7 @@ impl Executed {
 pub mod form {
     /// One document on a line.
     pub mod doc {
-        pub fn write<T: serde::Serialize>(out: &mut String, value: &T) -> Result<(), serde_json::Error> {
+        pub fn write<T: serde::Serialize + ?Sized>(out: &mut String, value: &T) -> Result<(), serde_json::Error> {
             out.push_str(&serde_json::to_string(value)?);
             out.push('\n');
             Ok(())

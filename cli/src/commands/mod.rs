@@ -86,9 +86,10 @@ pub fn print_executed(executed: Executed, out: &mut Output) -> Result<(), CliErr
 pub trait Render: serde::Serialize {
     /// `command` is the call's name (`Call::name`): one document may answer several commands (a
     /// principal added, granted, revoked or rotated).
-    fn render(&self, out: &mut Output, command: &str) -> Result<(), CliError> {
-        let _ = command;
-        out.text(&format!("{}\n", serde_json::to_string(self).map_err(std::io::Error::from)?))
+    fn render(&self, out: &mut Output, _command: &str) -> Result<(), CliError> {
+        let mut document = String::new();
+        memledger_commands::answer::form::doc::write(&mut document, self).map_err(std::io::Error::from)?;
+        out.text(&document)
     }
 }
 

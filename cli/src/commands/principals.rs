@@ -114,7 +114,8 @@ impl Render for PrincipalChange {
             "principals_grant" => "granted",
             "principals_revoke" if self.principal.revoked => "revoked",
             "principals_revoke" => "took back grants of",
-            _ => "rotated the token of",
+            "principals_rotate" => "rotated the token of",
+            _ => "changed",
         };
         let p = &self.principal;
         out.line(format!("{verb} {} ({})", p.principal, p.kind))?;
