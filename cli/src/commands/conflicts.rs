@@ -341,14 +341,14 @@ impl Render for ScanReport {
         }
         let by = self.model.as_deref().map_or("the lexical rules".to_string(), |m| format!("the model {m}"));
         out.line(format!(
-        "{} memories, {} pair(s) examined by {by} ({} already recorded, skipped): {} contradiction(s), {} conflict(s) {}",
-        self.memories,
-        self.examined,
-        self.skipped_recorded,
-        self.detected,
-        self.opened,
-        if self.dry_run { "opened (dry run: none)" } else { "opened" }
-    ))
+            "{} memories, {} pair(s) examined by {by} ({} already recorded, skipped): {} contradiction(s), {} conflict(s) {}",
+            self.memories,
+            self.examined,
+            self.skipped_recorded,
+            self.detected,
+            self.opened,
+            if self.dry_run { "opened (dry run: none)" } else { "opened" }
+        ))
     }
 }
 

@@ -43,12 +43,12 @@ impl Render for WhyDoc {
         if let Some(t) = expires_at {
             let verb = if expired { "expired" } else { "expires" };
             out.line(format!(
-            "{} {verb} {}: saved with that expiry, it reads as expired from then on (no event is written when the time \
-             comes; `update {} --ttl` or `--no-expiry` renews or clears it)",
-            id.short(),
-            t.to_human(),
-            id.short()
-        ))?;
+                "{} {verb} {}: saved with that expiry, it reads as expired from then on (no event is written when the time \
+                 comes; `update {} --ttl` or `--no-expiry` renews or clears it)",
+                id.short(),
+                t.to_human(),
+                id.short()
+            ))?;
         }
         for d in decisions {
             // The gate and its reason first, then the few scores a person weighs; --json has them all.
