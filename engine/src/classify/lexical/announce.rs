@@ -415,6 +415,18 @@ pub(super) fn past_event(b: &Analysis) -> bool {
             continue;
         }
         let regular = w.len() >= 5 && w.ends_with("ed") && !w.ends_with("eed");
+        // a participle before a noun, in a fact a present copula states, modifies the noun
+        // ("Minimum supported Node version is 16", "The shared drive is on Dropbox")
+        let modifier = regular
+            && words.get(k + 1).is_some_and(|n| lex.class(n) == WordClass::default())
+            && words[k + 2..].iter().any(|n| matches!(*n, "is" | "are"));
+        if modifier {
+            continue;
+        }
+        // a present passive tells what holds ("Every new hire gets paired with a buddy")
+        if regular && matches!(words[k - 1], "gets" | "get" | "is" | "are" | "am") {
+            return false;
+        }
         if regular || (lex.irregular_verb(w) && !w.ends_with('s') && !w.ends_with("ing")) {
             return true;
         }

@@ -295,6 +295,18 @@ fn noun_phrase_of(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
     out
 }
 
+/// Whether the words at `at` call something the former one: "the one before", "the previous
+/// one", "the old one".
+fn former(raw: &[RawTok], at: usize) -> bool {
+    const FORMER: [[&str; 3]; 4] =
+        [["the", "one", "before"], ["the", "previous", "one"], ["the", "old", "one"], ["the", "old", "value"]];
+    FORMER.iter().any(|words| {
+        raw.len() >= at + words.len()
+            && words.iter().enumerate().all(|(n, w)| raw[at + n].lower == *w)
+            && !raw[at..at + words.len() - 1].iter().any(|r| r.boundary)
+    })
+}
+
 /// Content positions from the start of the clause that holds `at` up to it: the subject of a
 /// verb at `at`.
 fn subject_before(raw: &[RawTok], at: usize) -> Vec<usize> {
@@ -343,6 +355,10 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
             // (of a part of it too: "June 14, not end of May")
             if raw[i].lower == "not" && i > 0 && raw[i - 1].boundary && !raw[i - 1].sentence_end {
                 out.old.extend(noun_phrase_of(raw, i + 1, raw.len()));
+            }
+            // "3.4.1 was the one before", "Berlin was the old one": what was is the old value
+            if i >= 2 && matches!(raw[i - 1].lower.as_str(), "was" | "were") && !raw[i - 2].boundary && former(raw, i) {
+                out.old.extend(subject_before(raw, i - 1));
             }
             i += 1;
             continue;

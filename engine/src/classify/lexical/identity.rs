@@ -286,7 +286,11 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         });
 
     // 1. what the incoming memory says ended, the stored one holds
-    let ended = items_at(a, &a.cues.ended);
+    // (what frames it as an undertaking, or the deed it was done by, is not what ended: "Shelved
+    // the podcast idea", "We stopped assigning buddies")
+    let all_ended = items_at(a, &a.cues.ended);
+    let ended: Vec<usize> =
+        all_ended.iter().copied().filter(|&k| !framing(a, b, k, &all_ended) || partner(k).is_some()).collect();
     if a.cues.has(CueKind::Ended) && !ended.is_empty() && b.change.is_none() && !b.cues.has(CueKind::Ended) {
         let held: Vec<usize> = ended
             .iter()
@@ -379,7 +383,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         }
     }
 
-    if let Some(verdict) = handed_on(p, &topic, &cue.shown) {
+    if let Some(verdict) = handed_on(p, &topic, &cue.shown).or_else(|| moved_unit(p, &cue)) {
         return Some(verdict);
     }
 
@@ -467,6 +471,22 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
 }
 
+/// Nouns that frame a thing as an undertaking ("the podcast idea", "the flags project").
+const UNDERTAKINGS: [&str; 8] = ["idea", "project", "plan", "initiative", "effort", "program", "work", "thing"];
+
+/// Whether item `k` of what `an` says ended frames it rather than names it: the deed that opens
+/// it ("assigning buddies": the buddies ended), or, of what the stored memory `b` tells as
+/// planned or under way, a noun of [`UNDERTAKINGS`] ("Shelved the podcast idea" / "Planning to
+/// launch a podcast"; not of "Listens to a podcast on the commute").
+fn framing(an: &Analysis, b: &Analysis, k: usize, ended: &[usize]) -> bool {
+    let x = &an.items[k];
+    let w = x.shown.to_lowercase();
+    let deed = ended.first() == Some(&k) && ended.len() > 1 && w.len() > 5 && w.ends_with("ing");
+    let under_way = b.cues.has(CueKind::Tentative)
+        || b.lower.windows(2).any(|p| matches!(p[0].as_str(), "is" | "are" | "am" | "re") && p[1].ends_with("ing"));
+    x.kind == Kind::Word && (deed || (under_way && UNDERTAKINGS.contains(&w.trim_end_matches('s'))))
+}
+
 /// The words that lift a prohibition ("pushing to main is fine now").
 const PERMISSIONS: [&str; 6] = ["fine", "ok", "okay", "allowed", "permitted", "acceptable"];
 
@@ -507,6 +527,17 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     };
     if (u.0.is_empty() != v.0.is_empty()) && (version(p.a, x) || version(p.b, y)) {
         return false;
+    }
+    // a version for a version of a named thing, the other written as one ("Upgraded the repo to
+    // 3.12" / "Main project is on Python 3.9")
+    let versioned = |an: &Analysis, k: usize| version(an, k) || an.items[k].key.contains('.');
+    if u.0.is_empty()
+        && v.0.is_empty()
+        && (version(p.a, x) || version(p.b, y))
+        && versioned(p.a, x)
+        && versioned(p.b, y)
+    {
+        return true;
     }
     // money does not count the things an amount is followed by ("3 pods" / "$10 per class")
     let counted = |an: &Analysis, k: usize| {
@@ -647,6 +678,63 @@ fn handed_on(p: &mut Pair, topic: &[usize], cue: &str) -> Option<Verdict> {
         a.items[leaving].shown,
         cue,
         basis(p, topic)
+    );
+    Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}
+
+/// Nouns that name a unit of an organisation a person is in.
+const UNITS: [&str; 11] = [
+    "team",
+    "squad",
+    "org",
+    "organization",
+    "organisation",
+    "group",
+    "pod",
+    "department",
+    "division",
+    "guild",
+    "tribe",
+];
+
+/// Whether item `k` is a unit of an organisation named by the word before it ("the payments
+/// team", "the growth squad"): the position of that name.
+fn unit_name(an: &Analysis, k: usize) -> Option<usize> {
+    let x = &an.items[k];
+    let unit = x.kind == Kind::Word && UNITS.contains(&x.shown.to_lowercase().trim_end_matches('s'));
+    (unit && k > 0 && an.items[k - 1].raw_pos + 1 == x.raw_pos).then(|| k - 1)
+}
+
+/// A person moved from one unit of the organisation to another, the move said: "Lena moved over
+/// to the growth squad" / "Lena is on the payments team"; "Transferred to Ads Ranking in May" /
+/// "Works on the Search team". The same person: a given name both open with, or the speaker or
+/// the user on both sides; the stored fact says little else.
+fn moved_unit(p: &mut Pair, cue: &super::cues::Cue) -> Option<Verdict> {
+    let (a, b) = (p.a, p.b);
+    if cue.kind != CueKind::Change || b.items.len() > SHORT_FACT {
+        return None;
+    }
+    let same_person = (0..a.items.len()).any(|k| subject_like(a, k) && p.pa[k].is_some_and(|j| subject_like(b, j)));
+    if !(same_person || (personal(a) && personal(b))) {
+        return None;
+    }
+    // the stored unit, named by a word the incoming memory does not hold
+    let old = (0..b.items.len()).find_map(|j| unit_name(b, j).filter(|&n| !p.used[n]))?;
+    // the subject moved, not a thing of theirs ("Lena moved her desk to…")
+    if a.change.as_ref().is_some_and(|s| !s.subject_topic) {
+        return None;
+    }
+    // the new one: a unit named otherwise, or the proper name the move went to (not a place:
+    // "Lena moved to Berlin" is another fact)
+    let new = (0..a.items.len()).find_map(|k| unit_name(a, k).filter(|&n| p.pa[n].is_none())).or_else(|| {
+        (0..a.items.len()).find(|&k| {
+            let x = &a.items[k];
+            x.raw_pos > cue.at && p.pa[k].is_none() && x.kind == Kind::Word && x.name && !x.acronym()
+        })
+    })?;
+    let reason = format!(
+        "the incoming memory moves its subject to {} from {} (\"{}\")",
+        a.items[new].shown, b.items[old].shown, cue.shown
     );
     Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
 }

@@ -423,3 +423,85 @@ fn quiet_both_ways(x: &str, y: &str) {
     quiet(x, y);
     quiet(y, x);
 }
+
+#[test]
+fn what_ended_is_named_apart_from_the_deed_or_the_undertaking_it_was() {
+    // the deed that opens what ended is how it was done: the buddies ended, not the assigning
+    one_way(
+        "We stopped assigning buddies to new starters.",
+        "Every new hire gets paired with a buddy.",
+        Gate::EndedValue,
+    );
+    one_way("Stopped sending the weekly digest.", "Customers get a weekly digest by email.", Gate::EndedValue);
+    one_way("Quit renting the storage unit.", "Pays for a storage unit downtown.", Gate::EndedValue);
+    // a plan ended: its idea, project or initiative is the plan itself
+    one_way("Shelved the newsletter idea.", "Planning to start a monthly newsletter.", Gate::EndedValue);
+    one_way("Scrapped the Rust rewrite project.", "We are working on a Rust rewrite of the parser.", Gate::EndedValue);
+    one_way("Dropped the mentoring initiative.", "Considering a mentoring scheme for juniors.", Gate::EndedValue);
+    // of what is neither planned nor under way, an idea shelved is another thing
+    quiet("Shelved the podcast idea.", "Listens to a podcast on the commute.");
+    quiet("Killed the blog project.", "Reads the Stripe engineering blog.");
+}
+
+#[test]
+fn what_is_on_hold_or_killed_holds_no_more() {
+    one_way("Hiring is on hold until Q3.", "We are hiring two backend engineers.", Gate::EndedValue);
+    one_way("The office move is on hold.", "The office move is planned for March.", Gate::EndedValue);
+    one_way("Hack weeks are on hold after the layoffs.", "We hold a hack week every quarter.", Gate::EndedValue);
+    one_way("Killed the standup bot; nobody read it.", "A standup bot posts reminders in Slack.", Gate::EndedValue);
+    one_way("The referral program got killed.", "Our referral program pays 50 dollars per signup.", Gate::EndedValue);
+    one_way("Killed the Zapier workflows.", "Leads reach the CRM through Zapier workflows.", Gate::EndedValue);
+}
+
+#[test]
+fn a_participle_before_its_noun_or_a_present_passive_tells_what_holds() {
+    one_way("Dropped the shared drive last month.", "The shared drive is on Dropbox.", Gate::EndedValue);
+    one_way("Cancelled the managed backups.", "Our managed backups are kept for 30 days.", Gate::EndedValue);
+    one_way(
+        "We stopped the nightly exports.",
+        "Every table gets exported to S3 in the nightly exports.",
+        Gate::EndedValue,
+    );
+    // what happened stays: an ending does not undo a past deed
+    quiet("Cancelled the Heroku plan.", "I moved the marketing site to Heroku in 2021.");
+}
+
+#[test]
+fn a_value_called_the_one_before_is_the_old_one() {
+    one_way("Latest release is 2.8.0; 2.7.4 was the one before.", "Current release is 2.7.4.", Gate::NamedOldValue);
+    one_way(
+        "Staging lives at stage2.acme.dev now, stage.acme.dev was the old one.",
+        "Staging URL: stage.acme.dev",
+        Gate::NamedOldValue,
+    );
+    one_way("The wiki is on Notion now; Confluence was the old one.", "Team wiki: Confluence", Gate::NamedOldValue);
+}
+
+#[test]
+fn a_version_for_a_version_of_a_named_thing() {
+    one_way("Upgraded the backend to 3.12.", "The backend runs on Python 3.9.", Gate::ChangedValue);
+    one_way("Moved the web app to 20.11 last week.", "The web app runs on Node 18.", Gate::ChangedValue);
+    one_way("Bumped the API service to 7.1.", "The API service is on Rails 6.", Gate::ChangedValue);
+    // a count is no version
+    quiet("The backend now has 12 workers.", "The backend runs on Python 3.9.");
+}
+
+#[test]
+fn a_person_moved_from_one_unit_to_another() {
+    one_way("Lena moved over to the growth squad.", "Lena is on the payments team.", Gate::ChangedValue);
+    one_way("Transferred to Ads Ranking in May.", "Works on the Search team.", Gate::ChangedValue);
+    one_way("Moved over to the Billing squad last week.", "Works in the platform team.", Gate::ChangedValue);
+    one_way("Omar switched to the infra team.", "Omar is in the data org.", Gate::ChangedValue);
+    // a thing of theirs moved, a city, another person, or a unit beside: no move of the person
+    quiet("Lena moved her desk to the growth squad area.", "Lena is on the payments team.");
+    quiet("Lena moved to Berlin.", "Lena is on the payments team.");
+    quiet("Priya moved to the growth squad.", "Lena is on the payments team.");
+    quiet("Lena also helps the growth squad.", "Lena is on the payments team.");
+}
+
+#[test]
+fn a_deed_that_opens_a_memory_leaves_its_subject_unsaid() {
+    one_way("Mentorship with Tariq wrapped up in March.", "Mentoring Tariq, a new grad.", Gate::EndedValue);
+    one_way("Stopped coaching the under-10s.", "Coaching the under-10s football team on Saturdays.", Gate::EndedValue);
+    one_way("Gave up learning the cello.", "Learning the cello with a tutor.", Gate::EndedValue);
+}
