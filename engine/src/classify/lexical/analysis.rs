@@ -529,14 +529,18 @@ pub fn analyse(text: &str) -> Analysis {
         // ("Kelvin Crompton and Kara Parklen collaborated…"), or else the first word
         // ("Billing deploys…"); a pronoun is a subject with no content word ("He passed…")
         let pronoun = raw.first().is_some_and(|r| PRONOUNS.contains(&r.lower.as_str()));
-        // a deed that opens the text is its predicate, its subject left unsaid ("Mentoring
-        // Aisha, a junior engineer", "Learning Portuguese on Duolingo")
+        // a deed that opens the text, its object after it, is its predicate, its subject left
+        // unsaid ("Mentoring Aisha, a junior engineer", "Learning the cello"; "Billing deploys
+        // on Tuesdays" is of billing)
+        const DETERMINERS: [&str; 8] = ["the", "a", "an", "my", "his", "her", "their", "our"];
         let deed = raw.first().is_some_and(|r| {
             r.lower.len() > 5
                 && r.lower.ends_with("ing")
                 && !lex.first_name(&r.lower)
                 && lex.class(&r.lower) == WordClass::default()
-        });
+        }) && raw
+            .get(1)
+            .is_some_and(|r| DETERMINERS.contains(&r.lower.as_str()) || r.text.starts_with(char::is_uppercase));
         let names = if pronoun || deed { 0 } else { a.items.iter().take_while(|x| x.name).count().max(1) };
         for (k, it) in a.items.iter_mut().enumerate() {
             it.subject = k < names;
