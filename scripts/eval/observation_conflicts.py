@@ -41,8 +41,8 @@ def main():
     print(f"{len(conflicts)} conflicts among {len(lines)} observations ({len(conflicts) / len(lines):.4f}); "
           f"outcomes {dict(sorted(outcomes.items()))}")
     for c in conflicts[: a.show]:
-        side = c["candidates"][0]
-        print(f"\n  new: {text.get(c['incoming'])}\n  old: {text.get(side['memory_id'])}\n  why: {side['reason']}")
+        side = c["candidate_memories"][0]
+        print(f"\n  new: {text.get(c['incoming'])}\n  old: {side['text']}\n  why: {side.get('reason')}")
 
 
 main()
