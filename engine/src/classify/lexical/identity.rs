@@ -288,9 +288,9 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // 1. what the incoming memory says ended, the stored one holds
     // (what frames it as an undertaking, or the deed it was done by, is not what ended: "Shelved
     // the podcast idea", "We stopped assigning buddies")
-    let all_ended = items_at(a, &a.cues.ended);
+    let (all_ended, b_planned) = (items_at(a, &a.cues.ended), planned(b));
     let ended: Vec<usize> =
-        all_ended.iter().copied().filter(|&k| !framing(a, b, k, &all_ended) || partner(k).is_some()).collect();
+        all_ended.iter().copied().filter(|&k| !framing(a, k, &all_ended, b_planned) || partner(k).is_some()).collect();
     if a.cues.has(CueKind::Ended) && !ended.is_empty() && b.change.is_none() && !b.cues.has(CueKind::Ended) {
         let held: Vec<usize> = ended
             .iter()
@@ -474,17 +474,22 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
 /// Nouns that frame a thing as an undertaking ("the podcast idea", "the flags project").
 const UNDERTAKINGS: [&str; 8] = ["idea", "project", "plan", "initiative", "effort", "program", "work", "thing"];
 
+/// Whether a memory tells of something planned or under way ("Planning to launch a podcast",
+/// "We are building a flags service").
+fn planned(an: &Analysis) -> bool {
+    an.cues.has(CueKind::Tentative)
+        || an.lower.windows(2).any(|p| matches!(p[0].as_str(), "is" | "are" | "am" | "re") && p[1].ends_with("ing"))
+}
+
 /// Whether item `k` of what `an` says ended frames it rather than names it: the deed that opens
-/// it ("assigning buddies": the buddies ended), or, of what the stored memory `b` tells as
-/// planned or under way, a noun of [`UNDERTAKINGS`] ("Shelved the podcast idea" / "Planning to
+/// it ("assigning buddies": the buddies ended), or, when the stored memory tells it as planned or
+/// under way (`planned`), a noun of [`UNDERTAKINGS`] ("Shelved the podcast idea" / "Planning to
 /// launch a podcast"; not of "Listens to a podcast on the commute").
-fn framing(an: &Analysis, b: &Analysis, k: usize, ended: &[usize]) -> bool {
+fn framing(an: &Analysis, k: usize, ended: &[usize], planned: bool) -> bool {
     let x = &an.items[k];
     let w = x.shown.to_lowercase();
     let deed = ended.first() == Some(&k) && ended.len() > 1 && w.len() > 5 && w.ends_with("ing");
-    let under_way = b.cues.has(CueKind::Tentative)
-        || b.lower.windows(2).any(|p| matches!(p[0].as_str(), "is" | "are" | "am" | "re") && p[1].ends_with("ing"));
-    x.kind == Kind::Word && (deed || (under_way && UNDERTAKINGS.contains(&w.trim_end_matches('s'))))
+    x.kind == Kind::Word && (deed || (planned && UNDERTAKINGS.contains(&w.trim_end_matches('s'))))
 }
 
 /// The words that lift a prohibition ("pushing to main is fine now").
