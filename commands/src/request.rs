@@ -708,4 +708,43 @@ mod tests {
             assert_eq!(json["command"], call.name(), "{call:?}");
         }
     }
+
+    /// A `save` body and a `save --from` line are one format: every field of the body, each
+    /// set (the literal names them all, so a new field must be set here), reads as the engine's
+    /// request, which refuses a field it does not know, and reads as the conversion makes it.
+    #[test]
+    fn a_save_body_reads_as_a_save_from_line() {
+        let body = SaveBody {
+            text: "Deploys go out on Tuesdays".into(),
+            memory_type: Some("procedure".into()),
+            scope: Some("team:platform".into()),
+            source: Some("stated".into()),
+            origin: Some("slack:#platform".into()),
+            evidence: Some(EvidenceBody {
+                agent: "plain".into(),
+                session: Some("s1".into()),
+                file: "notes.txt".into(),
+                first_line: 1,
+                last_line: 2,
+                message_ids: vec!["m1".into()],
+                excerpt: "deploys on Tuesdays".into(),
+                observed_at: Some("2026-12-01T10:00:00Z".into()),
+            }),
+            effective_at: Some("2026-12-01T10:00:00Z".into()),
+            fact_key: Some("deploy-day".into()),
+            idempotency_key: Some("k1".into()),
+            no_dedup: true,
+            allow_secret: true,
+            replaces: Some("0123456789ab".into()),
+            contradicts: Some("ba9876543210".into()),
+            expires_at: Some("2027-01-01T00:00:00Z".into()),
+            ttl: Some("14d".into()),
+            no_expiry: true,
+        };
+        let line = serde_json::to_value(&body).expect("a body is JSON");
+        let request: memledger_engine::SaveRequest =
+            serde_json::from_value(line.clone()).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let converted = memledger_engine::SaveRequest::from(&body);
+        assert_eq!(format!("{request:?}"), format!("{converted:?}"));
+    }
 }

@@ -210,6 +210,10 @@ def test_the_ledger_reads(client: Any, scope: str) -> None:
     stats = client.stats()
     assert isinstance(stats, m.Stats) and stats.events >= verify.head_seq - 0 and stats.memories["active"] >= 1
     assert stats.last_verify is not None and stats.last_verify.ok
+    scopes = client.scopes()
+    assert isinstance(scopes, m.Scopes)
+    assert [s.scope for s in scopes.scopes] == sorted(s.scope for s in scopes.scopes)
+    assert next(s for s in scopes.scopes if s.scope == scope).memories >= 1
     usage = client.usage()
     assert isinstance(usage, m.Usage) and usage.yours.principal == "owner" and len(usage.day) == 10
     assert usage.today.total_tokens == usage.today.prompt_tokens + usage.today.completion_tokens

@@ -457,6 +457,19 @@ pub struct StatsDoc {
     last_verify: Option<LastVerifyDoc>,
 }
 
+/// A scope and how many active memories it holds.
+#[derive(Serialize, ToSchema)]
+pub struct ScopeCountDoc {
+    scope: String,
+    memories: u64,
+}
+
+/// `scopes`: each scope the caller may read that holds active memories, by name.
+#[derive(Serialize, ToSchema)]
+pub struct ScopesDoc {
+    scopes: Vec<ScopeCountDoc>,
+}
+
 /// Tokens, as the chat model's API counted them.
 #[derive(Serialize, ToSchema)]
 pub struct TokensDoc {
@@ -774,6 +787,8 @@ mod tests {
             ("ResolveDoc", typed::<resolve::ResolveResult>()),
             ("VerifyDoc", typed::<reads::VerifyView>()),
             ("StatsDoc", typed::<answer::StatsDoc>()),
+            ("ScopeCountDoc", typed::<answer::ScopeCount>()),
+            ("ScopesDoc", typed::<memledger_commands::store::ScopesDoc>()),
             ("TokensDoc", typed::<answer::Tokens>()),
             ("PrincipalTokensDoc", typed::<answer::PrincipalTokens>()),
             ("UsageDoc", typed::<answer::UsageDoc>()),

@@ -701,6 +701,12 @@ async fn timeline(State(state): State<AppState>, Extension(who): Extension<Authe
     respond(&state, &who, &headers, Call::Timeline(Empty {}), false).await
 }
 
+#[utoipa::path(get, path = "/v1/scopes", tag = "memories",
+    responses((status = 200, description = "the scopes the caller may read that hold active memories", body = contract::ScopesDoc)))]
+async fn scopes(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
+    respond(&state, &who, &headers, Call::Scopes(Empty {}), false).await
+}
+
 #[utoipa::path(get, path = "/v1/whoami", tag = "principals",
     responses((status = 200, body = contract::WhoamiDoc), (status = "4XX", body = Problem, content_type = "application/problem+json")))]
 async fn whoami(State(state): State<AppState>, Extension(who): Extension<Authed>, headers: HeaderMap) -> Response {
@@ -951,6 +957,7 @@ fn routes() -> (axum::Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(export))
         .routes(routes!(verify))
         .routes(routes!(stats))
+        .routes(routes!(scopes))
         .routes(routes!(usage))
         .routes(routes!(rebuild))
         .routes(routes!(status))

@@ -442,6 +442,10 @@ class AsyncMemledger:
     async def stats(self) -> m.Stats:
         return await self._doc(m.Stats, "GET", "/v1/stats")
 
+    async def scopes(self) -> m.Scopes:
+        """The scopes the caller may read that hold active memories, and how many each."""
+        return await self._doc(m.Scopes, "GET", "/v1/scopes")
+
     async def usage(self) -> m.Usage:
         """The chat model's tokens today and this month, and the daily budget."""
         return await self._doc(m.Usage, "GET", "/v1/usage")

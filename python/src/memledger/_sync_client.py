@@ -441,6 +441,10 @@ class Memledger:
     def stats(self) -> m.Stats:
         return self._doc(m.Stats, "GET", "/v1/stats")
 
+    def scopes(self) -> m.Scopes:
+        """The scopes the caller may read that hold active memories, and how many each."""
+        return self._doc(m.Scopes, "GET", "/v1/scopes")
+
     def usage(self) -> m.Usage:
         """The chat model's tokens today and this month, and the daily budget."""
         return self._doc(m.Usage, "GET", "/v1/usage")

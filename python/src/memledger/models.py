@@ -42,6 +42,8 @@ __all__ = [
     "OpenResult",
     "VerifyReport",
     "Stats",
+    "ScopeCount",
+    "Scopes",
     "ImportResult",
     "RebuildResult",
     "Side",
@@ -424,6 +426,17 @@ class Stats(Model):
     merged_observations: int
     #: The store's last verification (`memledger verify`), if it was ever verified.
     last_verify: LastVerify | None = None
+
+
+class ScopeCount(Model):
+    scope: str
+    #: How many active memories the scope holds.
+    memories: int
+
+
+class Scopes(Model):
+    #: Each scope the caller may read that holds active memories, by name.
+    scopes: list[ScopeCount]
 
 
 class Tokens(Model):
