@@ -195,6 +195,8 @@ fn cli_verbs(t: &Team) {
     // admin: only the store's owner manages principals and rebuilds.
     assert_refused(d, &t.bot, &["principals", "add", "eve", "--kind", "agent"], "admin", "*");
     assert_refused(d, &t.bot, &["rebuild"], "admin", "*");
+    // Refused for who asks before whether an embedder is configured.
+    assert_refused(d, &t.bot, &["embed"], "admin", "*");
     let me = assert_allowed(d, &t.bot, &["whoami"]);
     assert_eq!((me["principal"].as_str(), me["own_scope"].as_str()), (Some("bot"), Some("agent:bot")), "{me}");
     // scopes: only those the caller may read, each with its active memories.

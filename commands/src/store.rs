@@ -50,7 +50,21 @@ pub fn log(ml: &Memledger, caller: &Caller, q: &LogQuery) -> Result<Vec<Event>, 
     Ok(ml.log_kept(q.since, q.limit, memory, &keep)?)
 }
 
-pub fn rebuild(ml: &Memledger, b: &RebuildBody, settings: &crate::Settings) -> Result<RebuildDoc, CommandError> {
+/// The store's upkeep (rebuilding views, embedding) is its administrators': `what` says why.
+fn administrators_only(caller: &Caller, what: &str) -> Result<(), CommandError> {
+    if caller.access().administers_store() {
+        return Ok(());
+    }
+    Err(caller.access().refusal(Verb::Admin, "*", format!(" ({what})")).into())
+}
+
+pub fn rebuild(
+    ml: &Memledger,
+    caller: &Caller,
+    b: &RebuildBody,
+    settings: &crate::Settings,
+) -> Result<RebuildDoc, CommandError> {
+    administrators_only(caller, "rebuild replays every view")?;
     let only: Option<Vec<&str>> = b.view.as_deref().map(|v| vec![v]);
     let views: Vec<String> = match &only {
         Some(v) => v.iter().map(|s| s.to_string()).collect(),
@@ -97,7 +111,8 @@ pub fn scopes(ml: &Memledger, caller: &Caller) -> Result<ScopesDoc, CommandError
     Ok(ScopesDoc { scopes })
 }
 
-pub fn embed(ml: &Memledger, b: &AutoBody) -> Result<EmbedReport, CommandError> {
+pub fn embed(ml: &Memledger, caller: &Caller, b: &AutoBody) -> Result<EmbedReport, CommandError> {
+    administrators_only(caller, "embed writes every vector")?;
     if ml.models().embedder().is_none() {
         return Err(CommandError::BadInput {
             message: "embed needs an embedding model, and none is configured; nothing was written".into(),
