@@ -430,9 +430,12 @@ pub fn analyse(text: &str) -> Analysis {
                 || (n > 1 && !boundary && next.is_some_and(|x| lex.class(x) == WordClass::default()))
         }) {
             push(&mut a, n.to_string(), t, Kind::Value(ValCat::Ordinal, Unit("")), in_scope, c, many);
-        } else if let Some(n) = valued.then(|| number_word(w)).flatten().filter(|_| {
-            !(w == "one" && matches!(prev, Some("no" | "any" | "every" | "some" | "each" | "the" | "this" | "that")))
-        }) {
+        } else if let Some(n) =
+            valued.then(|| number_word(w)).flatten().or_else(|| single_count(w, prev, next, boundary)).filter(|_| {
+                !(w == "one"
+                    && matches!(prev, Some("no" | "any" | "every" | "some" | "each" | "the" | "this" | "that")))
+            })
+        {
             // a run of number words: "twenty five", "two hundred"
             let mut total = 0u64;
             let mut current = n;
@@ -591,6 +594,14 @@ const OCCASION: [&str; 6] = ["during", "at", "in", "on", "through", "while"];
 
 /// Personal pronouns that open a text as its whole subject.
 const PRONOUNS: [&str; 7] = ["i", "we", "he", "she", "they", "it", "you"];
+
+/// "a single" before a noun counts one of it, as "one" does ("lowered to a single approval" /
+/// "needs two approvals"); "single" alone is a state ("she is single").
+fn single_count(w: &str, prev: Option<&str>, next: Option<&str>, boundary: bool) -> Option<u64> {
+    let lex = lexicon();
+    (w == "single" && prev == Some("a") && !boundary && next.is_some_and(|n| lex.class(n) == WordClass::default()))
+        .then_some(1)
+}
 
 /// Per raw token: whether it heads a noun phrase opened by an indefinite determiner ("a",
 /// "some", "two") that does not follow a copula or "as" ("is a painter", "works as a nurse"

@@ -162,7 +162,13 @@ fn same_form(x: &Item, y: &Item) -> bool {
     if x.key != y.key {
         return !named(x) && !named(y) && !opening_capital(x) && !opening_capital(y);
     }
-    x.raw_pos == 0 || y.raw_pos == 0 || named(x) == named(y)
+    x.raw_pos == 0 || y.raw_pos == 0 || named(x) == named(y) || in_path_as(x, y) || in_path_as(y, x)
+}
+
+/// A word of a path or compound written small is the acronym written large elsewhere
+/// ("packages/ui" / "shared UI components").
+fn in_path_as(x: &Item, y: &Item) -> bool {
+    x.compound && x.kind == Kind::Word && !x.shown.chars().any(char::is_uppercase) && y.acronym()
 }
 
 /// A word capitalised because it opens its text (or a name that does).

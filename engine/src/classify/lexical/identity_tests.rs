@@ -505,3 +505,56 @@ fn a_deed_that_opens_a_memory_leaves_its_subject_unsaid() {
     one_way("Stopped coaching the under-10s.", "Coaching the under-10s football team on Saturdays.", Gate::EndedValue);
     one_way("Gave up learning the cello.", "Learning the cello with a tutor.", Gate::EndedValue);
 }
+
+#[test]
+fn a_single_one_is_a_count_of_one() {
+    one_way("Review requirement lowered to a single approval.", "Merges need two approvals.", Gate::ChangedValue);
+    one_way(
+        "The on-call rotation is down to a single engineer now.",
+        "Two engineers are on call each week.",
+        Gate::ChangedValue,
+    );
+    one_way("Cut the nightly jobs to a single runner.", "Nightly jobs run on three runners.", Gate::ChangedValue);
+    // a state, a count of something else, or one more beside the others: no change of the count
+    quiet("Marta is single.", "Marta has two cats.");
+    quiet("Added a single approval step for hotfixes.", "Merges need two approvals.");
+    quiet("Bought a single ticket for the matinee.", "Bought two tickets for Saturday's show.");
+}
+
+#[test]
+fn a_path_renamed_is_held_by_a_fact_that_writes_its_word_as_an_acronym() {
+    one_way(
+        "packages/ui was renamed to packages/design-system.",
+        "Shared UI components live in packages/ui.",
+        Gate::NamedOldValue,
+    );
+    one_way("src/api was renamed to src/http.", "The API handlers live in src/api.", Gate::NamedOldValue);
+    one_way(
+        "Renamed services/db to services/storage.",
+        "The DB migrations are kept in services/db.",
+        Gate::NamedOldValue,
+    );
+    one_way("apps/cli got renamed to apps/tool.", "The CLI lives in apps/cli.", Gate::NamedOldValue);
+    // the acronym alone, the path nowhere in the stored fact: another thing
+    quiet("src/api was renamed to src/http.", "The API is versioned by date.");
+    quiet("Renamed src/ui to src/views.", "UI tests run nightly in CI.");
+}
+
+#[test]
+#[ignore]
+fn zz_debug_dump() {
+    let a = std::env::var("A").unwrap();
+    let b = std::env::var("B").unwrap();
+    let (ta, tb) = (analyse(&a), analyse(&b));
+    for (n, t) in [("A", &ta), ("B", &tb)] {
+        println!("{n} cues: {:?} change: {:?}", t.cues, t.change);
+        println!("{n} items:");
+        for it in &t.items {
+            println!("   {it:?}");
+        }
+    }
+    let cos = std::env::var("COS").ok().and_then(|c| c.parse::<f64>().ok());
+    let adm = cos.map(|cosine| Admission { cosine, min: 0.85 });
+    let v = classify_admitted(&ta, &tb, None, None, &LexicalConfig::default(), adm);
+    println!("=> {:?} {} ({})", v.relation, v.gate.as_str(), v.reason);
+}
