@@ -423,6 +423,10 @@ pub fn analyse(text: &str) -> Analysis {
                 }
                 None => push(&mut a, ident_key(t), t, Kind::Ident, in_scope, c, many),
             }
+        } else if let Some((key, unit, len)) = hour_phrase(&raw, i) {
+            consumed = len;
+            let shown: String = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
+            push(&mut a, key.to_string(), &shown, Kind::Value(ValCat::Quantity, Unit(unit)), in_scope, c, many);
         } else if let Some(n) = ordinal_word(w).filter(|&n| {
             // "the third player", "her second book", "in fifth place": a place in an order
             // ("first met" without a determiner is an adverb: it marks the slot exclusive)
@@ -594,6 +598,26 @@ const OCCASION: [&str; 6] = ["during", "at", "in", "on", "through", "while"];
 
 /// Personal pronouns that open a text as its whole subject.
 const PRONOUNS: [&str; 7] = ["i", "we", "he", "she", "they", "it", "you"];
+
+/// A length of time said in words, starting at raw token `i` ("an hour", "a full hour", "half
+/// an hour"): its amount, unit and length in tokens. Not a rate ("$50 an hour", "twice an hour",
+/// "per hour").
+fn hour_phrase(raw: &[RawTok], i: usize) -> Option<(&'static str, &'static str, usize)> {
+    let word = |k: usize| raw.get(k).map(|r| r.lower.as_str());
+    let joined = |k: usize| (i..k).all(|m| !raw[m].boundary);
+    let (key, unit, len) = match (word(i)?, word(i + 1), word(i + 2)) {
+        ("an", Some("hour"), _) if joined(i + 1) => ("1", "h", 2),
+        ("a", Some("full" | "whole"), Some("hour")) if joined(i + 2) => ("1", "h", 3),
+        ("half", Some("an"), Some("hour")) if joined(i + 2) => ("30", "min", 3),
+        _ => return None,
+    };
+    let rate = i > 0 && {
+        let prev = &raw[i - 1];
+        matches!(prev.lower.as_str(), "once" | "twice" | "times" | "per" | "every")
+            || prev.text.starts_with(|c: char| c.is_ascii_digit() || "$€£".contains(c))
+    };
+    (!rate).then_some((key, unit, len))
+}
 
 /// "a single" before a noun counts one of it, as "one" does ("lowered to a single approval" /
 /// "needs two approvals"); "single" alone is a state ("she is single").

@@ -524,7 +524,24 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     if !(amount(new) && amount(was)) {
         return true;
     }
-    if !u.0.is_empty() && u == v {
+    // an amount changed from one it names changes the fact that holds that one ("cut the
+    // reconciliation from 4 minutes to 40 seconds" / "stuck for more than 24 hours")
+    let named_from =
+        p.a.items
+            .iter()
+            .find(|o| amount(o) && o.raw_pos > 0 && p.a.lower.get(o.raw_pos - 1).is_some_and(|w| w == "from"));
+    if named_from.is_some_and(|o| o.key != was.key) {
+        return false;
+    }
+    // how often is no how long ("every 30 minutes" / "kept for 2 hours")
+    let period = |an: &Analysis, k: usize| {
+        let at = an.items[k].raw_pos;
+        at > 0 && matches!(an.lower.get(at - 1).map(String::as_str), Some("every" | "each"))
+    };
+    if period(p.a, x) != period(p.b, y) {
+        return false;
+    }
+    if !u.0.is_empty() && (u == v || one_dimension(u.0, v.0)) {
         return true;
     }
     // a number of six digits or more is an identifier (a member or an account number), no amount
@@ -569,6 +586,13 @@ fn same_measure(p: &Pair, x: usize, y: usize) -> bool {
     // limit: 1000 req/min")
     let amounts = |an: &Analysis| an.items.iter().filter(|x| amount(x)).count();
     p.a.cues.found.iter().any(|c| matches!(c.kind, CueKind::Raised | CueKind::Lowered)) && amounts(p.b) == 1
+}
+
+/// Units one amount may be written in, whichever is chosen ("30 min" / "an hour", "512 MB" /
+/// "2 GB"): a length of time of a day or less, a size of data.
+fn one_dimension(u: &str, v: &str) -> bool {
+    const DIMENSIONS: [&[&str]; 2] = [&["ms", "s", "min", "h"], &["byte", "kb", "mb", "gb", "tb"]];
+    DIMENSIONS.iter().any(|d| d.contains(&u) && d.contains(&v))
 }
 
 /// A time that says when the change happened, not what changed: "in April", "since March",

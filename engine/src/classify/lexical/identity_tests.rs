@@ -541,20 +541,26 @@ fn a_path_renamed_is_held_by_a_fact_that_writes_its_word_as_an_acronym() {
 }
 
 #[test]
-#[ignore]
-fn zz_debug_dump() {
-    let a = std::env::var("A").unwrap();
-    let b = std::env::var("B").unwrap();
-    let (ta, tb) = (analyse(&a), analyse(&b));
-    for (n, t) in [("A", &ta), ("B", &tb)] {
-        println!("{n} cues: {:?} change: {:?}", t.cues, t.change);
-        println!("{n} items:");
-        for it in &t.items {
-            println!("   {it:?}");
-        }
-    }
-    let cos = std::env::var("COS").ok().and_then(|c| c.parse::<f64>().ok());
-    let adm = cos.map(|cosine| Admission { cosine, min: 0.85 });
-    let v = classify_admitted(&ta, &tb, None, None, &LexicalConfig::default(), adm);
-    println!("=> {:?} {} ({})", v.relation, v.gate.as_str(), v.reason);
+fn an_amount_in_another_unit_of_its_dimension_is_a_new_value() {
+    one_way("The standup runs a full hour now.", "Standup is 15 minutes.", Gate::ChangedValue);
+    one_way("Raised the upload limit to 2 GB.", "Uploads are capped at 500 MB.", Gate::ChangedValue);
+    // (the same frame with two values contradicts in either order)
+    changed("Lunch break is half an hour now.", "Lunch break is an hour.", Gate::ChangedValue);
+    one_way("Lunch breaks got cut to half an hour.", "Lunch break is an hour.", Gate::ChangedValue);
+    changed("The build timeout is 2 hours now.", "The build timeout is 45 min.", Gate::ChangedValue);
+    one_way("Bumped the build timeout to 2 hours.", "The build timeout is 45 min.", Gate::ChangedValue);
+    // how often is no how long; a rate is no length of time; another dimension is another measure
+    quiet("Backups are kept for 2 hours now.", "Backups run every 30 minutes.");
+    quiet("Backups are kept for 60 minutes now.", "Backups run every 30 minutes.");
+    quiet("Tutoring now pays $50 an hour.", "Tutoring sessions are 30 minutes.");
+    quiet("The upload limit is 2 GB now.", "The upload limit is 10 files.");
+    // a change from an amount the stored fact does not hold is of another fact
+    quiet("Cut the refund reconciliation from 4 minutes to 40 seconds.", "Refunds pending for 24 hours get escalated.");
+    quiet("Raised the webhook timeout from 10 to 30 seconds.", "Webhook retries are spread over 72 hours.");
+    quiet("Raised the webhook timeout from 10 to 30 seconds.", "The webhook worker listens on port 8443.");
+    one_way(
+        "Raised the worker timeout from 10 to 30 seconds.",
+        "The worker timeout is 10 seconds.",
+        Gate::ChangedValue,
+    );
 }
