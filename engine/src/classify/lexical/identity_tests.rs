@@ -564,3 +564,28 @@ fn an_amount_in_another_unit_of_its_dimension_is_a_new_value() {
         Gate::ChangedValue,
     );
 }
+
+/// Given names of today's teams are people's, whoever opens the sentence: the stored fact's
+/// holder named leaving hands the role on (`first_names.txt` holds the SSA's names as well as the
+/// 1990 census's).
+#[test]
+fn a_role_handed_on_among_names_of_today() {
+    one_way(
+        "The billing alerts are Rahul's now; Neha went to Growth.",
+        "Neha handles the billing alerts.",
+        Gate::ChangedValue,
+    );
+    one_way(
+        "Noor owns the on-call calendar now; Ravi went to the data team.",
+        "Ravi owns the on-call calendar.",
+        Gate::ChangedValue,
+    );
+    one_way(
+        "Sanjay runs the interview loop since Monday; Deepa stepped back.",
+        "Deepa runs the interview loop.",
+        Gate::EndedValue,
+    );
+    // another person, or a word a name may be: no role handed on
+    quiet("Rahul moved to the infra team.", "Neha is on the payments team.");
+    quiet("Kenji writes the changelog too.", "Aditya writes the changelog.");
+}
