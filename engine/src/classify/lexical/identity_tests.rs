@@ -589,3 +589,20 @@ fn a_role_handed_on_among_names_of_today() {
     quiet("Rahul moved to the infra team.", "Neha is on the payments team.");
     quiet("Kenji writes the changelog too.", "Aditya writes the changelog.");
 }
+
+/// "planning" as a noun ("sprint planning", "capacity planning") is a thing that can change; a
+/// plan is said with what is planned ("planning to", "planning a", "planning the offsite").
+#[test]
+fn planning_as_a_noun_is_no_plan() {
+    one_way("Quarterly planning is Zara's job now.", "Mike runs the quarterly planning.", Gate::ChangedValue);
+    one_way(
+        "Capacity planning is Omar's now.",
+        "Lea does capacity planning for the platform team.",
+        Gate::ChangedValue,
+    );
+    changed("Sprint planning moved to Tuesdays.", "Sprint planning is on Mondays.", Gate::ChangedValue);
+    // a plan stays a plan
+    quiet("Planning a move to Denver next year.", "Lives in Austin.");
+    quiet("We're planning the offsite for May now.", "The offsite is in April.");
+    quiet("Planning to hand quarterly planning to Zara.", "Mike runs the quarterly planning.");
+}
