@@ -7,7 +7,7 @@ use super::lexicon::{Entry, WordClass, lexicon};
 use super::roles::{self, RoleSlot};
 use super::stem::stem;
 use super::terms::index_terms_of;
-use super::tokens::{RawFlags, RawTok, connector, raw_tokens};
+use super::tokens::{RawFlags, RawTok, connector, raw_tokens, written};
 use super::values::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -425,7 +425,7 @@ pub fn analyse(text: &str) -> Analysis {
             }
         } else if let Some((key, unit, len)) = hour_phrase(&raw, i) {
             consumed = len;
-            let shown: String = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
+            let shown = written(&raw, i..i + len);
             push(&mut a, key.to_string(), &shown, Kind::Value(ValCat::Quantity, Unit(unit)), in_scope, c, many);
         } else if let Some(n) = ordinal_word(w).filter(|&n| {
             // "the third player", "her second book", "in fifth place": a place in an order
@@ -462,7 +462,7 @@ pub fn analyse(text: &str) -> Analysis {
             push(&mut a, canon, t, Kind::Value(cat, Unit(u)), in_scope, c, many);
         } else if let Some((entry, len)) = category_value(&raw, i, &a.names).filter(|_| !progressive(&raw, i)) {
             consumed = len;
-            let shown: String = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
+            let shown = written(&raw, i..i + len);
             let kind = Kind::Value(ValCat::Class(entry.category), Unit(""));
             // the place, the stuff or the resulting colour of what the clause tells is one at a
             // time, whatever predicate of many values governs the clause ("we meet in the

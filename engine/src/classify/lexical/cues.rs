@@ -11,7 +11,7 @@ use rustc_hash::FxHashMap;
 
 use super::lexicon::{WordClass, lexicon};
 use super::stem::stem;
-use super::tokens::RawTok;
+use super::tokens::{RawTok, written};
 
 const CUES: &str = include_str!("../lexicon/cues.tsv");
 
@@ -417,7 +417,7 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
             i += 1;
             continue;
         }
-        let shown = raw[i..i + len].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ");
+        let shown = written(raw, i..i + len);
         out.found.push(Cue { kind, at: i, shown, len });
         let last = i + len - 1;
         let passive =

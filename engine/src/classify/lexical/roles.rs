@@ -13,7 +13,7 @@ use rustc_hash::FxHashSet;
 use super::gates::Pair;
 use super::lexicon::{WordClass, lexicon};
 use super::stem::stem;
-use super::tokens::RawTok;
+use super::tokens::{RawTok, written};
 use super::verdict::{Gate, Relation, Verdict};
 
 const ROLES: &str = include_str!("../lexicon/roles.txt");
@@ -143,7 +143,7 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
     {
         return Some(RoleSlot {
             role: stem(&raw[r].lower),
-            shown: (0..=r).map(|k| raw[k].text.as_str()).collect::<Vec<_>>().join(" "),
+            shown: written(raw, 0..r + 1),
             modifiers: content_stems(raw, 0..r),
             owner_first_person: false,
             owner: Vec::new(),
@@ -199,7 +199,7 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
             }
             return Some(RoleSlot {
                 role: stem(&raw[role_at].lower),
-                shown: (role_from..=role_at).map(|k| raw[k].text.as_str()).collect::<Vec<_>>().join(" "),
+                shown: written(raw, role_from..role_at + 1),
                 modifiers: content_stems(raw, role_from..role_at),
                 owner_first_person: fp,
                 owner,
@@ -240,7 +240,7 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
     }
     Some(RoleSlot {
         role: stem(&raw[role_at].lower),
-        shown: (role_from..=role_at).map(|k| raw[k].text.as_str()).collect::<Vec<_>>().join(" "),
+        shown: written(raw, role_from..role_at + 1),
         modifiers: content_stems(raw, role_from..role_at),
         owner_first_person: fp,
         owner,

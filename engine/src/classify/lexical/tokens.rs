@@ -23,6 +23,12 @@ pub(super) struct RawTok {
     pub(super) possessive: bool,
 }
 
+/// The tokens `span` of `raw` as written, joined by spaces ("a full hour", "took over"): how a
+/// value, a cue or a role read from several tokens is shown in reasons.
+pub(super) fn written(raw: &[RawTok], span: std::ops::Range<usize>) -> String {
+    raw[span].iter().map(|r| r.text.as_str()).collect::<Vec<_>>().join(" ")
+}
+
 /// Splits text into raw tokens: whitespace-separated chunks with surrounding punctuation
 /// trimmed, contractions expanded (`don't` → `do not`), alphabetic compounds split on `-`/`/`,
 /// and anything else (hostnames, versions, paths, identifiers) kept whole.
