@@ -132,6 +132,8 @@ pub struct Analysis {
     pub(super) definite: bool,
     /// the text hedges its claim ("may", "might", "could", "perhaps").
     pub(super) hedged: bool,
+    /// the raw position of its first hedging word, if it hedges.
+    pub(super) hedged_at: Option<usize>,
     /// the text starts with the speaker's ("I", "we", "my", "our").
     pub(super) first_person: bool,
     /// the text starts with the speaker ("I", "we").
@@ -326,6 +328,7 @@ pub fn analyse(text: &str) -> Analysis {
         }
         if class.has(WordClass::HEDGE) && t.starts_with(|c: char| c.is_lowercase()) {
             a.hedged = true;
+            a.hedged_at.get_or_insert(a.cur);
         }
         if !norm.is_empty() {
             norm.push(' ');

@@ -216,7 +216,7 @@ fn basis(p: &Pair, topic: &[usize]) -> String {
 pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     let (a, b) = (p.a, p.b);
     // added beside another, once, as a plan or a guess: nothing held changes
-    if a.cues.has(CueKind::Beside) || a.cues.has(CueKind::Tentative) || a.cues.has(CueKind::Once) || a.hedged {
+    if a.cues.has(CueKind::Beside) || hedges_its_change(a) || a.cues.has(CueKind::Once) {
         return None;
     }
     // an occasion is not a state a change overturns
@@ -305,6 +305,9 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
             // a person ends as a value ("Gloria retired" / "Executive assistant: Gloria"), not as
             // whom the stored fact is about
             .filter(|&k| !generic(&a.items[k]) && partner(k).is_some_and(|j| !subject_like(b, j)))
+            // a thing named otherwise is another thing ("Cancelled the SMS importer" / "a CSV
+            // importer")
+            .filter(|&k| partner(k).is_none_or(|j| !named_otherwise(a, k, b, j)))
             .collect();
         let enough = held.iter().any(|&k| valued(&a.items[k]))
             || held.len() >= 2
@@ -475,6 +478,18 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         basis(p, &topic)
     );
     Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}
+
+/// Whether a plan or a guess in `an` hedges what it says changed: a tentative or hedging word
+/// before its change or beside it; one after it, past a comma or a dash, hedges only what
+/// follows ("dropped from 2.0, maybe back in 2.1"; "Dropped Jira in March, maybe back in the
+/// fall").
+fn hedges_its_change(an: &Analysis) -> bool {
+    let mut guesses = an.cues.found.iter().filter(|c| c.kind == CueKind::Tentative).map(|c| c.at).chain(an.hedged_at);
+    match an.cues.found.iter().find(|c| c.kind.of_change()) {
+        Some(change) => guesses.any(|at| at < change.at || !an.raw[change.at..at].iter().any(|r| r.boundary)),
+        None => guesses.next().is_some(),
+    }
 }
 
 /// Nouns that frame a thing as an undertaking ("the podcast idea", "the flags project").
@@ -803,4 +818,19 @@ fn strong_identity(p: &mut Pair, topic: &[usize]) -> Option<Verdict> {
         basis(p, topic)
     );
     Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}
+
+/// The name written just before item `k` of `x` ("SMS" in "SMS importer"), if one is.
+fn name_before(x: &Analysis, k: usize) -> Option<&Item> {
+    let before = x.items.get(k.checked_sub(1)?)?;
+    (before.name && before.raw_pos + 1 == x.items[k].raw_pos).then_some(before)
+}
+
+/// Whether items `k` of `a` and `j` of `b`, one word, are each named by a name the other does
+/// not write before it: two things of one kind ("SMS importer" / "CSV importer").
+fn named_otherwise(a: &Analysis, k: usize, b: &Analysis, j: usize) -> bool {
+    match (name_before(a, k), name_before(b, j)) {
+        (Some(x), Some(y)) => !same_form(x, y),
+        _ => false,
+    }
 }

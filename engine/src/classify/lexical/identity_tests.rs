@@ -454,6 +454,50 @@ fn what_is_on_hold_or_killed_holds_no_more() {
 }
 
 #[test]
+fn what_is_cut_from_a_plan_or_got_rid_of_holds_no_more() {
+    one_way("The CSV importer is cut from the beta.", "The beta ships with a CSV importer.", Gate::EndedValue);
+    one_way("Dark mode got cut from the 3.0 release.", "Dark mode is planned for the 3.0 release.", Gate::EndedValue);
+    one_way("Offline mode was cut from the roadmap.", "Offline mode is on the roadmap for Q4.", Gate::EndedValue);
+    one_way("Got rid of the staging VPN.", "Reaching staging needs the staging VPN.", Gate::EndedValue);
+    one_way("We got rid of Moment.js in the frontend.", "Dates are formatted with Moment.js.", Gate::EndedValue);
+    one_way("We finally got rid of the fax machine.", "Signed contracts come in on the fax machine.", Gate::EndedValue);
+    // something else cut or got rid of changes nothing; things going well end nothing
+    quiet("The SMS importer is cut from the beta.", "The beta ships with a CSV importer.");
+    quiet("Things are going well with the billing service.", "Marco owns the billing service.");
+    quiet("Got rid of the old desk chairs.", "Reaching staging needs the staging VPN.");
+}
+
+#[test]
+fn a_guess_after_the_change_past_a_comma_hedges_only_what_follows() {
+    one_way(
+        "The CSV export was dropped from 2.0, maybe back in 2.1.",
+        "The CSV export is planned for 2.0.",
+        Gate::EndedValue,
+    );
+    one_way("Dropped Jira in March, maybe back in the fall.", "Tickets are tracked in Jira.", Gate::EndedValue);
+    one_way(
+        "We cancelled Heroku last week, probably for good.",
+        "The marketing site runs on Heroku.",
+        Gate::EndedValue,
+    );
+    // a guess before the change, or beside it, hedges the change
+    quiet("Maybe we drop the CSV export from 2.0.", "The CSV export is planned for 2.0.");
+    quiet("Might drop Jira next year, or keep it.", "Tickets are tracked in Jira.");
+    quiet("We might cancel Heroku, to save money.", "The marketing site runs on Heroku.");
+}
+
+#[test]
+fn a_thing_of_one_kind_named_otherwise_is_another_thing() {
+    quiet("Cancelled the SMS importer.", "The beta ships with a CSV importer.");
+    quiet("We stopped the Datadog agent on the workers.", "The workers run a Prometheus agent.");
+    quiet("Dropped the Figma plugin.", "Designers use a Sketch plugin for icons.");
+    // the same name before it is the same thing
+    one_way("Cancelled the CSV importer.", "The beta ships with a CSV importer.", Gate::EndedValue);
+    one_way("We stopped the Datadog agent on the workers.", "The workers run a Datadog agent.", Gate::EndedValue);
+    one_way("Dropped the Figma plugin.", "Designers use a Figma plugin for icons.", Gate::EndedValue);
+}
+
+#[test]
 fn a_participle_before_its_noun_or_a_present_passive_tells_what_holds() {
     one_way("Dropped the shared drive last month.", "The shared drive is on Dropbox.", Gate::EndedValue);
     one_way("Cancelled the managed backups.", "Our managed backups are kept for 30 days.", Gate::EndedValue);
