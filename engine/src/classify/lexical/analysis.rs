@@ -130,9 +130,8 @@ pub struct Analysis {
     pub(super) restrictions: Vec<Restriction>,
     /// the text starts with a word that picks out one thing (a name, "the", "my", "she").
     pub(super) definite: bool,
-    /// the text hedges its claim ("may", "might", "could", "perhaps").
-    pub(super) hedged: bool,
-    /// the raw position of its first hedging word, if it hedges.
+    /// the raw position of the first word by which the text hedges its claim ("may", "might",
+    /// "could", "perhaps"), if it hedges ([`Analysis::hedged`]).
     pub(super) hedged_at: Option<usize>,
     /// the text starts with the speaker's ("I", "we", "my", "our").
     pub(super) first_person: bool,
@@ -170,6 +169,11 @@ impl Analysis {
     /// --from` makes them on its reading thread, ahead of both.
     pub fn index_terms(&self) -> &[String] {
         self.terms.get_or_init(|| index_terms_of(self))
+    }
+
+    /// Whether the text hedges its claim ("may", "might", "could", "perhaps").
+    pub(super) fn hedged(&self) -> bool {
+        self.hedged_at.is_some()
     }
 
     /// Whether the word before raw token `at` is one of `words` (lowercase).
@@ -327,7 +331,6 @@ pub fn analyse(text: &str) -> Analysis {
             state.many = false;
         }
         if class.has(WordClass::HEDGE) && t.starts_with(|c: char| c.is_lowercase()) {
-            a.hedged = true;
             a.hedged_at.get_or_insert(a.cur);
         }
         if !norm.is_empty() {

@@ -42,7 +42,7 @@ pub(super) fn same_subject(a: &Analysis, b: &Analysis) -> bool {
 pub(super) fn denied_clause(p: &mut Pair) -> Option<Verdict> {
     let lex = lexicon();
     for (d, o, d_is_a) in p.sides() {
-        if d.negs == 0 || d.hedged || !same_subject(d, o) {
+        if d.negs == 0 || d.hedged() || !same_subject(d, o) {
             continue;
         }
         for clause in 0..d.clauses {
@@ -127,7 +127,7 @@ fn restriction_span(an: &Analysis, at: usize, outside: bool) -> (Vec<usize>, Vec
 /// speaks English" / "Jon speaks English fluently" keeps nothing the other lacks: both are true.
 pub(super) fn restricted(p: &mut Pair) -> Option<Verdict> {
     for (r, o, r_is_a) in p.sides() {
-        if r.restrictions.is_empty() || r.hedged || o.negs > 0 || !same_subject(r, o) {
+        if r.restrictions.is_empty() || r.hedged() || o.negs > 0 || !same_subject(r, o) {
             continue;
         }
         let Some(pred) = o.items.iter().position(|x| !x.subject) else { continue };

@@ -132,7 +132,7 @@ fn one_region(steps: &[Step], a: &[Item]) -> Option<Region> {
 /// and neither side a guess ("may be involved in…").
 pub(super) fn replaced_filler(p: &mut Pair) -> Option<Verdict> {
     let (ta, tb) = (p.a, p.b);
-    if ta.negs > 0 || tb.negs > 0 || !ta.definite || !tb.definite || ta.hedged || tb.hedged {
+    if ta.negs > 0 || tb.negs > 0 || !ta.definite || !tb.definite || ta.hedged() || tb.hedged() {
         return None;
     }
     let steps = align(&ta.items, &tb.items, p.cfg.prefix_min_len);
@@ -216,7 +216,7 @@ const MIN_DEED_WORDS: usize = 4;
 /// someone else. Swapped roles (the same names) and one side naming fewer people are not this.
 pub(super) fn replaced_person(p: &mut Pair) -> Option<Verdict> {
     let (ta, tb) = (p.a, p.b);
-    if ta.negs > 0 || tb.negs > 0 || ta.hedged || tb.hedged {
+    if ta.negs > 0 || tb.negs > 0 || ta.hedged() || tb.hedged() {
         return None;
     }
     let person = Item::person;
@@ -319,7 +319,7 @@ fn leading_people(an: &Analysis) -> Vec<Vec<&str>> {
 /// University" for "the University of Manchester").
 pub(super) fn joint_split(p: &mut Pair) -> Option<Verdict> {
     for (j, s, j_is_a) in p.sides() {
-        if j.negs > 0 || j.hedged || s.hedged || !(j.stems.contains("both") || j.stems.contains("all")) {
+        if j.negs > 0 || j.hedged() || s.hedged() || !(j.stems.contains("both") || j.stems.contains("all")) {
             continue;
         }
         let people = leading_people(j);

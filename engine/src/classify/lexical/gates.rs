@@ -220,7 +220,7 @@ const GUESS_COVERED: f64 = 0.5;
 /// both sides, not denied.
 pub(super) fn denied_guess(p: &mut Pair) -> Option<Verdict> {
     for (d, g, d_is_a) in p.sides() {
-        if !g.hedged || g.negs > 0 || d.hedged || d.negs == 0 {
+        if !g.hedged() || g.negs > 0 || d.hedged() || d.negs == 0 {
             continue;
         }
         let partner = |k: usize| p.partner(!d_is_a, k);
