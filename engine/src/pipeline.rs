@@ -3,6 +3,7 @@
 //! store; the caller appends them in one atomic write against the head the plan was made on,
 //! and `summarize` says what the appended events amount to.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use memledger_ledger::NewEvent;
@@ -251,8 +252,13 @@ impl Planner<'_> {
         );
         let (candidates, embedding) = candidates_span.in_scope(|| {
             let mut candidates = self.candidates().find(save, &incoming, None)?;
-            let embedding =
-                embed::embedding_candidates(self.models, self.reader, self.config.top_k, save, &mut candidates)?;
+            let embedding = embed::embedding_candidates(
+                self.models,
+                self.reader,
+                self.config.embedding_top_k,
+                save,
+                &mut candidates,
+            )?;
             Ok::<_, EngineError>((candidates, embedding))
         })?;
         candidates_span.record("memledger.candidates", candidates.len() as i64);
@@ -283,7 +289,8 @@ impl Planner<'_> {
                 )
             })
             .collect();
-        one_fact_changes_one_fact(&records, &mut classes);
+        let ids: Vec<MemoryId> = records.iter().map(|r| r.memory_id).collect();
+        one_fact_changes_one_fact(&ids, &mut classes, &embedding.cosines);
         let models = self.models.classify_candidates(self.reader, save, &records, &mut classes, &embedding)?;
         let mut examined: Vec<Examined> = Vec::new();
         for (((candidate, same_key), mut class), model) in records.into_iter().zip(same_keys).zip(classes).zip(models) {
@@ -857,27 +864,36 @@ impl Planner<'_> {
 }
 
 /// How closely an identity gate's pair speaks of one fact: the share of the stored fact the two
-/// share, then the lexical similarity. (The cosine is not among a classification's scores yet
-/// when this chooses; in a crowded scope it lies close for every neighbour.)
-fn identity_strength(c: &Classification) -> (f64, f64) {
+/// share, then the lexical similarity; where the two share no word of what the fact is about,
+/// the embedder's cosine first (their lexical similarity is then made of cue words, "Correction:"
+/// / "Correction:"). In a crowded scope the cosine lies close for every neighbour, so it never
+/// outweighs shared words.
+fn identity_strength(c: &Classification, cosine: Option<f64>) -> (f64, f64, f64) {
     let score = |name: &str| c.scores.iter().find(|(n, _)| n.as_str() == name).map_or(0.0, |(_, v)| *v);
-    (score("identity_coverage"), c.score)
+    let (coverage, cosine) = (score("identity_coverage"), cosine.unwrap_or(0.0));
+    if coverage > 0.0 { (coverage, c.score, cosine) } else { (coverage, cosine, c.score) }
 }
 
 /// One fact changes one fact: of the candidates an identity gate
 /// (`classify::lexical::IDENTITY_GATES`) called contradictory, only the one it identifies best
-/// keeps that verdict; the others stay related, and their reasons say which memory it speaks of.
-/// In a scope of many memories a change statement shares a word or a cosine with several.
-fn one_fact_changes_one_fact(records: &[MemoryRecord], classes: &mut [Classification]) {
+/// keeps that verdict, and none does when a word-by-word gate found the change in another
+/// candidate (a value changed while the rest agrees is stronger evidence of which fact this is);
+/// the others stay related, and their reasons say which memory it speaks of. In a scope of many
+/// memories a change statement shares a word or a cosine with several.
+fn one_fact_changes_one_fact(ids: &[MemoryId], classes: &mut [Classification], cosines: &HashMap<MemoryId, f64>) {
     let identity = |c: &Classification| {
         c.relation == Relation::Contradictory && lexical::IDENTITY_GATES.contains(&c.gate.as_str())
     };
-    let Some(best) = (0..classes.len()).filter(|&i| identity(&classes[i])).max_by(|&x, &y| {
-        identity_strength(&classes[x]).partial_cmp(&identity_strength(&classes[y])).unwrap_or(std::cmp::Ordering::Equal)
+    let worded = (0..classes.len()).find(|&i| classes[i].relation == Relation::Contradictory && !identity(&classes[i]));
+    let strength = |i: usize| identity_strength(&classes[i], cosines.get(&ids[i]).copied());
+    let Some(best) = worded.or_else(|| {
+        (0..classes.len())
+            .filter(|&i| identity(&classes[i]))
+            .max_by(|&x, &y| strength(x).partial_cmp(&strength(y)).unwrap_or(std::cmp::Ordering::Equal))
     }) else {
         return;
     };
-    let chosen = records[best].memory_id;
+    let chosen = ids[best];
     for (i, c) in classes.iter_mut().enumerate() {
         if i != best && identity(c) {
             c.reason = format!("{}; but it speaks of {} more closely: related here", c.reason, chosen.short());
@@ -1198,5 +1214,57 @@ fn declared_words(relation: DeclaredRelation) -> (&'static str, &'static str) {
     match relation {
         DeclaredRelation::Replaces => ("replaces", "declared_replaces"),
         DeclaredRelation::Contradicts => ("contradicts", "declared_contradicts"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::lexical::analyse;
+
+    fn classified(incoming: &str, stored: &str) -> Classification {
+        classify_lexical_admitted(&analyse(incoming), &analyse(stored), None, None, &EngineConfig::default(), None)
+    }
+
+    /// A change that a word-by-word gate finds in one candidate is which fact changed: an
+    /// identity gate's verdict on another candidate of the same save stays related.
+    #[test]
+    fn an_identity_verdict_yields_to_a_change_found_word_by_word() {
+        let incoming = "Standup moved to 10:15 now.";
+        let mut classes =
+            vec![classified(incoming, "Standup notes are due at 9:00."), classified(incoming, "Standup is at 9:30.")];
+        assert!(lexical::IDENTITY_GATES.contains(&classes[0].gate.as_str()), "{:?}", classes[0]);
+        assert!(!lexical::IDENTITY_GATES.contains(&classes[1].gate.as_str()), "{:?}", classes[1]);
+        assert!(classes.iter().all(|c| c.relation == Relation::Contradictory), "{classes:?}");
+        let ids = [MemoryId::random(), MemoryId::random()];
+        one_fact_changes_one_fact(&ids, &mut classes, &HashMap::new());
+        assert_eq!(classes[0].relation, Relation::Complementary, "{}", classes[0].reason);
+        assert_eq!(classes[0].gate.as_str(), "identity_elsewhere");
+        assert!(classes[0].reason.contains(&ids[1].short()), "{}", classes[0].reason);
+        assert_eq!(classes[1].relation, Relation::Contradictory);
+    }
+
+    /// Two identity verdicts sharing no word of what the fact is about: the nearer by the
+    /// embedder's cosine keeps its verdict, whatever cue words lift the other's similarity.
+    #[test]
+    fn without_shared_words_the_cosine_chooses_among_identity_verdicts() {
+        let mut classes = vec![
+            Classification {
+                score: 0.4,
+                ..classified("Standup moved to 10:15 now.", "Standup notes are due at 9:00.")
+            },
+            Classification {
+                score: 0.1,
+                ..classified("Standup moved to 10:15 now.", "Standup notes are due at 9:00.")
+            },
+        ];
+        for c in &mut classes {
+            c.scores.retain(|(n, _)| n.as_str() != "identity_coverage");
+        }
+        let ids = [MemoryId::random(), MemoryId::random()];
+        let cosines = HashMap::from([(ids[0], 0.86), (ids[1], 0.88)]);
+        one_fact_changes_one_fact(&ids, &mut classes, &cosines);
+        assert_eq!(classes[0].gate.as_str(), "identity_elsewhere", "{}", classes[0].reason);
+        assert_eq!(classes[1].relation, Relation::Contradictory);
     }
 }

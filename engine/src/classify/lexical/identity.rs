@@ -111,12 +111,14 @@ fn same_kind(new: &Item, old: &Item) -> bool {
 /// Whether `new` can be the value that replaced `old` when nothing but the embedder's cosine
 /// says the two speak of one thing: values of one category ("Moved the blog to Cloudflare
 /// Pages" gives no new value of "Leading the CRM migration", however near the two are in topic),
-/// amounts of one measure, two identifiers, two roles, or two names the lexicon does not know as
-/// a thing's.
+/// values of one sort in one unit (not "the 21st" for "two orgs", nor "16" for "the 21st"), two
+/// identifiers, two roles, or two names the lexicon does not know as a thing's.
 fn same_category_or_name(new: &Item, old: &Item) -> bool {
     match (new.kind, old.kind) {
         (Kind::Value(ValCat::Class(c), _), Kind::Value(ValCat::Class(d), _)) => c == d,
-        (Kind::Value(..), Kind::Value(..)) => same_kind(new, old),
+        (Kind::Value(c, u), Kind::Value(d, v)) => {
+            same_kind(new, old) && !days_of_month(new, old) && (c == d || (!u.0.is_empty() && u == v))
+        }
         (Kind::Qual(c), Kind::Qual(d)) => c == d,
         (Kind::Ident, Kind::Ident) => true,
         (Kind::Word, Kind::Word) if new.acronym() && old.acronym() => is_role_word(new) && is_role_word(old),
@@ -149,9 +151,17 @@ fn named(x: &Item) -> bool {
     match x.kind {
         Kind::Ident => true,
         Kind::Word => x.name || opening_name(x),
-        Kind::Value(ValCat::Class(_), _) => x.shown.starts_with(char::is_uppercase),
+        Kind::Value(ValCat::Class(c), _) => x.shown.starts_with(char::is_uppercase) && !common_opening(x, c),
         _ => false,
     }
+}
+
+/// A common noun of a category capitalised only because it opens its text ("Office hours with
+/// the CTO"): the lexicon reads it written small too, and it names no product.
+fn common_opening(x: &Item, category: u8) -> bool {
+    x.raw_pos == 0
+        && !lexicon().product_category(category)
+        && lexicon().readings(&x.shown.to_lowercase()).iter().any(|e| e.category == category && !e.capitalised)
 }
 
 /// Whether two matched items are the same thing as written: a name as a name ("Teams" is not
@@ -162,7 +172,19 @@ fn same_form(x: &Item, y: &Item) -> bool {
     if x.key != y.key {
         return !named(x) && !named(y) && !opening_capital(x) && !opening_capital(y);
     }
-    x.raw_pos == 0 || y.raw_pos == 0 || named(x) == named(y) || in_path_as(x, y) || in_path_as(y, x)
+    x.raw_pos == 0
+        || y.raw_pos == 0
+        || named(x) == named(y)
+        || in_path_as(x, y)
+        || in_path_as(y, x)
+        || abbreviates(x, y)
+        || abbreviates(y, x)
+}
+
+/// An acronym the lexicon reads as a common word, beside that word written small ("DB" /
+/// "database", "PR" / "pull request"): one thing, not a name and a word.
+fn abbreviates(x: &Item, y: &Item) -> bool {
+    x.acronym() && x.key != x.shown.to_lowercase() && y.kind == Kind::Word && !named(y)
 }
 
 /// A word of a path or compound written small is the acronym written large elsewhere
@@ -184,8 +206,9 @@ const LIGHT: [&str; 26] = [
     "need", "think", "know", "say", "tell", "ask", "tri", "help", "build", "happen", "occur",
 ];
 
+/// (A light verb inside a compound names a thing: "on-call", "set-up".)
 fn light(x: &Item) -> bool {
-    x.kind == Kind::Word && LIGHT.contains(&x.key.as_str())
+    x.kind == Kind::Word && !x.compound && LIGHT.contains(&x.key.as_str())
 }
 
 /// The words of a time phrase ("last month", "next week", "every day"): they say when, not what
@@ -269,7 +292,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         })
         // (nor do the words that say it changed: "since the migration"; nor a time phrase: "last
         // month" is when, not what about)
-        .filter(|&k| !a.cues.spans(a.items[k].raw_pos) && !time_word(&a.items[k]))
+        .filter(|&k| !a.cues.spans(a.items[k].raw_pos) && !time_word(&a.items[k]) && !when_of_change(a, k))
         // (nor does a word the stored memory says its own change with: "Upgraded the NAS disks")
         .filter(|&k| partner(k).is_some_and(|j| !b.cues.spans(b.items[j].raw_pos)))
         .collect();
@@ -611,10 +634,10 @@ fn one_dimension(u: &str, v: &str) -> bool {
 }
 
 /// A time that says when the change happened, not what changed: "in April", "since March",
-/// "last week", "by May" ("on Wednesdays", "at 9:30" may be the value itself).
+/// "last week", "by May", "as of Monday" ("on Wednesdays", "at 9:30" may be the value itself).
 fn when_of_change(an: &Analysis, k: usize) -> bool {
     let x = &an.items[k];
-    let time = matches!(x.kind, Kind::Value(ValCat::Date | ValCat::Month | ValCat::RelDay, _))
+    let time = matches!(x.kind, Kind::Value(ValCat::Date | ValCat::Month | ValCat::RelDay | ValCat::Weekday, _))
         || (matches!(x.kind, Kind::Value(ValCat::Number, _))
             && x.key.parse::<u32>().is_ok_and(|y| (1900..2100).contains(&y)));
     time && an.preceded_by(x.raw_pos, &["in", "since", "last", "of", "from", "by", "starting"])

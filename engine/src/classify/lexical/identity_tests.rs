@@ -368,6 +368,10 @@ fn the_cosine_alone_admits_values_of_one_category_only() {
         ("Switched to an iPhone 15 Pro in January.", "Production DB is Postgres 15."),
         ("Pre-prod environment now answers at preview.acme.dev.", "Maya reviews frontend PRs."),
         ("As of this month Hana builds the rotation.", "Frontend is built with Create React App."),
+        // a day of the month for a count, a count for money
+        ("Correction: the review is on the 12th.", "We are down to 4 open roles."),
+        ("Correction: the minimum is 3, version 2 support ended.", "Retro moved to the 9th."),
+        ("Raised the monthly cloud budget to $800.", "Scaled the workers down to 4 pods."),
     ] {
         for (x, y) in [(incoming, stored), (stored, incoming)] {
             let v = verdict(x, y);
@@ -649,4 +653,31 @@ fn planning_as_a_noun_is_no_plan() {
     quiet("Planning a move to Denver next year.", "Lives in Austin.");
     quiet("We're planning the offsite for May now.", "The offsite is in April.");
     quiet("Planning to hand quarterly planning to Zara.", "Mike runs the quarterly planning.");
+}
+
+/// An acronym the lexicon reads as a common word is that word written small ("DB" /
+/// "database"), and a light verb inside a compound names a thing ("on-call"): what both speak of.
+#[test]
+fn an_acronym_and_its_word_and_a_compound_are_what_both_speak_of() {
+    one_way("Omar took over DB on-call.", "Primary on-call for the database is Lucia.", Gate::ChangedValue);
+    one_way(
+        "Nightly DB backups now go to Backblaze.",
+        "Nightly database backups are stored in Wasabi.",
+        Gate::ChangedValue,
+    );
+    one_way("The K8s upgrades moved to Thursdays.", "Kubernetes upgrades happen on Tuesdays.", Gate::ChangedValue);
+}
+
+/// A common noun of a category capitalised because it opens its text is no name: no person
+/// replaces it ("Office hours …" is not a value "Tomás" can take the place of).
+#[test]
+fn a_common_noun_opening_its_text_is_no_name() {
+    for (incoming, stored) in [
+        ("Escalations are Tomás's as of Monday.", "Office hours with the CTO: Mondays 4pm."),
+        ("Deploy approvals are Ravi's from Friday on.", "Kitchen cleanup rota: Fridays."),
+        ("Weekend support is Ilse's as of Saturday.", "Library closes early on Saturdays."),
+    ] {
+        quiet(incoming, stored);
+        quiet(stored, incoming);
+    }
 }
