@@ -151,17 +151,9 @@ fn named(x: &Item) -> bool {
     match x.kind {
         Kind::Ident => true,
         Kind::Word => x.name || opening_name(x),
-        Kind::Value(ValCat::Class(c), _) => x.shown.starts_with(char::is_uppercase) && !common_opening(x, c),
+        Kind::Value(ValCat::Class(_), _) => x.shown.starts_with(char::is_uppercase),
         _ => false,
     }
-}
-
-/// A common noun of a category capitalised only because it opens its text ("Office hours with
-/// the CTO"): the lexicon reads it written small too, and it names no product.
-fn common_opening(x: &Item, category: u8) -> bool {
-    x.raw_pos == 0
-        && !lexicon().product_category(category)
-        && lexicon().readings(&x.shown.to_lowercase()).iter().any(|e| e.category == category && !e.capitalised)
 }
 
 /// Whether two matched items are the same thing as written: a name as a name ("Teams" is not

@@ -668,10 +668,10 @@ fn an_acronym_and_its_word_and_a_compound_are_what_both_speak_of() {
     one_way("The K8s upgrades moved to Thursdays.", "Kubernetes upgrades happen on Tuesdays.", Gate::ChangedValue);
 }
 
-/// A common noun of a category capitalised because it opens its text is no name: no person
-/// replaces it ("Office hours …" is not a value "Tomás" can take the place of).
+/// A weekday after "as of", "from" or "starting" says when the change holds from, not what the
+/// fact is about: it shares no topic with a fact held on that weekday.
 #[test]
-fn a_common_noun_opening_its_text_is_no_name() {
+fn a_weekday_the_change_holds_from_is_no_shared_topic() {
     for (incoming, stored) in [
         ("Escalations are Tomás's as of Monday.", "Office hours with the CTO: Mondays 4pm."),
         ("Deploy approvals are Ravi's from Friday on.", "Kitchen cleanup rota: Fridays."),
