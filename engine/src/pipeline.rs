@@ -22,6 +22,7 @@ use crate::index::Index;
 use crate::input::{DeclaredRelation, SaveRequest, ValidSave};
 use crate::models::{Models, embed};
 use crate::reads::Reader;
+use crate::recall::COSINE_WEIGHT;
 
 /// What a save did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -1056,6 +1057,8 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         related: Vec::new(),
         expires_at,
     };
+    // Each with the cosine it is ranked by (`best_related`).
+    let mut related: Vec<(Related, Option<f64>)> = Vec::new();
     // Restatements of lower authority superseded beside the save's own decision.
     let absorbed: Vec<ConflictId> = events
         .iter()
@@ -1109,15 +1112,18 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
                 }
                 let recorded_at =
                     reader.beliefs().observation(b.candidate)?.map_or(record.asserted_at, |o| o.recorded_at);
-                result.related.push(Related {
-                    memory_id: b.candidate,
-                    text: record.text,
-                    recorded_at,
-                    score: score("score").unwrap_or(0.0),
-                    cosine: score("cosine"),
-                    gate: b.gate.to_string(),
-                    relation: b.relation,
-                });
+                related.push((
+                    Related {
+                        memory_id: b.candidate,
+                        text: record.text,
+                        recorded_at,
+                        score: score("score").unwrap_or(0.0),
+                        cosine: score("cosine"),
+                        gate: b.gate.to_string(),
+                        relation: b.relation,
+                    },
+                    score("cosine_centred").or(score("cosine")),
+                ));
             }
             EventBody::ConflictResolved(b) => {
                 result.settled_by_effective_time = b.by == "effective_time";
@@ -1137,11 +1143,24 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
             _ => {}
         }
     }
-    // best first: the higher of the lexical score and the cosine, then the newer
-    let best = |r: &Related| r.score.max(r.cosine.unwrap_or(0.0));
-    result.related.sort_by(|x, y| best(y).total_cmp(&best(x)).then(y.recorded_at.cmp(&x.recorded_at)));
-    result.related.truncate(RELATED_MAX);
+    result.related = best_related(related);
     Ok(result)
+}
+
+/// The memories a save left standing, best first, at most [`RELATED_MAX`]: ranked as recall
+/// ranks its two rankings (`recall::COSINE_WEIGHT`), by the lexical score over the best of them
+/// and the cosine (centred on the scope's mean when it was) stretched from the lowest of them to
+/// the highest; ties to the newer. Each is given with the cosine it is ranked by.
+fn best_related(mut related: Vec<(Related, Option<f64>)>) -> Vec<Related> {
+    let best_score = related.iter().map(|(r, _)| r.score).fold(f64::MIN_POSITIVE, f64::max);
+    let cosines = || related.iter().filter_map(|(_, c)| *c);
+    let (high, low) = (cosines().fold(f64::MIN, f64::max), cosines().fold(f64::MAX, f64::min));
+    let fused = |(r, c): &(Related, Option<f64>)| {
+        let stretched = c.map_or(0.0, |c| if high > low { (c - low) / (high - low) } else { 1.0 });
+        (1.0 - COSINE_WEIGHT) * r.score / best_score + COSINE_WEIGHT * stretched
+    };
+    related.sort_by(|x, y| fused(y).total_cmp(&fused(x)).then(y.0.recorded_at.cmp(&x.0.recorded_at)));
+    related.into_iter().take(RELATED_MAX).map(|(r, _)| r).collect()
 }
 
 /// Where a save's memory lands, for [`Planner::propose_merge`].
@@ -1266,5 +1285,39 @@ mod tests {
         one_fact_changes_one_fact(&ids, &mut classes, &cosines);
         assert_eq!(classes[0].gate.as_str(), "identity_elsewhere", "{}", classes[0].reason);
         assert_eq!(classes[1].relation, Relation::Contradictory);
+    }
+
+    fn related(text: &str, score: f64, cosine: Option<f64>, recorded_at: i64) -> (Related, Option<f64>) {
+        let r = Related {
+            memory_id: MemoryId::random(),
+            text: text.into(),
+            recorded_at: Timestamp(recorded_at),
+            score,
+            cosine,
+            gate: "below_band".into(),
+            relation: Relation::Unrelated,
+        };
+        (r, cosine)
+    }
+
+    /// `related` is ranked by the lexical score and the cosine it is given (centred, in a crowded
+    /// scope) together: a memory near by the cosine alone ranks beside one sharing words, and
+    /// among raw cosines that all sit close (as a small model's do) the order is the cosine's,
+    /// not the lexical score's alone.
+    #[test]
+    fn related_is_ranked_by_the_score_and_the_cosine_together() {
+        let words = related("shares words, far by cosine", 0.5, Some(0.10), 1);
+        let near = related("no shared word, nearest by cosine", 0.0, Some(0.60), 2);
+        let middling = related("a little of both", 0.2, Some(0.35), 3);
+        let far = related("nothing of either", 0.05, Some(0.12), 4);
+        let ranked = best_related(vec![far.clone(), words.clone(), middling.clone(), near.clone()]);
+        let texts: Vec<&str> = ranked.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(texts, [near.0.text.as_str(), middling.0.text.as_str(), words.0.text.as_str(), far.0.text.as_str()]);
+
+        // Without an embedder: by the lexical score, ties to the newer, at most RELATED_MAX.
+        let lexical: Vec<_> = (0..7).map(|i| related(&format!("m{i}"), f64::from(i % 3), None, i64::from(i))).collect();
+        let ranked = best_related(lexical);
+        let texts: Vec<&str> = ranked.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(texts, ["m5", "m2", "m4", "m1", "m6"]);
     }
 }

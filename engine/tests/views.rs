@@ -302,3 +302,57 @@ fn each_table_is_held_as_it_is_read_and_the_audit_index_still_answers_why() {
     let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
     assert_eq!(format!("{:?}", ml.why(one, None).unwrap()), format!("{before:?}"));
 }
+
+/// Two values of one lexicon category are two values of one attribute, so candidate search finds
+/// one from the other by their category however little else the texts share, in a scope too
+/// crowded with memories sharing their other words to be compared whole; in both orders of
+/// saving.
+#[test]
+fn a_category_value_finds_its_category_mates_in_a_crowded_scope() {
+    use memledger_engine::classify::index_terms;
+    let pairs = [
+        ("Uses VS Code as the main editor.", "Moved over to Neovim full-time."),
+        ("Is vegetarian.", "Calls herself pescatarian these days."),
+        ("Lives in Lisbon.", "Moved to Porto in the spring."),
+        ("Phone: Pixel 8", "Switched to an iPhone last month."),
+    ];
+    // Each shares a word with the second texts, and none shares a category with them.
+    let crowd = [
+        "Moved the standup to the big room.",
+        "Moved the gym bag to the car.",
+        "Moved over the old photos to the NAS.",
+        "Switched the lunch order to the Thai place.",
+        "Switched off the router overnight.",
+        "Calls her mother every Sunday.",
+        "Works full-time at the clinic.",
+        "The garden looks great in the spring.",
+        "These days the commute takes an hour.",
+        "Last month the team offsite was fun.",
+        "Herself a runner, she signs up for every race.",
+        "The last month of the lease is paid.",
+    ];
+    for (k, (a, b)) in pairs.into_iter().enumerate() {
+        let category_only = |x: &str, y: &str| {
+            let (tx, ty) = (index_terms(x), index_terms(y));
+            let shared: Vec<&String> = tx.iter().filter(|t| ty.contains(t)).collect();
+            assert!(shared.len() == 1 && shared[0].ends_with(":*"), "{x:?} / {y:?} share {shared:?}");
+        };
+        category_only(a, b);
+        for (first, then) in [(a, b), (b, a)] {
+            let dir = tempfile::tempdir().unwrap();
+            let ml = Memledger::open(dir.path(), &OpenOptions::default()).unwrap();
+            let scope = format!("crowd-{k}");
+            let in_scope =
+                |text: &str| SaveRequest { text: text.into(), scope: Some(scope.clone()), ..Default::default() };
+            for c in crowd {
+                ml.save(in_scope(c), "cli:test").unwrap();
+            }
+            let held = ml.save(in_scope(first), "cli:test").unwrap().memory_id;
+            let new = ml.save(in_scope(then), "cli:test").unwrap().memory_id;
+            let compared: Vec<_> =
+                ml.why(new, None).unwrap().into_iter().filter(|d| d.incoming == new).map(|d| d.candidate).collect();
+            assert!(compared.len() < crowd.len(), "{then:?}: not compared whole ({} pairs)", compared.len());
+            assert!(compared.contains(&held), "{then:?} was not compared with {first:?}");
+        }
+    }
+}

@@ -582,6 +582,9 @@ pub const NAMES_ADDED_V5: &[&str] = &[
     // A relation the caller declared (docs/design.md §15).
     "declared_replaces",
     "declared_contradicts",
+    // The cosine of vectors centred on the scope's mean, which ranks a save's `related`
+    // (docs/models.md).
+    "cosine_centred",
 ];
 
 /// A format's table of name codes: the name at index `i` is written as the byte `i + 1`. Each is

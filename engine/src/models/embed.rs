@@ -273,6 +273,9 @@ pub struct EmbedReport {
 pub(crate) struct EmbeddingCandidates {
     /// Cosine with the incoming text, for every candidate with a vector of the same model.
     pub cosines: HashMap<MemoryId, f64>,
+    /// The cosine of the vectors centred on the scope's mean (from [`CENTRE_MIN_VECTORS`]
+    /// vectors on), for every candidate compared that has a vector: what ranks `related`.
+    pub centred: HashMap<MemoryId, f64>,
     pub model: Option<String>,
     /// Why the embedder was not used, when it failed.
     pub error: Option<String>,
@@ -326,7 +329,7 @@ pub(crate) fn embedding_candidates(
     save: &ValidSave,
     candidates: &mut Vec<(MemoryRecord, bool)>,
 ) -> Result<EmbeddingCandidates, EngineError> {
-    let mut out = EmbeddingCandidates { cosines: HashMap::new(), model: None, error: None };
+    let mut out = EmbeddingCandidates { cosines: HashMap::new(), centred: HashMap::new(), model: None, error: None };
     let (Some(endpoint), Some(space)) = (models.embedder(), models.embed_space()) else { return Ok(out) };
     let model = endpoint.model.clone();
     out.model = Some(model.clone());
@@ -380,6 +383,13 @@ pub(crate) fn embedding_candidates(
     for (_, r) in scored.into_iter().take(top_k) {
         if !candidates.iter().any(|(c, _)| c.memory_id == r.memory_id) {
             candidates.push((r, false));
+        }
+    }
+    if let (Some(mean), Some(query)) = (&mean, &query) {
+        for (r, _) in candidates.iter() {
+            if let Some(v) = cache.get(&space, &r.content_hash)?.filter(|v| v.len() == mean.len()) {
+                out.centred.insert(r.memory_id, cosine(query, &minus(&v, mean)));
+            }
         }
     }
     Ok(out)

@@ -282,6 +282,9 @@ impl Models {
                 match embedding.cosines.get(&candidate.memory_id) {
                     Some(c) => {
                         class.scores.push(("cosine".into(), *c));
+                        if let Some(centred) = embedding.centred.get(&candidate.memory_id) {
+                            class.scores.push(("cosine_centred".into(), *centred));
+                        }
                         class.reason.push_str(&format!(" [cosine {c:.3} by {embed_model}]"));
                         embed::gate_identical(class, *c, self.config.identical_cosine_min, embed_model);
                     }
