@@ -337,7 +337,8 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     }
 
     // 2. the incoming memory names the stored one's value as the old one
-    let old = items_at(a, &a.cues.old);
+    let mut old = items_at(a, &a.cues.old);
+    old.extend(told_of_after(a, &partner));
     // held as what it is: a name as a name ("Teams" is not the stored "team chat")
     let held: Vec<usize> = old
         .iter()
@@ -493,6 +494,30 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
         basis(p, &topic)
     );
     Some(p.verdict(Relation::Contradictory, Gate::ChangedValue, reason))
+}
+
+/// The stored fact's value that a correction or a change said to be new holds only in a clause
+/// or phrase (a segment) after the one giving its new value of the same kind: what it says there
+/// tells
+/// what the old value was, or is now for ("Correction: board meets on the 21st; the 18th is only
+/// the prep session", "Retros get a full hour now, half an hour was never enough", "min Node is
+/// 18 — 16 support ended"). The items of `a`; empty without such a cue.
+fn told_of_after(a: &Analysis, partner: &dyn Fn(usize) -> Option<usize>) -> Vec<usize> {
+    if !a.cues.has(CueKind::Correction) && !a.cues.has(CueKind::Now) {
+        return Vec::new();
+    }
+    (0..a.items.len())
+        .filter(|&k| matches!(a.items[k].kind, Kind::Value(..)) && partner(k).is_some())
+        .filter(|&k| {
+            (0..a.items.len()).any(|n| {
+                a.items[n].segment < a.items[k].segment
+                    && partner(n).is_none()
+                    && !a.items[n].negated
+                    && matches!(a.items[n].kind, Kind::Value(..))
+                    && same_kind(&a.items[n], &a.items[k])
+            })
+        })
+        .collect()
 }
 
 /// Whether a plan or a guess in `an` hedges what it says changed: a tentative or hedging word

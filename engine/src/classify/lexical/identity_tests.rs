@@ -681,3 +681,25 @@ fn a_weekday_the_change_holds_from_is_no_shared_topic() {
         quiet(stored, incoming);
     }
 }
+
+#[test]
+fn a_correction_that_tells_what_the_old_value_is_for_after_the_new_one() {
+    one_way(
+        "Correction: the offsite starts on the 9th; the 7th is just the travel day.",
+        "The offsite starts on the 7th.",
+        Gate::NamedOldValue,
+    );
+    one_way(
+        "Parking costs $15 a day now, the $10 rate was only for the first month.",
+        "Parking costs $10 a day.",
+        Gate::NamedOldValue,
+    );
+    one_way("Correction: the demo is at 3pm; 2pm is when the room opens.", "The demo is at 2pm.", Gate::NamedOldValue);
+    one_way("The seat cap is 40 now, 25 was the pilot's limit.", "The seat cap is 25.", Gate::NamedOldValue);
+    // the stored value before the new one, with something else of it: a second value added
+    quiet("Correction: Omar's flight lands at 6pm, and his bag arrives at 8pm.", "Omar's flight lands at 6pm.");
+    // a value of another kind, the stored one restated
+    quiet("The demo runs 45 minutes now, at 2pm as before.", "The demo is at 2pm.");
+    // no word says the new value is new
+    quiet("The offsite starts on the 9th; the 7th is the travel day.", "The offsite starts on the 7th.");
+}
