@@ -125,4 +125,4 @@ pub fn index_terms(text: &str) -> Vec<String> {
 }
 
 /// Bump when [`index_terms`] changes what it returns: the belief view is then rebuilt.
-pub const INDEX_TERMS_VERSION: u32 = 8;
+pub const INDEX_TERMS_VERSION: u32 = 9;

@@ -485,6 +485,10 @@ pub fn analyse(text: &str) -> Analysis {
             if is_identifier(t) && lex.alias(w) == w {
                 push(&mut a, ident_key(t), t, Kind::Ident, in_scope, c, many);
             } else {
+                // an acronym's plural is the acronym ("PDFs", "PRs": no stemmer strips an s
+                // after no vowel)
+                let single = plural_acronym(t).map(str::to_lowercase);
+                let w = single.as_deref().unwrap_or(w);
                 let base = lex.alias(lex.base(w));
                 let raw_stem = stem(w);
                 let s = if base == w { raw_stem.clone() } else { stem(base) };
@@ -705,6 +709,11 @@ fn progressive(raw: &[RawTok], i: usize) -> bool {
         .rev()
         .find(|r| !(lex.is(&r.lower, WordClass::NEGATION) || r.lower.ends_with("ly")))
         .is_some_and(|r| lex.is(&r.lower, WordClass::COPULA))
+}
+
+/// The acronym `w` is the plural of, written with a lowercase s ("PDFs", "APIs", "VMs").
+fn plural_acronym(w: &str) -> Option<&str> {
+    w.strip_suffix('s').filter(|r| r.len() > 1 && r.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit()))
 }
 
 /// An acronym as written: two or more capitals or digits, a plural "s" allowed ("API", "S3",

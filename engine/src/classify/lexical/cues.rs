@@ -274,6 +274,15 @@ const NOUN_PHRASE_STOPS: [&str; 22] = [
     "via", "through", "as", "and", "but", "so", "when",
 ];
 
+/// Whether "would rather" (or "I'd rather", read "i rather") stands before `than` at `at` in its
+/// sentence, with words between ("would rather we upload them than email PDFs").
+fn would_rather_before(raw: &[RawTok], at: usize) -> bool {
+    (1..at.saturating_sub(1)).rev().take_while(|&k| !raw[k].sentence_end).any(|k| {
+        raw[k].lower == "rather"
+            && matches!(raw[k - 1].lower.as_str(), "would" | "i" | "we" | "you" | "he" | "she" | "they")
+    })
+}
+
 /// Content positions of the noun phrase that starts at `from` (at most four tokens).
 fn noun_phrase(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
     let stop = (from..end.min(from + 4))
@@ -356,6 +365,11 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
             if raw[i].lower == "not" && i > 0 && raw[i - 1].boundary && !raw[i - 1].sentence_end {
                 out.old.extend(noun_phrase_of(raw, i + 1, raw.len()));
             }
+            // "would rather A than B": B is the old value, as after "rather than"
+            if raw[i].lower == "than" && would_rather_before(raw, i) {
+                out.found.push(Cue { kind: CueKind::Instead, at: i, shown: "rather … than".into(), len: 1 });
+                out.old.extend(noun_phrase(raw, i + 1, raw.len()));
+            }
             // "3.4.1 was the one before", "Berlin was the old one": what was is the old value
             if i >= 2 && matches!(raw[i - 1].lower.as_str(), "was" | "were") && !raw[i - 2].boundary && former(raw, i) {
                 out.old.extend(subject_before(raw, i - 1));
@@ -409,6 +423,12 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
             && keys[i] != "as"
             && !next.is_some_and(|n| time_word(n) && !matches!(n, "in" | "on" | "from"))
         {
+            i += 1;
+            continue;
+        }
+        // "rose to €45", "grew to 900": rising or growing says an amount was raised only before
+        // the amount ("the error rate rose above 2%" tells of an event)
+        if kind == CueKind::Raised && matches!(keys[i].as_str(), "rise" | "grow") && next != Some("to") {
             i += 1;
             continue;
         }

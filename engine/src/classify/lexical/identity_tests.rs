@@ -703,3 +703,71 @@ fn a_correction_that_tells_what_the_old_value_is_for_after_the_new_one() {
     // no word says the new value is new
     quiet("The offsite starts on the 9th; the 7th is the travel day.", "The offsite starts on the 7th.");
 }
+
+#[test]
+fn an_amount_that_rose_grew_or_went_up_or_down() {
+    one_way("Ticket prices rose to €45.", "Tickets cost €38.", Gate::ChangedValue);
+    one_way("The waitlist rose to 1,200 names.", "There are 800 people on the waitlist.", Gate::ChangedValue);
+    one_way("The monthly bill went up, it's $84 now.", "The phone bill is $70 a month.", Gate::ChangedValue);
+    one_way("Ad spend went down again, $900 this month.", "Monthly ad spend is $1,400.", Gate::ChangedValue);
+    // growing is no amount raised without an amount on both sides
+    quiet("The tomatoes grew fast in the new bed.", "We have 6 tomato plants.");
+    quiet("Kai grew up in Lyon.", "Kai is 34.");
+    // rising past a level is an event, not an amount set
+    quiet("Latency rose above 300ms during the sale.", "Orders above $50 ship free.");
+}
+
+#[test]
+fn what_one_would_rather_do_than_the_stored_value() {
+    one_way(
+        "Mina would rather take the train to Leeds than drive.",
+        "Mina drives to Leeds for the monthly review.",
+        Gate::NamedOldValue,
+    );
+    one_way(
+        "The client would rather get one weekly summary than daily emails.",
+        "The client gets daily status emails.",
+        Gate::NamedOldValue,
+    );
+    one_way(
+        "Priya would rather review PRs in the morning than after lunch.",
+        "Priya reviews PRs after lunch.",
+        Gate::NamedOldValue,
+    );
+    // what one would rather not do, which the stored fact only mentions
+    quiet("Tom would rather walk than take the bus.", "The bus to the office takes 20 minutes.");
+    // someone else's habit
+    quiet("Leo would rather fly than take the train to Paris.", "Ana takes the train to Paris every month.");
+}
+
+#[test]
+fn an_acronym_written_plural_is_the_acronym() {
+    changed("Quit sending PDFs; the portal takes uploads.", "Invoices go out as PDF attachments.", Gate::EndedValue);
+    changed("We stopped running nightly ETLs.", "The warehouse gets a nightly ETL at 2am.", Gate::EndedValue);
+    changed("No more VMs for the CI runners; it's all containers.", "Each CI runner gets its own VM.", Gate::Negation);
+    let (plural, single) = (analyse("Two VMs and three PRs."), analyse("One VM and one PR."));
+    let keys = |a: &Analysis| a.items.iter().map(|x| x.key.clone()).collect::<Vec<_>>();
+    assert!(
+        keys(&single).iter().all(|k| k == "1" || keys(&plural).contains(k)),
+        "{:?} / {:?}",
+        keys(&plural),
+        keys(&single)
+    );
+}
+
+/// A terse note of a role names no owner: it is its writer's, as "our" or "my" says.
+#[test]
+fn a_terse_note_of_a_role_and_the_speakers_role() {
+    for (note, said) in [
+        ("Landlord: Mr. Osei", "Our landlord is Mrs. Petrov."),
+        ("Dentist: Dr. Lim", "My dentist is Dr. Haas."),
+        ("Tech lead: Wen", "Omar is our tech lead and runs the weekly sync."),
+        ("Office mgr: Keiko", "Dana is our office manager and orders the supplies."),
+    ] {
+        changed(note, said, Gate::RoleHolder);
+        changed(said, note, Gate::RoleHolder);
+    }
+    // someone else's relation, and the same holder
+    quiet("Manager: Sarah", "Alice's manager is Tom.");
+    quiet("Office manager: Dana", "Dana is our office manager and orders the supplies.");
+}

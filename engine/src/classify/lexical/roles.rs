@@ -36,9 +36,14 @@ pub(super) fn is_role_word(x: &super::analysis::Item) -> bool {
     roles().contains(&x.key) || roles().contains(&stem(&x.shown.to_lowercase()))
 }
 
+/// The stem of the role noun `r` is, a short form read as its word ("mgr": manager).
+fn role_stem(r: &RawTok) -> String {
+    stem(lexicon().alias(&r.lower))
+}
+
 /// A role noun as written: singular (a plural is no slot of one value), lowercase.
 fn is_role(r: &RawTok) -> bool {
-    let w = r.lower.as_str();
+    let w = lexicon().alias(&r.lower);
     if !w.chars().all(|c| c.is_alphabetic()) {
         return false;
     }
@@ -61,6 +66,9 @@ pub(super) struct RoleSlot {
     pub(super) modifiers: Vec<String>,
     /// the speaker holds the relation ("my manager", "our landlord").
     pub(super) owner_first_person: bool,
+    /// a note naming no owner ("Manager: Sarah"): a note is its writer's, so its relation is the
+    /// speaker's ("my manager") as much as one with no owner named.
+    pub(super) terse: bool,
     /// the stems of the owner's words ("payments team", "alice", "dog").
     pub(super) owner: Vec<String>,
     /// the holder's words, lowercased ("sarah", "tom").
@@ -142,10 +150,11 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
         && let Some((holder, holder_shown, _)) = holder(raw, r + 1, end)
     {
         return Some(RoleSlot {
-            role: stem(&raw[r].lower),
+            role: role_stem(&raw[r]),
             shown: written(raw, 0..r + 1),
             modifiers: content_stems(raw, 0..r),
             owner_first_person: false,
+            terse: true,
             owner: Vec::new(),
             holder,
             holder_shown,
@@ -181,6 +190,7 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
             shown: "name".to_string(),
             modifiers: Vec::new(),
             owner_first_person: fp,
+            terse: false,
             owner: content_stems(raw, 0..c),
             holder,
             holder_shown,
@@ -198,10 +208,11 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
                 owner.dedup();
             }
             return Some(RoleSlot {
-                role: stem(&raw[role_at].lower),
+                role: role_stem(&raw[role_at]),
                 shown: written(raw, role_from..role_at + 1),
                 modifiers: content_stems(raw, role_from..role_at),
                 owner_first_person: fp,
+                terse: false,
                 owner,
                 holder,
                 holder_shown,
@@ -234,15 +245,17 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
         owner.extend(content_stems(raw, role_at + 2..until));
         owner.sort();
         owner.dedup();
-    } else if !(raw[role_at].boundary || role_at + 1 >= end) {
-        // "Alice is the manager who…", "the lead engineer": not the slot read here
+    } else if !(raw[role_at].boundary || role_at + 1 >= end || w(role_at + 1) == "and") {
+        // "Alice is the manager who…", "the lead engineer": not the slot read here ("… is our
+        // office manager and handles deliveries" is, and says more)
         return None;
     }
     Some(RoleSlot {
-        role: stem(&raw[role_at].lower),
+        role: role_stem(&raw[role_at]),
         shown: written(raw, role_from..role_at + 1),
         modifiers: content_stems(raw, role_from..role_at),
         owner_first_person: fp,
+        terse: false,
         owner,
         holder: holder_words,
         holder_shown,
@@ -253,7 +266,10 @@ pub(super) fn read(raw: &[RawTok]) -> Option<RoleSlot> {
 /// no longer (or never was) true.
 pub(super) fn role_holder(p: &mut Pair) -> Option<Verdict> {
     let (x, y) = (p.a.role.as_deref()?, p.b.role.as_deref()?);
-    if x.role != y.role || x.modifiers != y.modifiers || x.owner_first_person != y.owner_first_person {
+    if x.role != y.role
+        || x.modifiers != y.modifiers
+        || (x.owner_first_person != y.owner_first_person && !(x.terse || y.terse))
+    {
         return None;
     }
     if x.owner != y.owner {
