@@ -1150,7 +1150,8 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
 /// The memories a save left standing, best first, at most [`RELATED_MAX`]: ranked as recall
 /// ranks its two rankings (`recall::COSINE_WEIGHT`), by the lexical score over the best of them
 /// and the cosine (centred on the scope's mean when it was) stretched from the lowest of them to
-/// the highest; ties to the newer. Each is given with the cosine it is ranked by.
+/// the highest; ties to the newer. Each comes paired with the cosine it is ranked by, the centred
+/// one where the pair recorded it (`Related::cosine` shows the raw one).
 fn best_related(mut related: Vec<(Related, Option<f64>)>) -> Vec<Related> {
     let best_score = related.iter().map(|(r, _)| r.score).fold(f64::MIN_POSITIVE, f64::max);
     let cosines = || related.iter().filter_map(|(_, c)| *c);
@@ -1301,9 +1302,8 @@ mod tests {
     }
 
     /// `related` is ranked by the lexical score and the cosine it is given (centred, in a crowded
-    /// scope) together: a memory near by the cosine alone ranks beside one sharing words, and
-    /// among raw cosines that all sit close (as a small model's do) the order is the cosine's,
-    /// not the lexical score's alone.
+    /// scope) together: a memory near by the cosine alone ranks above one sharing words but far
+    /// by the cosine, and one a little near by both above either.
     #[test]
     fn related_is_ranked_by_the_score_and_the_cosine_together() {
         let words = related("shares words, far by cosine", 0.5, Some(0.10), 1);

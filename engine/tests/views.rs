@@ -351,7 +351,6 @@ fn a_category_value_finds_its_category_mates_in_a_crowded_scope() {
             let new = ml.save(in_scope(then), "cli:test").unwrap().memory_id;
             let compared: Vec<_> =
                 ml.why(new, None).unwrap().into_iter().filter(|d| d.incoming == new).map(|d| d.candidate).collect();
-            assert!(compared.len() < crowd.len(), "{then:?}: not compared whole ({} pairs)", compared.len());
             assert!(compared.contains(&held), "{then:?} was not compared with {first:?}");
         }
     }

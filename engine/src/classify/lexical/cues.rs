@@ -275,13 +275,21 @@ const NOUN_PHRASE_STOPS: [&str; 22] = [
 ];
 
 /// Whether "would rather" (or "I'd rather", read "i rather") stands before `than` at `at` in its
-/// sentence, with words between ("would rather we upload them than email PDFs").
+/// clause, with words between ("would rather we upload them than email PDFs"); a comparative's
+/// "than" is not its ("more than $500").
 fn would_rather_before(raw: &[RawTok], at: usize) -> bool {
-    (1..at.saturating_sub(1)).rev().take_while(|&k| !raw[k].sentence_end).any(|k| {
+    if at == 0 || COMPARATIVES.contains(&raw[at - 1].lower.as_str()) {
+        return false;
+    }
+    (1..at).rev().take_while(|&k| !raw[k].boundary).any(|k| {
         raw[k].lower == "rather"
+            && k + 1 < at
             && matches!(raw[k - 1].lower.as_str(), "would" | "i" | "we" | "you" | "he" | "she" | "they")
     })
 }
+
+/// Words whose "than" compares ("more than", "other than").
+const COMPARATIVES: [&str; 8] = ["more", "less", "fewer", "other", "better", "worse", "longer", "shorter"];
 
 /// Content positions of the noun phrase that starts at `from` (at most four tokens).
 fn noun_phrase(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
@@ -426,9 +434,13 @@ pub(super) fn read(raw: &[RawTok]) -> Cues {
             i += 1;
             continue;
         }
-        // "rose to €45", "grew to 900": rising or growing says an amount was raised only before
-        // the amount ("the error rate rose above 2%" tells of an event)
-        if kind == CueKind::Raised && matches!(keys[i].as_str(), "rise" | "grow") && next != Some("to") {
+        // "rose to €45", "grew from 800 to 1,200", "went up, it's $84 now": rising, growing or
+        // going up or down says an amount changed only before where it went or at the end of its
+        // clause ("the error rate rose above 2%", "the API went down for an hour" tell of events)
+        if matches!(kind, CueKind::Raised | CueKind::Lowered)
+            && (matches!(keys[i].as_str(), "rise" | "grow") || (len == 2 && keys[i] == "go"))
+            && !(next.is_some_and(|n| matches!(n, "to" | "by" | "from" | "again")) || raw[i + len - 1].boundary)
+        {
             i += 1;
             continue;
         }

@@ -497,24 +497,29 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
 }
 
 /// The stored fact's value that a correction or a change said to be new holds only in a clause
-/// or phrase (a segment) after the one giving its new value of the same kind: what it says there
-/// tells
-/// what the old value was, or is now for ("Correction: board meets on the 21st; the 18th is only
-/// the prep session", "Retros get a full hour now, half an hour was never enough", "min Node is
-/// 18 — 16 support ended"). The items of `a`; empty without such a cue.
+/// or phrase (a segment) after the one giving its new value of the same kind, where the new
+/// value's segment says what the stored fact is about and the old value's says something else of
+/// it ("Correction: board meets on the 21st; the 18th is only the prep session", "Retros get a
+/// full hour now, half an hour was never enough"). A later segment that says what the stored fact
+/// says restates it ("Actually the bus leaves at 7:10, the train at 7:45" / "The train leaves at
+/// 7:45"). The items of `a`; empty without such a cue.
 fn told_of_after(a: &Analysis, partner: &dyn Fn(usize) -> Option<usize>) -> Vec<usize> {
     if !a.cues.has(CueKind::Correction) && !a.cues.has(CueKind::Now) {
         return Vec::new();
     }
+    let value = |k: usize| matches!(a.items[k].kind, Kind::Value(..));
+    // a word of the stored fact in segment `s`
+    let speaks_of = |s: u8| (0..a.items.len()).any(|m| a.items[m].segment == s && !value(m) && partner(m).is_some());
     (0..a.items.len())
-        .filter(|&k| matches!(a.items[k].kind, Kind::Value(..)) && partner(k).is_some())
+        .filter(|&k| value(k) && partner(k).is_some() && !speaks_of(a.items[k].segment))
         .filter(|&k| {
             (0..a.items.len()).any(|n| {
                 a.items[n].segment < a.items[k].segment
                     && partner(n).is_none()
                     && !a.items[n].negated
-                    && matches!(a.items[n].kind, Kind::Value(..))
+                    && value(n)
                     && same_kind(&a.items[n], &a.items[k])
+                    && speaks_of(a.items[n].segment)
             })
         })
         .collect()

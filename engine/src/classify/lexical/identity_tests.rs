@@ -698,6 +698,10 @@ fn a_correction_that_tells_what_the_old_value_is_for_after_the_new_one() {
     one_way("The seat cap is 40 now, 25 was the pilot's limit.", "The seat cap is 25.", Gate::NamedOldValue);
     // the stored value before the new one, with something else of it: a second value added
     quiet("Correction: Omar's flight lands at 6pm, and his bag arrives at 8pm.", "Omar's flight lands at 6pm.");
+    // the stored fact restated after another fact's value
+    quiet("Correction: Omar's bag arrives at 8pm, and his flight lands at 6pm.", "Omar's flight lands at 6pm.");
+    quiet("Actually the bus leaves at 7:10, the train at 7:45.", "The train leaves at 7:45.");
+    quiet("We now have 12 engineers, 3 of them remote.", "3 engineers work remotely.");
     // a value of another kind, the stored one restated
     quiet("The demo runs 45 minutes now, at 2pm as before.", "The demo is at 2pm.");
     // no word says the new value is new
@@ -713,8 +717,9 @@ fn an_amount_that_rose_grew_or_went_up_or_down() {
     // growing is no amount raised without an amount on both sides
     quiet("The tomatoes grew fast in the new bed.", "We have 6 tomato plants.");
     quiet("Kai grew up in Lyon.", "Kai is 34.");
-    // rising past a level is an event, not an amount set
+    // rising past a level, or going down for a while, is an event, not an amount set
     quiet("Latency rose above 300ms during the sale.", "Orders above $50 ship free.");
+    quiet("The API went down for 40 minutes at noon.", "API timeouts are set to 30 minutes.");
 }
 
 #[test]
@@ -738,6 +743,8 @@ fn what_one_would_rather_do_than_the_stored_value() {
     quiet("Tom would rather walk than take the bus.", "The bus to the office takes 20 minutes.");
     // someone else's habit
     quiet("Leo would rather fly than take the train to Paris.", "Ana takes the train to Paris every month.");
+    // a comparative's "than", in another clause
+    quiet("I'd rather skip the summit, the ticket costs more than $500.", "The summit ticket costs $500.");
 }
 
 #[test]
