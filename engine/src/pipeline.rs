@@ -22,7 +22,7 @@ use crate::index::Index;
 use crate::input::{DeclaredRelation, SaveRequest, ValidSave};
 use crate::models::{Models, embed};
 use crate::reads::Reader;
-use crate::recall::COSINE_WEIGHT;
+use crate::recall::{cosine_share, lexical_share};
 
 /// What a save did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -1148,17 +1148,16 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
 }
 
 /// The memories a save left standing, best first, at most [`RELATED_MAX`]: ranked as recall
-/// ranks its two rankings (`recall::COSINE_WEIGHT`), by the lexical score over the best of them
-/// and the cosine (centred on the scope's mean when it was) stretched from the lowest of them to
-/// the highest; ties to the newer. Each comes paired with the cosine it is ranked by, the centred
-/// one where the pair recorded it (`Related::cosine` shows the raw one).
+/// fuses its two rankings ([`lexical_share`], [`cosine_share`]), by the lexical score over the
+/// best of them and the cosine (centred on the scope's mean when it was) stretched from the
+/// lowest of them to the highest; ties to the newer. Each comes paired with the cosine it is
+/// ranked by, the centred one where the pair recorded it (`Related::cosine` shows the raw one).
 fn best_related(mut related: Vec<(Related, Option<f64>)>) -> Vec<Related> {
     let best_score = related.iter().map(|(r, _)| r.score).fold(f64::MIN_POSITIVE, f64::max);
     let cosines = || related.iter().filter_map(|(_, c)| *c);
     let (high, low) = (cosines().fold(f64::MIN, f64::max), cosines().fold(f64::MAX, f64::min));
     let fused = |(r, c): &(Related, Option<f64>)| {
-        let stretched = c.map_or(0.0, |c| if high > low { (c - low) / (high - low) } else { 1.0 });
-        (1.0 - COSINE_WEIGHT) * r.score / best_score + COSINE_WEIGHT * stretched
+        lexical_share(r.score, best_score) + c.map_or(0.0, |c| cosine_share(c, low, high))
     };
     related.sort_by(|x, y| fused(y).total_cmp(&fused(x)).then(y.0.recorded_at.cmp(&x.0.recorded_at)));
     related.into_iter().take(RELATED_MAX).map(|(r, _)| r).collect()
@@ -1303,7 +1302,7 @@ mod tests {
 
     /// `related` is ranked by the lexical score and the cosine it is given (centred, in a crowded
     /// scope) together: a memory near by the cosine alone ranks above one sharing words but far
-    /// by the cosine, and one a little near by both above either.
+    /// by the cosine, and one a little near by both between them.
     #[test]
     fn related_is_ranked_by_the_score_and_the_cosine_together() {
         let words = related("shares words, far by cosine", 0.5, Some(0.10), 1);

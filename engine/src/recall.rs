@@ -516,6 +516,18 @@ fn limit_th_best(results: &[RecallHit], limit: usize) -> f32 {
     scores[limit - 1]
 }
 
+/// A lexical score's share of a fused score: over the best of its ranking, from 0 to
+/// 1 − [`COSINE_WEIGHT`]. A save's `related` is ranked by the same fusion.
+pub(crate) fn lexical_share(score: f64, best: f64) -> f64 {
+    (1.0 - COSINE_WEIGHT) * score / best
+}
+
+/// A cosine's share of a fused score: stretched from the lowest cosine of its ranking to the
+/// highest, from 0 to [`COSINE_WEIGHT`] (all of it when they are one).
+pub(crate) fn cosine_share(cosine: f64, low: f64, high: f64) -> f64 {
+    COSINE_WEIGHT * if high > low { (cosine - low) / (high - low) } else { 1.0 }
+}
+
 /// Normalised score fusion of the BM25 hits and the cosine ranking: per memory, `(id, fused
 /// score, BM25, cosine)`. The BM25 ranking's score is divided by its best of the answer, the
 /// cosine stretched from the lowest to the highest cosine of the ranking, so each contributes
@@ -527,12 +539,11 @@ fn fuse(bm25: &[LexicalHit], cosines: &CosineRanking) -> Vec<(MemoryId, f64, Opt
     let mut fused: HashMap<MemoryId, (f64, Option<f32>)> = HashMap::new();
     for hit in bm25 {
         let e = fused.entry(hit.memory_id).or_default();
-        e.0 += (1.0 - COSINE_WEIGHT) * hit.score / best;
+        e.0 += lexical_share(hit.score, best);
         e.1 = Some(hit.bm25);
     }
     for (id, c) in &cosines.ranked {
-        let stretched = if high > low { (c - low) / (high - low) } else { 1.0 };
-        fused.entry(*id).or_default().0 += COSINE_WEIGHT * stretched;
+        fused.entry(*id).or_default().0 += cosine_share(*c, low, high);
     }
     fused.into_iter().map(|(id, (s, b))| (id, s, b, cosines.all.get(&id).copied())).collect()
 }

@@ -749,9 +749,9 @@ fn what_one_would_rather_do_than_the_stored_value() {
 
 #[test]
 fn an_acronym_written_plural_is_the_acronym() {
-    changed("Quit sending PDFs; the portal takes uploads.", "Invoices go out as PDF attachments.", Gate::EndedValue);
-    changed("We stopped running nightly ETLs.", "The warehouse gets a nightly ETL at 2am.", Gate::EndedValue);
-    changed("No more VMs for the CI runners; it's all containers.", "Each CI runner gets its own VM.", Gate::Negation);
+    one_way("Quit sending PDFs; the portal takes uploads.", "Invoices go out as PDF attachments.", Gate::EndedValue);
+    one_way("We stopped running nightly ETLs.", "The warehouse gets a nightly ETL at 2am.", Gate::EndedValue);
+    one_way("No more VMs for the CI runners; it's all containers.", "Each CI runner gets its own VM.", Gate::Negation);
     let (plural, single) = (analyse("Two VMs and three PRs."), analyse("One VM and one PR."));
     let keys = |a: &Analysis| a.items.iter().map(|x| x.key.clone()).collect::<Vec<_>>();
     assert!(
