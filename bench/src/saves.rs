@@ -3,8 +3,8 @@
 //! clients on keep-alive connections): the group commit of docs/adr/0026-group-commit.md. Each
 //! writer saves distinct texts of the benchmark corpus into four scopes. The figures are taken
 //! twice: as the disk is, and with every `fdatasync` of the measured process delayed by DELAY_US
-//! (default 2000) under `strace -f -e inject=fdatasync:delay_exit=…`, as a slower disk would
-//! delay it; a fresh store for each.
+//! (default 2000) under `strace -f --seccomp-bpf --inject=fdatasync:delay_exit=…`, as a slower
+//! disk would delay it; a fresh store for each.
 
 use std::path::Path;
 use std::process::Command;

@@ -21,6 +21,7 @@ mod candidates;
 pub mod classify;
 pub mod co_enrich;
 pub mod config;
+mod durable;
 pub mod erase;
 pub mod error;
 pub mod expiry;

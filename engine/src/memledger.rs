@@ -34,6 +34,7 @@ use crate::asof::{AsOf, seq_as_of};
 use crate::candidates::CandidateSearch;
 use crate::classify::{Classification, classify_lexical};
 use crate::config::EngineConfig;
+use crate::durable::Syncs;
 use crate::erase::EraseResult;
 use crate::error::{BadInput, Conflict, EngineError, NotFound};
 use crate::expiry::ExpiryChange;
@@ -79,10 +80,9 @@ pub struct Memledger {
     /// Saves waiting for the write lock: a save that sees one on a shared ledger stages its
     /// events for a group commit instead of appending alone.
     saves_waiting: AtomicUsize,
-    /// The seq through which the ledger is known durable, and the turn to sync it: the synced
-    /// saves of a local store commit under the write lock and sync after it, one at a time, each
-    /// sync covering every save appended before it (see [`Memledger::durable_through`]).
-    synced_through: Mutex<u64>,
+    /// The seq through which the ledger is known durable, and the syncs running: the synced
+    /// saves of a local store commit under the write lock and sync after it (crate::durable).
+    syncs: Syncs,
     notes: Vec<String>,
     /// Events this process wrote to the ledger or replayed into views: past
     /// [`FLUSH_ON_CLOSE_AFTER`], closing flushes RocksDB's memtables so that the next open does not
@@ -189,7 +189,7 @@ impl Memledger {
             analyses: AnalysisCache::default(),
             write: Mutex::new(Group::default()),
             saves_waiting: AtomicUsize::new(0),
-            synced_through: Mutex::new(0),
+            syncs: Syncs::default(),
             notes,
             written: Default::default(),
         })
@@ -694,18 +694,18 @@ impl Memledger {
         }
     }
 
-    /// Make the ledger durable through `seq` (group commit of a local store's synced saves).
-    /// The saves waiting here queue on one lock: the first syncs everything appended so far,
-    /// and those whose seqs that sync covered return without a sync of their own.
+    /// Make the ledger durable through `seq` (group commit of a local store's synced saves,
+    /// crate::durable): a sync that began after the append, or one of its own beside those running.
     fn durable_through(&self, seq: u64) -> Result<(), EngineError> {
-        let mut synced = self.synced_through.lock();
-        if *synced >= seq {
-            return Ok(());
-        }
-        let head = self.ledger.head().seq;
-        tracing::info_span!("memledger.save.sync", memledger.through = head as i64).in_scope(|| self.ledger.sync())?;
-        *synced = head;
-        Ok(())
+        self.syncs.durable_through(
+            seq,
+            || self.ledger.head().seq,
+            |through| {
+                tracing::info_span!("memledger.save.sync", memledger.through = through as i64)
+                    .in_scope(|| self.ledger.sync())
+                    .map_err(EngineError::from)
+            },
+        )
     }
 }
 

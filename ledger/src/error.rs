@@ -15,6 +15,13 @@ pub enum LedgerError {
     /// it fails until the store is opened again.
     #[error("storage error: an earlier write failed ({0}); nothing after it was written: open the store again")]
     EarlierWriteFailed(#[source] Arc<LedgerError>),
+    /// A sync of the write-ahead log failed (crate::log_sync). Writes since an earlier sync may
+    /// be lost whatever a later sync reports (the system may drop the pages it failed to write),
+    /// so every sync after it fails too, until the store is opened again and reads its log back.
+    #[error(
+        "storage error: a sync of the write-ahead log failed ({0}); writes since the last sync may be lost: open the store again"
+    )]
+    LogSyncFailed(Arc<std::io::Error>),
     #[error("corrupt record in {table} at {key}: {source}")]
     Corrupt { table: &'static str, key: String, source: CodecError },
     #[error("ledger is inconsistent: {0}")]

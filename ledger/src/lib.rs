@@ -11,6 +11,7 @@ mod batch;
 pub mod error;
 pub mod exchange;
 pub mod ledger;
+mod log_sync;
 pub mod nats;
 mod pg_signing;
 pub mod pg_tls;

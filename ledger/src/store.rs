@@ -19,6 +19,7 @@ use rocksdb::{ColumnFamilyDescriptor, DB, DBRecoveryMode, Direction, IteratorMod
 use crate::batch::Write;
 pub use crate::batch::{Batch, ViewBatch};
 use crate::error::{LedgerError, OpenError};
+use crate::log_sync::LogFiles;
 use crate::read_cache::{Lookup, ReadCache};
 use crate::write_behind::WriteBehind;
 
@@ -42,6 +43,9 @@ pub struct Store {
     /// (crate::write_behind). Declared after `db`: the last handle's drop writes what is queued
     /// and stops the thread, which holds the database open until then.
     pub(crate) behind: Arc<OnceLock<WriteBehind>>,
+    /// The write-ahead log's files, synced from this process so that syncs overlap
+    /// (crate::log_sync).
+    pub(crate) logs: Arc<LogFiles>,
 }
 
 fn db_options() -> Options {
@@ -310,6 +314,7 @@ impl Store {
                         path: path.into(),
                         cache: Default::default(),
                         behind: Default::default(),
+                        logs: Arc::new(LogFiles::new(path)),
                     });
                 }
                 Err(e) if is_lock_error(&e) => {
@@ -422,11 +427,12 @@ impl Store {
         Ok(iter.map(|item| item.map_err(LedgerError::from)))
     }
 
-    /// Make every write so far durable (writes made with `sync = false` included): the WAL is
-    /// sequential, so syncing it covers all earlier writes.
+    /// Make every write so far durable (writes made with `sync = false` included): syncing the
+    /// WAL covers all earlier writes. Calls from several threads sync side by side
+    /// (crate::log_sync).
     pub fn sync_wal(&self) -> Result<(), LedgerError> {
         self.settle()?;
-        Ok(self.db.flush_wal(true)?)
+        self.logs.sync(&self.db)
     }
 
     /// Hand the log buffer to the operating system without syncing: from here on a killed process

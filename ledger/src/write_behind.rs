@@ -5,7 +5,8 @@
 //! the group's one sync) are work that nobody waits for. The store queues such a
 //! write here and returns; one writer thread applies the queue in order. Nothing is acknowledged
 //! by an unsynced write, so nothing acknowledged waits here: a sync, and every other operation
-//! that must see what RocksDB holds, first waits until the queue is empty ([`WriteBehind::settle`]).
+//! that must see what RocksDB holds, first waits until the batches queued before it are written
+//! ([`WriteBehind::settle`]).
 //!
 //! Reads see queued writes: the store's read cache takes each queued batch at once, as it takes a
 //! written one, and a point read that the cache cannot answer looks through the queue before it
@@ -57,6 +58,9 @@ struct Queue {
     /// Oldest first. The writer leaves a batch here until it has been written, so that readers
     /// find it until RocksDB can answer for it.
     pending: VecDeque<Arc<Batch>>,
+    /// Batches written (or dropped by a failure) since the writer started: the batches queued
+    /// before a wait began are written once this passes `written + pending.len()` as it was then.
+    written: u64,
     closing: bool,
     /// The writer is waiting on `work`.
     writer_idle: bool,
@@ -151,9 +155,11 @@ impl WriteBehind {
                     match result {
                         Ok(()) => {
                             queue.pending.drain(..batches.len());
+                            queue.written += batches.len() as u64;
                         }
                         Err(e) => {
                             let _ = writer.failed.set(Arc::new(e));
+                            queue.written += queue.pending.len() as u64;
                             queue.pending.clear();
                         }
                     }
@@ -196,11 +202,13 @@ impl WriteBehind {
         Ok(())
     }
 
-    /// Wait until every queued batch has been written; fail if one of them (or an earlier one)
-    /// failed.
+    /// Wait until every batch queued before this call has been written; fail if one of them (or
+    /// an earlier one) failed.
     pub(crate) fn settle(&self) -> Result<(), LedgerError> {
         let mut queue = self.shared.queue();
-        while !queue.pending.is_empty() {
+        // Not until the queue is empty: saves go on queueing beside a sync.
+        let through = queue.written + queue.pending.len() as u64;
+        while queue.written < through {
             queue = self.shared.wait_done(queue);
         }
         drop(queue);

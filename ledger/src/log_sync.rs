@@ -1,0 +1,243 @@
+//! Syncing RocksDB's write-ahead log from this process, so that syncs run side by side.
+//!
+//! RocksDB syncs its log one sync at a time: a write made while a sync runs waits for that sync
+//! to end before its own can start. The operating system has no such rule: several `fdatasync`s
+//! of one file may run together, each covering what was written to the file before it began.
+//! The group commit of a store's synced saves (docs/adr/0040-group-commit-through-the-server.md)
+//! lets syncs overlap this way.
+//!
+//! The rules:
+//! - The log buffer is first handed to the operating system (`flush_wal(false)`): every write
+//!   so far is then in one of the live log files (`NNNNNN.log` in the store's directory, the
+//!   name RocksDB gives them when no other log directory is set).
+//! - A live log file longer than a finished sync of it found it is synced with `fdatasync`; its
+//!   length is read before the sync begins, so the sync covers at least that much.
+//! - A log file not seen before is synced by RocksDB (`flush_wal(true)`), which syncs every live
+//!   log and the directory that names the new one; RocksDB creates a log when it switches
+//!   memtables, rarely.
+//! - A log file gone from the directory was obsolete: RocksDB deletes a log only once the tables
+//!   its writes went to are synced.
+//! - A failed `fdatasync` fails every later sync of the store: the system may have dropped the
+//!   pages it could not write, and a later sync would then report success without them.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rocksdb::DB;
+
+use crate::error::LedgerError;
+
+/// The live log files of one store, each with the length a finished sync covered.
+pub(crate) struct LogFiles {
+    dir: PathBuf,
+    files: Mutex<BTreeMap<u64, Log>>,
+    /// The first failed `fdatasync`: once set, every sync fails with it.
+    failed: OnceLock<Arc<io::Error>>,
+    /// Tests make the next `fdatasync` fail.
+    #[cfg(test)]
+    fail_next: std::sync::atomic::AtomicBool,
+}
+
+struct Log {
+    file: Arc<File>,
+    synced_len: u64,
+}
+
+impl LogFiles {
+    pub(crate) fn new(dir: &Path) -> LogFiles {
+        LogFiles {
+            dir: dir.into(),
+            files: Mutex::new(BTreeMap::new()),
+            failed: OnceLock::new(),
+            #[cfg(test)]
+            fail_next: Default::default(),
+        }
+    }
+
+    /// Make every write to `db` so far durable. Calls from several threads sync side by side.
+    pub(crate) fn sync(&self, db: &DB) -> Result<(), LedgerError> {
+        self.check()?;
+        db.flush_wal(false)?;
+        let live = live_logs(&self.dir)?;
+        let unseen: Vec<u64> = {
+            let mut files = self.lock();
+            files.retain(|number, _| live.contains(number));
+            live.iter().copied().filter(|number| !files.contains_key(number)).collect()
+        };
+        if live.is_empty() || !unseen.is_empty() {
+            return self.sync_through_rocksdb(db, &unseen);
+        }
+        let pending: Vec<(u64, Arc<File>, u64)> = {
+            let files = self.lock();
+            let mut pending = Vec::new();
+            for (&number, log) in files.iter() {
+                let len = log.file.metadata()?.len();
+                if len > log.synced_len {
+                    pending.push((number, Arc::clone(&log.file), len));
+                }
+            }
+            pending
+        };
+        for (number, file, len) in pending {
+            if let Err(e) = self.sync_data(&file) {
+                let _ = self.failed.set(Arc::new(e));
+                return self.check();
+            }
+            if let Some(log) = self.lock().get_mut(&number) {
+                log.synced_len = log.synced_len.max(len);
+            }
+        }
+        Ok(())
+    }
+
+    /// RocksDB's own sync, for log files this process has not opened yet: it syncs the directory
+    /// too. The files are opened (and their lengths read) before it, so the lengths are covered.
+    fn sync_through_rocksdb(&self, db: &DB, unseen: &[u64]) -> Result<(), LedgerError> {
+        let mut opened = Vec::with_capacity(unseen.len());
+        for &number in unseen {
+            match File::open(log_path(&self.dir, number)) {
+                Ok(file) => {
+                    let len = file.metadata()?.len();
+                    opened.push((number, file, len));
+                }
+                // Deleted since the listing: obsolete, see the module's rules.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        db.flush_wal(true)?;
+        let mut files = self.lock();
+        for (number, file, len) in opened {
+            let log = files.entry(number).or_insert_with(|| Log { file: Arc::new(file), synced_len: 0 });
+            log.synced_len = log.synced_len.max(len);
+        }
+        Ok(())
+    }
+
+    fn sync_data(&self, file: &File) -> io::Result<()> {
+        #[cfg(test)]
+        if self.fail_next.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Err(io::Error::other("injected fdatasync failure"));
+        }
+        file.sync_data()
+    }
+
+    fn check(&self) -> Result<(), LedgerError> {
+        match self.failed.get() {
+            None => Ok(()),
+            Some(cause) => Err(LedgerError::LogSyncFailed(cause.clone())),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Log>> {
+        self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The numbers of the log files in `dir`, by RocksDB's naming (`000123.log`).
+fn live_logs(dir: &Path) -> Result<Vec<u64>, LedgerError> {
+    let mut numbers = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".log")) else { continue };
+        if !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(number) = stem.parse() {
+                numbers.push(number);
+            }
+        }
+    }
+    Ok(numbers)
+}
+
+fn log_path(dir: &Path, number: u64) -> PathBuf {
+    dir.join(format!("{number:06}.log"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::store::{Batch, CF_META, Store};
+
+    /// After each sync every live log file is known, synced through its length: the first
+    /// through RocksDB, the next by hand, and the log RocksDB starts when memtables are flushed
+    /// through RocksDB again.
+    #[test]
+    fn a_sync_covers_every_live_log_and_takes_up_a_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &[], true, Duration::ZERO).unwrap();
+        let put = |key: &[u8]| {
+            let mut batch = Batch::default();
+            batch.put(CF_META, key, &[7u8; 300]);
+            store.write(batch, false).unwrap();
+        };
+        let all_synced = |when: &str| {
+            let files = store.logs.lock();
+            let live = live_logs(dir.path()).unwrap();
+            assert!(!live.is_empty());
+            for number in live {
+                let log = files.get(&number).unwrap_or_else(|| panic!("{when}: log {number} unknown"));
+                let len = std::fs::metadata(log_path(dir.path(), number)).unwrap().len();
+                assert!(
+                    len > 0 && log.synced_len >= len,
+                    "{when}: log {number} synced through {} of {len}",
+                    log.synced_len
+                );
+            }
+        };
+        put(b"a");
+        store.sync_wal().unwrap();
+        all_synced("first sync");
+        let first = store.logs.lock().keys().copied().max();
+        put(b"b");
+        store.sync_wal().unwrap();
+        all_synced("second sync");
+        store.flush().unwrap();
+        put(b"c");
+        store.sync_wal().unwrap();
+        all_synced("after a memtable flush");
+        assert!(store.logs.lock().keys().copied().max() > first, "a new log was taken up");
+        drop(store);
+        let store = Store::open(dir.path(), &[], false, Duration::ZERO).unwrap();
+        for key in [b"a", b"b", b"c"] {
+            assert!(store.get(CF_META, key).unwrap().is_some());
+        }
+    }
+
+    /// A failed `fdatasync` fails that sync and every later one, though the disk is fine again.
+    #[test]
+    fn a_failed_sync_fails_every_later_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &[], true, Duration::ZERO).unwrap();
+        let put = |key: &[u8]| {
+            let mut batch = Batch::default();
+            batch.put(CF_META, key, b"v");
+            store.write(batch, false).unwrap();
+        };
+        put(b"a");
+        store.sync_wal().unwrap();
+        put(b"b");
+        store.logs.fail_next.store(true, std::sync::atomic::Ordering::SeqCst);
+        let first = store.sync_wal().unwrap_err().to_string();
+        assert!(first.contains("injected fdatasync failure") && first.contains("open the store again"), "{first}");
+        put(b"c");
+        let later = store.sync_wal().unwrap_err().to_string();
+        assert_eq!(later, first);
+    }
+
+    #[test]
+    fn only_rocksdb_log_names_are_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["000007.log", "000012.log", "LOG", "LOG.old.1", "x.log", ".log", "000003.sst"] {
+            std::fs::write(dir.path().join(name), b"").unwrap();
+        }
+        let mut numbers = live_logs(dir.path()).unwrap();
+        numbers.sort();
+        assert_eq!(numbers, vec![7, 12]);
+        assert_eq!(log_path(dir.path(), 7), dir.path().join("000007.log"));
+    }
+}
