@@ -89,15 +89,37 @@ impl Syncs {
             };
             let through = head();
             state.running.push((through, ends.clone()));
-            let result = parking_lot::MutexGuard::unlocked(&mut state, || sync(through));
-            state.running.retain(|(_, running)| !Arc::ptr_eq(running, &ends));
+            drop(state);
+            // Ended however the sync returns, a panic included: a sync left among the running
+            // would hold its waiters for ever.
+            let mut ended = Ended { syncs: self, ends, durable_through: None };
+            let result = sync(through);
             if result.is_ok() {
-                state.durable = state.durable.max(through);
+                ended.durable_through = Some(through);
             }
-            ends.notify_all();
-            self.slot.notify_one();
             return result;
         }
+    }
+}
+
+/// A running sync, taken out of the running when dropped: the ledger recorded durable through
+/// its head if it succeeded, and the saves waiting for it (or for a free place) woken.
+struct Ended<'a> {
+    syncs: &'a Syncs,
+    ends: Arc<Condvar>,
+    durable_through: Option<u64>,
+}
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        let mut state = self.syncs.state.lock();
+        state.running.retain(|(_, running)| !Arc::ptr_eq(running, &self.ends));
+        if let Some(through) = self.durable_through {
+            state.durable = state.durable.max(through);
+        }
+        drop(state);
+        self.ends.notify_all();
+        self.syncs.slot.notify_one();
     }
 }
 
@@ -258,5 +280,40 @@ mod tests {
         for h in held {
             h.join().unwrap().unwrap();
         }
+    }
+
+    /// A sync that panics is still taken out of the running: the save waiting for it wakes and
+    /// syncs on its own.
+    #[test]
+    fn a_sync_that_panics_does_not_hold_its_waiters() {
+        let syncs = Arc::new(Syncs::default());
+        let (began, first_began) = mpsc::channel();
+        let (release, held) = mpsc::channel::<()>();
+        let first = {
+            let syncs = syncs.clone();
+            std::thread::spawn(move || {
+                syncs.durable_through(
+                    1,
+                    || 2,
+                    |_| -> Result<(), ()> {
+                        began.send(()).unwrap();
+                        held.recv().unwrap();
+                        panic!("the sync panicked")
+                    },
+                )
+            })
+        };
+        first_began.recv().unwrap();
+        let second = {
+            let syncs = syncs.clone();
+            std::thread::spawn(move || syncs.durable_through(2, || 2, |_| Ok::<(), ()>(())))
+        };
+        while syncs.state.lock().waiting == 0 {
+            std::thread::yield_now();
+        }
+        release.send(()).unwrap();
+        assert!(first.join().is_err());
+        second.join().unwrap().unwrap();
+        assert_eq!(syncs.state.lock().durable, 2);
     }
 }

@@ -143,10 +143,11 @@ fn live_logs(dir: &Path) -> Result<Vec<u64>, LedgerError> {
     for entry in std::fs::read_dir(dir)? {
         let name = entry?.file_name();
         let Some(stem) = name.to_str().and_then(|n| n.strip_suffix(".log")) else { continue };
-        if !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()) {
-            if let Ok(number) = stem.parse() {
-                numbers.push(number);
-            }
+        if !stem.is_empty()
+            && stem.bytes().all(|b| b.is_ascii_digit())
+            && let Ok(number) = stem.parse()
+        {
+            numbers.push(number);
         }
     }
     Ok(numbers)
@@ -172,7 +173,7 @@ mod tests {
         let store = Store::open(dir.path(), &[], true, Duration::ZERO).unwrap();
         let put = |key: &[u8]| {
             let mut batch = Batch::default();
-            batch.put(CF_META, key, &[7u8; 300]);
+            batch.put(CF_META, key, [7u8; 300]);
             store.write(batch, false).unwrap();
         };
         let all_synced = |when: &str| {
