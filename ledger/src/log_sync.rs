@@ -17,8 +17,12 @@
 //!   memtables, rarely.
 //! - A log file gone from the directory was obsolete: RocksDB deletes a log only once the tables
 //!   its writes went to are synced.
-//! - A failed `fdatasync` fails every later sync of the store: the system may have dropped the
-//!   pages it could not write, and a later sync would then report success without them.
+//! - Each sync opens the log files afresh. Linux reports a failed write-back to each open file
+//!   once: syncs sharing one descriptor would let one of two overlapping syncs see the failure
+//!   and the other report success.
+//! - A failed `fdatasync` fails every later sync of the store, and a sync that ends after it
+//!   fails too though its own `fdatasync` succeeded: the system may have dropped the pages it
+//!   could not write, and a later sync would then report success without them.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -33,17 +37,13 @@ use crate::error::LedgerError;
 /// The live log files of one store, each with the length a finished sync covered.
 pub(crate) struct LogFiles {
     dir: PathBuf,
-    files: Mutex<BTreeMap<u64, Log>>,
+    /// A log file's number, and the length through which a finished sync covered it.
+    files: Mutex<BTreeMap<u64, u64>>,
     /// The first failed `fdatasync`: once set, every sync fails with it.
     failed: OnceLock<Arc<io::Error>>,
     /// Tests make the next `fdatasync` fail.
     #[cfg(test)]
     fail_next: std::sync::atomic::AtomicBool,
-}
-
-struct Log {
-    file: Arc<File>,
-    synced_len: u64,
 }
 
 impl LogFiles {
@@ -70,49 +70,49 @@ impl LogFiles {
         if live.is_empty() || !unseen.is_empty() {
             return self.sync_through_rocksdb(db, &unseen);
         }
-        let pending: Vec<(u64, Arc<File>, u64)> = {
-            let files = self.lock();
-            let mut pending = Vec::new();
-            for (&number, log) in files.iter() {
-                let len = log.file.metadata()?.len();
-                if len > log.synced_len {
-                    pending.push((number, Arc::clone(&log.file), len));
-                }
+        let known: Vec<(u64, u64)> = self.lock().iter().map(|(&number, &synced)| (number, synced)).collect();
+        let mut synced = Vec::with_capacity(known.len());
+        for (number, synced_len) in known {
+            let Some(file) = open_log(&self.dir, number)? else { continue };
+            let len = file.metadata()?.len();
+            if len <= synced_len {
+                continue;
             }
-            pending
-        };
-        for (number, file, len) in pending {
             if let Err(e) = self.sync_data(&file) {
                 let _ = self.failed.set(Arc::new(e));
                 return self.check();
             }
-            if let Some(log) = self.lock().get_mut(&number) {
-                log.synced_len = log.synced_len.max(len);
+            synced.push((number, len));
+        }
+        // A sync that failed while this one ran may have failed on pages this one covers.
+        self.check()?;
+        let mut files = self.lock();
+        for (number, len) in synced {
+            if let Some(synced_len) = files.get_mut(&number) {
+                *synced_len = (*synced_len).max(len);
             }
         }
         Ok(())
     }
 
-    /// RocksDB's own sync, for log files this process has not opened yet: it syncs the directory
-    /// too. The files are opened (and their lengths read) before it, so the lengths are covered.
+    /// RocksDB's own sync, for log files this process has not synced yet: it syncs the directory
+    /// too. Their lengths are read before it, so the lengths are covered.
     fn sync_through_rocksdb(&self, db: &DB, unseen: &[u64]) -> Result<(), LedgerError> {
-        let mut opened = Vec::with_capacity(unseen.len());
+        let mut lengths = Vec::with_capacity(unseen.len());
         for &number in unseen {
-            match File::open(log_path(&self.dir, number)) {
-                Ok(file) => {
-                    let len = file.metadata()?.len();
-                    opened.push((number, file, len));
-                }
-                // Deleted since the listing: obsolete, see the module's rules.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e.into()),
+            if let Some(file) = open_log(&self.dir, number)? {
+                lengths.push((number, file.metadata()?.len()));
             }
         }
-        db.flush_wal(true)?;
+        if let Err(e) = db.flush_wal(true) {
+            // RocksDB's descriptor saw the failure: one opened later would not.
+            let _ = self.failed.set(Arc::new(io::Error::other(e.into_string())));
+            return self.check();
+        }
         let mut files = self.lock();
-        for (number, file, len) in opened {
-            let log = files.entry(number).or_insert_with(|| Log { file: Arc::new(file), synced_len: 0 });
-            log.synced_len = log.synced_len.max(len);
+        for (number, len) in lengths {
+            let synced_len = files.entry(number).or_default();
+            *synced_len = (*synced_len).max(len);
         }
         Ok(())
     }
@@ -132,7 +132,7 @@ impl LogFiles {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Log>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u64>> {
         self.files.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -151,6 +151,15 @@ fn live_logs(dir: &Path) -> Result<Vec<u64>, LedgerError> {
         }
     }
     Ok(numbers)
+}
+
+/// Log file `number`, opened; `None` when it is gone (obsolete, see the module's rules).
+fn open_log(dir: &Path, number: u64) -> Result<Option<File>, LedgerError> {
+    match File::open(log_path(dir, number)) {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 fn log_path(dir: &Path, number: u64) -> PathBuf {
@@ -181,13 +190,9 @@ mod tests {
             let live = live_logs(dir.path()).unwrap();
             assert!(!live.is_empty());
             for number in live {
-                let log = files.get(&number).unwrap_or_else(|| panic!("{when}: log {number} unknown"));
+                let synced = files.get(&number).unwrap_or_else(|| panic!("{when}: log {number} unknown"));
                 let len = std::fs::metadata(log_path(dir.path(), number)).unwrap().len();
-                assert!(
-                    len > 0 && log.synced_len >= len,
-                    "{when}: log {number} synced through {} of {len}",
-                    log.synced_len
-                );
+                assert!(len > 0 && *synced >= len, "{when}: log {number} synced through {synced} of {len}");
             }
         };
         put(b"a");
