@@ -125,11 +125,43 @@ impl Drop for Ended<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::mpsc;
+    use std::thread::JoinHandle;
 
     use super::*;
+
+    type Outcome = Result<(), &'static str>;
+
+    /// A save of `seq` on its own thread whose sync, once begun, is held until the returned
+    /// sender is used (or dropped), then ends as `ends` says. Returns once the sync has begun,
+    /// with the head it began through.
+    fn held_sync(
+        syncs: &Arc<Syncs>,
+        seq: u64,
+        head: impl Fn() -> u64 + Send + 'static,
+        ends: impl FnOnce() -> Outcome + Send + 'static,
+    ) -> (JoinHandle<Outcome>, mpsc::Sender<()>, u64) {
+        let (began, running) = mpsc::channel();
+        let (release, held) = mpsc::channel::<()>();
+        let syncs = syncs.clone();
+        let save = std::thread::spawn(move || {
+            syncs.durable_through(seq, head, |through| {
+                began.send(through).unwrap();
+                let _ = held.recv();
+                ends()
+            })
+        });
+        let through = running.recv().unwrap();
+        (save, release, through)
+    }
+
+    /// Wait until `n` saves wait in `syncs`.
+    fn until_waiting(syncs: &Syncs, n: usize) {
+        while syncs.state.lock().waiting < n {
+            std::thread::yield_now();
+        }
+    }
 
     /// Two saves appended one after the other, the second while the first's sync runs: the
     /// second's sync begins (and ends) while the first is still held, so they overlap.
@@ -137,23 +169,9 @@ mod tests {
     fn a_save_appended_during_a_sync_syncs_beside_it() {
         let syncs = Arc::new(Syncs::default());
         let head = Arc::new(AtomicU64::new(1));
-        let (began, first_began) = mpsc::channel();
-        let (release, held) = mpsc::channel::<()>();
-        let first = {
-            let (syncs, head) = (syncs.clone(), head.clone());
-            std::thread::spawn(move || {
-                syncs.durable_through(
-                    1,
-                    || head.load(Ordering::SeqCst),
-                    |through| {
-                        began.send(through).unwrap();
-                        held.recv().unwrap();
-                        Ok::<(), ()>(())
-                    },
-                )
-            })
-        };
-        assert_eq!(first_began.recv().unwrap(), 1);
+        let at = head.clone();
+        let (first, release, first_through) = held_sync(&syncs, 1, move || at.load(Ordering::SeqCst), || Ok(()));
+        assert_eq!(first_through, 1);
         head.store(2, Ordering::SeqCst);
         let mut second_through = None;
         syncs
@@ -178,23 +196,7 @@ mod tests {
     #[test]
     fn a_covered_save_waits_and_tries_again_when_the_sync_fails() {
         let syncs = Arc::new(Syncs::default());
-        let (began, first_began) = mpsc::channel();
-        let (release, held) = mpsc::channel::<()>();
-        let first = {
-            let syncs = syncs.clone();
-            std::thread::spawn(move || {
-                syncs.durable_through(
-                    3,
-                    || 5,
-                    |_| {
-                        began.send(()).unwrap();
-                        held.recv().unwrap();
-                        Err("disk full")
-                    },
-                )
-            })
-        };
-        first_began.recv().unwrap();
+        let (first, release, _) = held_sync(&syncs, 3, || 5, || Err("disk full"));
         let (tried, second_tried) = mpsc::channel();
         let second = {
             let syncs = syncs.clone();
@@ -210,9 +212,7 @@ mod tests {
             })
         };
         // The second save is covered by the running sync (through 5 ≥ 4): it waits, unsynced.
-        while syncs.state.lock().waiting == 0 {
-            std::thread::yield_now();
-        }
+        until_waiting(&syncs, 1);
         assert!(second_tried.try_recv().is_err());
         release.send(()).unwrap();
         assert_eq!(first.join().unwrap(), Err("disk full"));
@@ -228,25 +228,10 @@ mod tests {
         let syncs = Arc::new(Syncs::default());
         let head = Arc::new(AtomicU64::new(0));
         let mut held = Vec::new();
-        let mut releases = Vec::new();
         for seq in 1..=2 {
             head.store(seq, Ordering::SeqCst);
-            let (began, running) = mpsc::channel();
-            let (release, wait) = mpsc::channel::<()>();
-            let (syncs, head) = (syncs.clone(), head.clone());
-            held.push(std::thread::spawn(move || {
-                syncs.durable_through(
-                    seq,
-                    || head.load(Ordering::SeqCst),
-                    |_| {
-                        began.send(()).unwrap();
-                        wait.recv().unwrap();
-                        Ok::<(), ()>(())
-                    },
-                )
-            }));
-            running.recv().unwrap();
-            releases.push(release);
+            let at = head.clone();
+            held.push(held_sync(&syncs, seq, move || at.load(Ordering::SeqCst), || Ok(())));
         }
         let (synced, syncs_run) = mpsc::channel();
         let waiting: Vec<_> = (3..=4)
@@ -263,22 +248,20 @@ mod tests {
                         },
                     )
                 });
-                while syncs.state.lock().waiting < (seq - 2) as usize {
-                    std::thread::yield_now();
-                }
+                until_waiting(&syncs, (seq - 2) as usize);
                 joined
             })
             .collect();
         assert!(syncs_run.try_recv().is_err(), "no third sync while two run");
-        releases.remove(0).send(()).unwrap();
+        held[0].1.send(()).unwrap();
         for joined in waiting {
             joined.join().unwrap().unwrap();
         }
         drop(synced);
         assert_eq!(syncs_run.iter().collect::<Vec<_>>(), vec![4], "one sync, through both saves");
-        releases.remove(0).send(()).unwrap();
-        for h in held {
-            h.join().unwrap().unwrap();
+        for (save, release, _) in held {
+            drop(release);
+            save.join().unwrap().unwrap();
         }
     }
 
@@ -287,30 +270,12 @@ mod tests {
     #[test]
     fn a_sync_that_panics_does_not_hold_its_waiters() {
         let syncs = Arc::new(Syncs::default());
-        let (began, first_began) = mpsc::channel();
-        let (release, held) = mpsc::channel::<()>();
-        let first = {
-            let syncs = syncs.clone();
-            std::thread::spawn(move || {
-                syncs.durable_through(
-                    1,
-                    || 2,
-                    |_| -> Result<(), ()> {
-                        began.send(()).unwrap();
-                        held.recv().unwrap();
-                        panic!("the sync panicked")
-                    },
-                )
-            })
-        };
-        first_began.recv().unwrap();
+        let (first, release, _) = held_sync(&syncs, 1, || 2, || panic!("the sync panicked"));
         let second = {
             let syncs = syncs.clone();
             std::thread::spawn(move || syncs.durable_through(2, || 2, |_| Ok::<(), ()>(())))
         };
-        while syncs.state.lock().waiting == 0 {
-            std::thread::yield_now();
-        }
+        until_waiting(&syncs, 1);
         release.send(()).unwrap();
         assert!(first.join().is_err());
         second.join().unwrap().unwrap();

@@ -62,15 +62,15 @@ impl LogFiles {
         self.check()?;
         db.flush_wal(false)?;
         let live = live_logs(&self.dir)?;
-        let unseen: Vec<u64> = {
+        let (unseen, known): (Vec<u64>, Vec<(u64, u64)>) = {
             let mut files = self.lock();
             files.retain(|number, _| live.contains(number));
-            live.iter().copied().filter(|number| !files.contains_key(number)).collect()
+            let unseen = live.iter().copied().filter(|number| !files.contains_key(number)).collect();
+            (unseen, files.iter().map(|(&number, &synced)| (number, synced)).collect())
         };
         if live.is_empty() || !unseen.is_empty() {
             return self.sync_through_rocksdb(db, &unseen);
         }
-        let known: Vec<(u64, u64)> = self.lock().iter().map(|(&number, &synced)| (number, synced)).collect();
         let mut synced = Vec::with_capacity(known.len());
         for (number, synced_len) in known {
             let Some(file) = open_log(&self.dir, number)? else { continue };
@@ -173,6 +173,13 @@ mod tests {
     use super::*;
     use crate::store::{Batch, CF_META, Store};
 
+    /// Write `key` unsynced, with a value of 300 bytes (so a log file grows visibly).
+    fn put(store: &Store, key: &[u8]) {
+        let mut batch = Batch::default();
+        batch.put(CF_META, key, [7u8; 300]);
+        store.write(batch, false).unwrap();
+    }
+
     /// After each sync every live log file is known, synced through its length: the first
     /// through RocksDB, the next by hand, and the log RocksDB starts when memtables are flushed
     /// through RocksDB again.
@@ -180,11 +187,6 @@ mod tests {
     fn a_sync_covers_every_live_log_and_takes_up_a_new_one() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), &[], true, Duration::ZERO).unwrap();
-        let put = |key: &[u8]| {
-            let mut batch = Batch::default();
-            batch.put(CF_META, key, [7u8; 300]);
-            store.write(batch, false).unwrap();
-        };
         let all_synced = |when: &str| {
             let files = store.logs.lock();
             let live = live_logs(dir.path()).unwrap();
@@ -195,15 +197,15 @@ mod tests {
                 assert!(len > 0 && *synced >= len, "{when}: log {number} synced through {synced} of {len}");
             }
         };
-        put(b"a");
+        put(&store, b"a");
         store.sync_wal().unwrap();
         all_synced("first sync");
         let first = store.logs.lock().keys().copied().max();
-        put(b"b");
+        put(&store, b"b");
         store.sync_wal().unwrap();
         all_synced("second sync");
         store.flush().unwrap();
-        put(b"c");
+        put(&store, b"c");
         store.sync_wal().unwrap();
         all_synced("after a memtable flush");
         assert!(store.logs.lock().keys().copied().max() > first, "a new log was taken up");
@@ -219,18 +221,13 @@ mod tests {
     fn a_failed_sync_fails_every_later_sync() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path(), &[], true, Duration::ZERO).unwrap();
-        let put = |key: &[u8]| {
-            let mut batch = Batch::default();
-            batch.put(CF_META, key, b"v");
-            store.write(batch, false).unwrap();
-        };
-        put(b"a");
+        put(&store, b"a");
         store.sync_wal().unwrap();
-        put(b"b");
+        put(&store, b"b");
         store.logs.fail_next.store(true, std::sync::atomic::Ordering::SeqCst);
         let first = store.sync_wal().unwrap_err().to_string();
         assert!(first.contains("injected fdatasync failure") && first.contains("open the store again"), "{first}");
-        put(b"c");
+        put(&store, b"c");
         let later = store.sync_wal().unwrap_err().to_string();
         assert_eq!(later, first);
     }
