@@ -288,26 +288,6 @@ impl SaveRequest {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::remove_private_spans;
-
-    #[test]
-    fn private_spans_are_removed_with_their_tags() {
-        let cases = [
-            ("no tags here", "no tags here", 0),
-            ("deploy <private>token abc</private>on fridays", "deploy on fridays", 1),
-            ("a<PRIVATE>x</Private>b<private>y</private>c", "abc", 2),
-            ("keep this <private>and hide the rest", "keep this ", 1),
-            ("a </private> stray close stays", "a </private> stray close stays", 0),
-            ("<private>all of it</private>", "", 1),
-        ];
-        for (text, want, spans) in cases {
-            assert_eq!(remove_private_spans(text), (want.to_string(), spans), "{text:?}");
-        }
-    }
-}
-
 /// Refuse a text that holds a credential, naming the rules that matched (never the text).
 pub fn refuse_secrets(field: &'static str, text: &str) -> Result<(), EngineError> {
     let found = crate::secrets::scan(text);
@@ -364,4 +344,24 @@ pub fn refuse_secrets_in_stream(stream: &memledger_ledger::Stream) -> Result<(),
 /// Check an actor name.
 pub fn validate_actor(actor: &str) -> Result<String, EngineError> {
     field("actor", Some(actor.to_string())).map(|a| a.unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove_private_spans;
+
+    #[test]
+    fn private_spans_are_removed_with_their_tags() {
+        let cases = [
+            ("no tags here", "no tags here", 0),
+            ("deploy <private>token abc</private>on fridays", "deploy on fridays", 1),
+            ("a<PRIVATE>x</Private>b<private>y</private>c", "abc", 2),
+            ("keep this <private>and hide the rest", "keep this ", 1),
+            ("a </private> stray close stays", "a </private> stray close stays", 0),
+            ("<private>all of it</private>", "", 1),
+        ];
+        for (text, want, spans) in cases {
+            assert_eq!(remove_private_spans(text), (want.to_string(), spans), "{text:?}");
+        }
+    }
 }

@@ -62,6 +62,9 @@ pub enum Durability {
     Deferred,
 }
 
+/// Which events an export keeps ([`Memledger::export_kept`]).
+pub type Keep<'a> = &'a dyn Fn(&Event) -> Result<bool, EngineError>;
+
 /// An open store.
 pub struct Memledger {
     ledger: Ledger,
@@ -1594,12 +1597,7 @@ impl Memledger {
 
     /// [`Memledger::export`] of the events `keep` keeps (those a principal may read: a stream with
     /// gaps, which no store imports); every event without one.
-    pub fn export_kept(
-        &self,
-        since: u64,
-        out: &mut dyn Write,
-        keep: Option<&dyn Fn(&Event) -> Result<bool, EngineError>>,
-    ) -> Result<u64, EngineError> {
+    pub fn export_kept(&self, since: u64, out: &mut dyn Write, keep: Option<Keep<'_>>) -> Result<u64, EngineError> {
         let head = self.ledger.head().seq;
         let written = match keep {
             None => self.ledger.export(since, out)?,

@@ -594,7 +594,7 @@ fn shared_direction_server() -> MockServer {
         "the office closes at six" => vec![1.0, 0.0, 0.05, 0.0],
         entry => {
             let n: usize = entry.trim_start_matches("entry ").parse().unwrap();
-            let side = if n % 2 == 0 { 0.1 } else { -0.1 };
+            let side = if n.is_multiple_of(2) { 0.1 } else { -0.1 };
             if n % 4 < 2 { vec![1.0, 0.0, side, 0.0] } else { vec![1.0, 0.0, 0.0, side] }
         }
     })

@@ -19,16 +19,21 @@
 //!   its writes went to are synced.
 //! - Each sync opens the log files afresh. Linux reports a failed write-back to each open file
 //!   once: syncs sharing one descriptor would let one of two overlapping syncs see the failure
-//!   and the other report success.
-//! - A failed `fdatasync` fails every later sync of the store, and a sync that ends after it
-//!   fails too though its own `fdatasync` succeeded: the system may have dropped the pages it
-//!   could not write, and a later sync would then report success without them.
+//!   and the other report success. A file opened before anyone has seen a failure reports it; one
+//!   opened after a sync saw it does not.
+//! - A failed `fdatasync` fails every later sync of the store: the system may have dropped the
+//!   pages it could not write, and a later sync would then report success without them.
+//! - So syncs end in the order they opened their files. A sync opens its files and takes its
+//!   place in that order under one lock (RocksDB's sync takes its place before it starts, its
+//!   descriptor being older than any), and reports success only once every sync placed before
+//!   it has ended, none of them failed. A sync whose files were opened after another sync saw a
+//!   failure is placed after that sync, so it learns of the failure from it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use rocksdb::DB;
 
@@ -41,9 +46,40 @@ pub(crate) struct LogFiles {
     files: Mutex<BTreeMap<u64, u64>>,
     /// The first failed `fdatasync`: once set, every sync fails with it.
     failed: OnceLock<Arc<io::Error>>,
-    /// Tests make the next `fdatasync` fail.
+    /// The places of the syncs running, in the order they opened their files.
+    order: Mutex<Order>,
+    /// Signalled when a sync leaves the order.
+    ended: Condvar,
+    /// Tests make the next `fdatasync` fail, or hold it until they send its result.
     #[cfg(test)]
     fail_next: std::sync::atomic::AtomicBool,
+    #[cfg(test)]
+    hold_next: Mutex<Option<Hold>>,
+    #[cfg(test)]
+    waiting: std::sync::atomic::AtomicUsize,
+}
+
+/// A held `fdatasync`: it says it is held, then returns the result it is sent.
+#[cfg(test)]
+type Hold = (std::sync::mpsc::Sender<()>, std::sync::mpsc::Receiver<io::Result<()>>);
+
+#[derive(Default)]
+struct Order {
+    next: u64,
+    running: BTreeSet<u64>,
+}
+
+/// A sync's place in the order; leaving it (on drop, so a panic leaves too) wakes later syncs.
+struct Place<'a> {
+    logs: &'a LogFiles,
+    number: u64,
+}
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        self.logs.order_lock().running.remove(&self.number);
+        self.logs.ended.notify_all();
+    }
 }
 
 impl LogFiles {
@@ -52,8 +88,14 @@ impl LogFiles {
             dir: dir.into(),
             files: Mutex::new(BTreeMap::new()),
             failed: OnceLock::new(),
+            order: Mutex::default(),
+            ended: Condvar::new(),
             #[cfg(test)]
             fail_next: Default::default(),
+            #[cfg(test)]
+            hold_next: Mutex::default(),
+            #[cfg(test)]
+            waiting: Default::default(),
         }
     }
 
@@ -71,28 +113,55 @@ impl LogFiles {
         if live.is_empty() || !unseen.is_empty() {
             return self.sync_through_rocksdb(db, &unseen);
         }
-        let mut synced = Vec::with_capacity(known.len());
-        for (number, synced_len) in known {
-            let Some(file) = open_log(&self.dir, number)? else { continue };
-            let len = file.metadata()?.len();
-            if len <= synced_len {
-                continue;
+        // The files to sync, opened in the sync's place in the order.
+        let (opened, place) = {
+            let mut order = self.order_lock();
+            let mut opened = Vec::with_capacity(known.len());
+            for (number, synced_len) in known {
+                let Some(file) = open_log(&self.dir, number)? else { continue };
+                let len = file.metadata()?.len();
+                if len > synced_len {
+                    opened.push((number, file, len));
+                }
             }
-            if let Err(e) = self.sync_data(&file) {
+            (opened, self.take_place(&mut order))
+        };
+        for (_, file, _) in &opened {
+            if let Err(e) = self.sync_data(file) {
                 let _ = self.failed.set(Arc::new(e));
                 return self.check();
             }
-            synced.push((number, len));
         }
-        // A sync that failed while this one ran may have failed on pages this one covers.
-        self.check()?;
+        self.end_after_earlier(place)?;
         let mut files = self.lock();
-        for (number, len) in synced {
+        for (number, _, len) in opened {
             if let Some(synced_len) = files.get_mut(&number) {
                 *synced_len = (*synced_len).max(len);
             }
         }
         Ok(())
+    }
+
+    /// The next place in the order, for a sync whose files are open.
+    fn take_place(&self, order: &mut Order) -> Place<'_> {
+        let number = order.next;
+        order.next += 1;
+        order.running.insert(number);
+        Place { logs: self, number }
+    }
+
+    /// Wait for every sync placed before `place` to end, then fail if any sync failed: an
+    /// earlier sync may have seen a failure of pages this one covers, which this one's files,
+    /// opened after, would not report.
+    fn end_after_earlier(&self, place: Place<'_>) -> Result<(), LedgerError> {
+        let mut order = self.order_lock();
+        while order.running.range(..place.number).next().is_some() {
+            #[cfg(test)]
+            self.waiting.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            order = self.ended.wait(order).unwrap_or_else(|p| p.into_inner());
+        }
+        drop(order);
+        self.check()
     }
 
     /// RocksDB's own sync, for log files this process has not synced yet: it syncs the directory
@@ -104,11 +173,13 @@ impl LogFiles {
                 lengths.push((number, file.metadata()?.len()));
             }
         }
+        let place = self.take_place(&mut self.order_lock());
         if let Err(e) = db.flush_wal(true) {
             // RocksDB's descriptor saw the failure: one opened later would not.
             let _ = self.failed.set(Arc::new(io::Error::other(e.into_string())));
             return self.check();
         }
+        self.end_after_earlier(place)?;
         let mut files = self.lock();
         for (number, len) in lengths {
             let synced_len = files.entry(number).or_default();
@@ -118,6 +189,13 @@ impl LogFiles {
     }
 
     fn sync_data(&self, file: &File) -> io::Result<()> {
+        #[cfg(test)]
+        let hold = self.hold_next.lock().unwrap().take();
+        #[cfg(test)]
+        if let Some((held, result)) = hold {
+            held.send(()).unwrap();
+            return result.recv().unwrap();
+        }
         #[cfg(test)]
         if self.fail_next.swap(false, std::sync::atomic::Ordering::SeqCst) {
             return Err(io::Error::other("injected fdatasync failure"));
@@ -132,8 +210,12 @@ impl LogFiles {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, u64>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<u64, u64>> {
         self.files.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn order_lock(&self) -> MutexGuard<'_, Order> {
+        self.order.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -230,6 +312,55 @@ mod tests {
         put(&store, b"c");
         let later = store.sync_wal().unwrap_err().to_string();
         assert_eq!(later, first);
+    }
+
+    /// Two syncs, the earlier held in its `fdatasync` until the later one waits for it, then
+    /// given `result`: their results.
+    fn earlier_held_then(result: io::Result<()>) -> [Result<(), LedgerError>; 2] {
+        use std::sync::atomic::Ordering::SeqCst;
+        use std::sync::mpsc::channel;
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path(), &[], true, Duration::ZERO).unwrap();
+        put(&store, b"a");
+        store.sync_wal().unwrap();
+        let results = std::thread::scope(|s| {
+            // Made in the scope, so a failed assertion drops `release` and the held sync ends.
+            let (held_tx, held) = channel();
+            let (release, result_rx) = channel();
+            *store.logs.hold_next.lock().unwrap() = Some((held_tx, result_rx));
+            put(&store, b"b");
+            let earlier = s.spawn(|| store.sync_wal());
+            held.recv().unwrap();
+            put(&store, b"c");
+            let later = s.spawn(|| store.sync_wal());
+            while store.logs.waiting.load(SeqCst) == 0 && !later.is_finished() {
+                std::thread::yield_now();
+            }
+            assert!(!later.is_finished(), "the later sync waits for the earlier one");
+            release.send(result).unwrap();
+            [earlier.join().unwrap(), later.join().unwrap()]
+        });
+        assert!(store.logs.order_lock().running.is_empty());
+        results
+    }
+
+    /// A sync whose own `fdatasync` succeeded does not report success while a sync placed before
+    /// it runs, and fails when that one fails: the earlier one may have seen the failure of pages
+    /// the later one covers.
+    #[test]
+    fn a_sync_ends_after_earlier_ones_and_fails_with_them() {
+        let [earlier, later] = earlier_held_then(Err(io::Error::other("held fdatasync failed")));
+        let earlier = earlier.unwrap_err().to_string();
+        assert!(earlier.contains("held fdatasync failed"), "{earlier}");
+        assert_eq!(later.unwrap_err().to_string(), earlier);
+    }
+
+    /// When the earlier sync succeeds, the later one does too.
+    #[test]
+    fn a_sync_placed_after_a_successful_one_succeeds() {
+        let [earlier, later] = earlier_held_then(Ok(()));
+        earlier.unwrap();
+        later.unwrap();
     }
 
     #[test]

@@ -206,7 +206,7 @@ impl MetaTable {
     }
 
     pub fn put_secret(batch: &mut Batch, name: &str, secret: &[u8; 32]) {
-        batch.put(CF_META, &secret_key(name), secret.to_vec());
+        batch.put(CF_META, secret_key(name), secret);
     }
 
     /// The store's identity, which every checkpoint signature covers (crate::signing).

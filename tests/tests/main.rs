@@ -2,7 +2,8 @@
 //! quality figure (`recall_quality`), a ledger replicated by export and import
 //! (`replication`), many machines saving at once on a shared ledger (`contention`), machines following each
 //! other's appends on one (`following`), and one process's saves sent to it together
-//! (`group_commit`), and what the setup scripts install on machines made up for the test (`setup`).
+//! (`group_commit`), what the setup scripts install on machines made up for the test (`setup`), and the reference
+//! pages' length (`reference_pages`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,7 @@ mod following;
 mod fuzz_corpus;
 mod group_commit;
 mod recall_quality;
+mod reference_pages;
 mod replication;
 mod setup;
 

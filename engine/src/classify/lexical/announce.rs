@@ -435,7 +435,7 @@ pub(super) fn past_event(b: &Analysis) -> bool {
 }
 
 /// The items of `an` that start at the raw positions `at`.
-fn items_at<'a>(an: &'a Analysis, at: &[usize]) -> Vec<usize> {
+fn items_at(an: &Analysis, at: &[usize]) -> Vec<usize> {
     (0..an.items.len()).filter(|&k| at.contains(&an.items[k].raw_pos)).collect()
 }
 

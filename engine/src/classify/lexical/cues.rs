@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use rustc_hash::FxHashMap;
 
-use super::lexicon::{WordClass, lexicon};
+use super::lexicon::{Lexicon, WordClass, lexicon};
 use super::stem::stem;
 use super::tokens::{RawTok, written};
 
@@ -256,7 +256,7 @@ fn phrase(raw: &[RawTok], from: usize, end: usize) -> Vec<usize> {
         }
         // (a word capitalised inside a sentence is a name whatever else it is: "end of May")
         let name = k > 0 && !raw[k - 1].sentence_end && w != "i" && raw[k].text.starts_with(char::is_uppercase);
-        if name || (!lex.is(w, WordClass::STOP) && !lex.is(w, WordClass::VERB) && !(w.len() > 4 && w.ends_with("ly"))) {
+        if name || carries_content(lex, w) {
             out.push(k);
         }
         if raw[k].boundary {
@@ -332,12 +332,12 @@ fn subject_before(raw: &[RawTok], at: usize) -> Vec<usize> {
     while start > 0 && !raw[start - 1].boundary && !lex.is(&raw[start - 1].lower, WordClass::CLAUSE) {
         start -= 1;
     }
-    (start..at)
-        .filter(|&k| {
-            let w = raw[k].lower.as_str();
-            !lex.is(w, WordClass::STOP) && !lex.is(w, WordClass::VERB) && !(w.len() > 4 && w.ends_with("ly"))
-        })
-        .collect()
+    (start..at).filter(|&k| carries_content(lex, &raw[k].lower)).collect()
+}
+
+/// A word that says what a phrase is about: not a stop word, a verb or an adverb in -ly.
+fn carries_content(lex: &Lexicon, w: &str) -> bool {
+    !(lex.is(w, WordClass::STOP) || lex.is(w, WordClass::VERB) || (w.len() > 4 && w.ends_with("ly")))
 }
 
 /// The cue of `cues.tsv` that starts at raw token `i`, with its length in tokens: the longest
