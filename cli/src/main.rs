@@ -2,7 +2,7 @@
 
 /// mimalloc instead of the system allocator: a save and a rebuild make many small, short-lived
 /// allocations (events, keys, analysed words), the load mimalloc is made for (measured:
-/// bench/runs/2026-11-30-2core-a/README.md).
+/// bench/runs/2026-11-30-2core-a/README.md), built without transparent huge pages (Cargo.toml).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
