@@ -1,6 +1,5 @@
-//! The reference pages stay reference pages (issue 47's limits): current figures with the command
-//! that made them, the history in CHANGELOG.md and bench/runs/, so each page stays short enough
-//! to read whole.
+//! The reference pages stay reference pages: current figures with the command that made them,
+//! the history in CHANGELOG.md and bench/runs/, so each page stays short enough to read whole.
 
 /// Each page and the most lines it may have.
 const LIMITS: &[(&str, usize)] = &[("docs/performance.md", 160), ("docs/quality.md", 250)];

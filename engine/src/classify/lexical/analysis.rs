@@ -181,6 +181,11 @@ impl Analysis {
         at > 0 && self.lower.get(at - 1).is_some_and(|w| words.contains(&w.as_str()))
     }
 
+    /// The indices of the items that start at the raw positions `at`.
+    pub(super) fn items_at(&self, at: &[usize]) -> Vec<usize> {
+        (0..self.items.len()).filter(|&k| at.contains(&self.items[k].raw_pos)).collect()
+    }
+
     /// The items at `at`, as written, joined: for reasons.
     pub(super) fn shown(&self, at: &[usize]) -> String {
         at.iter().map(|&k| self.items[k].shown.as_str()).collect::<Vec<_>>().join(" ")

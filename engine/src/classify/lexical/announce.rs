@@ -434,11 +434,6 @@ pub(super) fn past_event(b: &Analysis) -> bool {
     false
 }
 
-/// The items of `an` that start at the raw positions `at`.
-fn items_at(an: &Analysis, at: &[usize]) -> Vec<usize> {
-    (0..an.items.len()).filter(|&k| at.contains(&an.items[k].raw_pos)).collect()
-}
-
 /// A named thing: a proper name, an identifier, a capitalised word (a name that opens its
 /// sentence, "Jenkins was replaced…", is written as one) or value of the lexicon.
 fn named(x: &Item) -> bool {
@@ -490,8 +485,8 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
     if s.subject_topic && !s.time_only && past_event(b) {
         return None;
     }
-    let topic = items_at(a, &s.topic);
-    let from = items_at(a, &s.from);
+    let topic = a.items_at(&s.topic);
+    let from = a.items_at(&s.from);
     // what changed must be said: a topic, the speaker, or the old value
     if topic.is_empty() && !s.first_person && from.is_empty() {
         return None;
@@ -501,7 +496,7 @@ pub(super) fn announced_change(p: &mut Pair) -> Option<Verdict> {
     if topic.iter().any(|&k| p.pa[k].is_none_or(|j| a.items[k].subject && !b.items[j].subject)) {
         return None;
     }
-    let to = items_at(a, &s.to);
+    let to = a.items_at(&s.to);
     if s.time_only && !to.iter().any(|&k| is_time(&a.items[k])) {
         return None;
     }

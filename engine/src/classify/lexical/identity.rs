@@ -211,11 +211,6 @@ fn time_word(x: &Item) -> bool {
     x.kind == Kind::Word && TIME_WORDS.iter().any(|w| *w == x.key || *w == x.word)
 }
 
-/// The items of `an` at the raw positions `at`.
-fn items_at(an: &Analysis, at: &[usize]) -> Vec<usize> {
-    (0..an.items.len()).filter(|&k| at.contains(&an.items[k].raw_pos)).collect()
-}
-
 /// What the identity of the pair rests on, for the reason.
 fn basis(p: &Pair, topic: &[usize]) -> String {
     if !topic.is_empty() {
@@ -309,7 +304,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // 1. what the incoming memory says ended, the stored one holds
     // (what frames it as an undertaking, or the deed it was done by, is not what ended: "Shelved
     // the podcast idea", "We stopped assigning buddies")
-    let (all_ended, b_planned) = (items_at(a, &a.cues.ended), planned(b));
+    let (all_ended, b_planned) = (a.items_at(&a.cues.ended), planned(b));
     let ended: Vec<usize> =
         all_ended.iter().copied().filter(|&k| !framing(a, k, &all_ended, b_planned) || partner(k).is_some()).collect();
     if a.cues.has(CueKind::Ended) && !ended.is_empty() && b.change.is_none() && !b.cues.has(CueKind::Ended) {
@@ -337,7 +332,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     }
 
     // 2. the incoming memory names the stored one's value as the old one
-    let mut old = items_at(a, &a.cues.old);
+    let mut old = a.items_at(&a.cues.old);
     old.extend(told_of_after(a, &partner));
     // held as what it is: a name as a name ("Teams" is not the stored "team chat")
     let held: Vec<usize> = old
@@ -432,7 +427,7 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // (a thing moved that it does not speak of while it speaks of another is another fact: "We
     // moved the payroll export to CircleCI" / "The blog is hosted on Jenkins")
     let moved_elsewhere = a.change.as_ref().is_some_and(|s| {
-        let moved = items_at(a, &s.topic);
+        let moved = a.items_at(&s.topic);
         !s.subject_topic && !moved.is_empty() && moved.iter().all(|&k| partner(k).is_none())
     }) && (0..b.items.len()).any(|j| {
         let y = &b.items[j];
