@@ -1057,8 +1057,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         related: Vec::new(),
         expires_at,
     };
-    // Each with the cosine it is ranked by (`best_related`).
-    let mut related: Vec<(Related, Option<f64>)> = Vec::new();
+    let mut compared: Vec<Compared> = Vec::new();
     // Restatements of lower authority superseded beside the save's own decision.
     let absorbed: Vec<ConflictId> = events
         .iter()
@@ -1106,24 +1105,14 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
             EventBody::MergeProposed(b) => result.merge_proposal = Some(b.conflict_id),
             EventBody::PairClassified(b) if matches!(b.outcome, PairOutcome::NoEffect | PairOutcome::NearMiss) => {
                 let score = |name: &str| b.scores.iter().find(|(n, _)| n.as_str() == name).map(|(_, v)| *v);
-                let Some(record) = reader.beliefs().get(b.candidate)? else { continue };
-                if record.status != Status::Active {
-                    continue;
-                }
-                let recorded_at =
-                    reader.beliefs().observation(b.candidate)?.map_or(record.asserted_at, |o| o.recorded_at);
-                related.push((
-                    Related {
-                        memory_id: b.candidate,
-                        text: record.text,
-                        recorded_at,
-                        score: score("score").unwrap_or(0.0),
-                        cosine: score("cosine"),
-                        gate: b.gate.to_string(),
-                        relation: b.relation,
-                    },
-                    score("cosine_centred").or(score("cosine")),
-                ));
+                compared.push(Compared {
+                    memory_id: b.candidate,
+                    score: score("score").unwrap_or(0.0),
+                    cosine: score("cosine"),
+                    ranked_cosine: score("cosine_centred").or(score("cosine")),
+                    gate: &b.gate,
+                    relation: b.relation,
+                });
             }
             EventBody::ConflictResolved(b) => {
                 result.settled_by_effective_time = b.by == "effective_time";
@@ -1143,24 +1132,76 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
             _ => {}
         }
     }
-    result.related = best_related(related);
+    result.related = best_related(compared, |c| {
+        let Some(record) = reader.beliefs().get(c.memory_id)? else { return Ok(None) };
+        if record.status != Status::Active {
+            return Ok(None);
+        }
+        let recorded_at = reader.beliefs().observation(c.memory_id)?.map_or(record.asserted_at, |o| o.recorded_at);
+        Ok(Some(c.related(record.text, recorded_at)))
+    })?;
     Ok(result)
+}
+
+/// A pair a save compared and left standing, as its classification recorded it: all that
+/// `related` is ranked by, before anything about the memory is read.
+struct Compared<'a> {
+    memory_id: MemoryId,
+    score: f64,
+    cosine: Option<f64>,
+    /// The cosine it is ranked by: the centred one where the pair recorded it.
+    ranked_cosine: Option<f64>,
+    gate: &'a str,
+    relation: Relation,
+}
+
+impl Compared<'_> {
+    fn related(&self, text: String, recorded_at: Timestamp) -> Related {
+        Related {
+            memory_id: self.memory_id,
+            text,
+            recorded_at,
+            score: self.score,
+            cosine: self.cosine,
+            gate: self.gate.to_string(),
+            relation: self.relation,
+        }
+    }
 }
 
 /// The memories a save left standing, best first, at most [`RELATED_MAX`]: ranked as recall
 /// fuses its two rankings ([`lexical_share`], [`cosine_share`]), by the lexical score over the
-/// best of them and the cosine (centred on the scope's mean when it was) stretched from the
-/// lowest of them to the highest; ties to the newer. Each comes paired with the cosine it is
-/// ranked by, the centred one where the pair recorded it (`Related::cosine` shows the raw one).
-fn best_related(mut related: Vec<(Related, Option<f64>)>) -> Vec<Related> {
-    let best_score = related.iter().map(|(r, _)| r.score).fold(f64::MIN_POSITIVE, f64::max);
-    let cosines = || related.iter().filter_map(|(_, c)| *c);
+/// best of the pairs and the cosine they are ranked by stretched from the lowest of them to the
+/// highest; ties to the newer. `read` gives a pair's memory, `None` when it no longer stands; it
+/// is called for the best pairs only (and every pair tied with one), not for all of them.
+fn best_related<'a>(
+    compared: Vec<Compared<'a>>,
+    mut read: impl FnMut(&Compared<'a>) -> Result<Option<Related>, EngineError>,
+) -> Result<Vec<Related>, EngineError> {
+    let best_score = compared.iter().map(|c| c.score).fold(f64::MIN_POSITIVE, f64::max);
+    let cosines = || compared.iter().filter_map(|c| c.ranked_cosine);
     let (high, low) = (cosines().fold(f64::MIN, f64::max), cosines().fold(f64::MAX, f64::min));
-    let fused = |(r, c): &(Related, Option<f64>)| {
-        lexical_share(r.score, best_score) + c.map_or(0.0, |c| cosine_share(c, low, high))
-    };
-    related.sort_by(|x, y| fused(y).total_cmp(&fused(x)).then(y.0.recorded_at.cmp(&x.0.recorded_at)));
-    related.into_iter().take(RELATED_MAX).map(|(r, _)| r).collect()
+    let fused =
+        |c: &Compared| lexical_share(c.score, best_score) + c.ranked_cosine.map_or(0.0, |c| cosine_share(c, low, high));
+    let scores: Vec<f64> = compared.iter().map(fused).collect();
+    let mut ranked: Vec<(f64, Compared)> = scores.into_iter().zip(compared).collect();
+    ranked.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let mut out = Vec::with_capacity(RELATED_MAX);
+    let mut rest = &ranked[..];
+    while out.len() < RELATED_MAX
+        && let Some((first, _)) = rest.first()
+    {
+        // Pairs of the same fused score are read together, to put the newer first.
+        let tied = rest.iter().take_while(|(f, _)| f.total_cmp(first).is_eq()).count();
+        let mut group = Vec::with_capacity(tied);
+        for (_, c) in &rest[..tied] {
+            group.extend(read(c)?);
+        }
+        group.sort_by_key(|r| std::cmp::Reverse(r.recorded_at));
+        out.extend(group.into_iter().take(RELATED_MAX - out.len()));
+        rest = &rest[tied..];
+    }
+    Ok(out)
 }
 
 /// Where a save's memory lands, for [`Planner::propose_merge`].
@@ -1287,8 +1328,8 @@ mod tests {
         assert_eq!(classes[1].relation, Relation::Contradictory);
     }
 
-    fn related(text: &str, score: f64, cosine: Option<f64>, recorded_at: i64) -> (Related, Option<f64>) {
-        let r = Related {
+    fn related(text: &str, score: f64, cosine: Option<f64>, recorded_at: i64) -> Related {
+        Related {
             memory_id: MemoryId::random(),
             text: text.into(),
             recorded_at: Timestamp(recorded_at),
@@ -1296,8 +1337,31 @@ mod tests {
             cosine,
             gate: "below_band".into(),
             relation: Relation::Unrelated,
-        };
-        (r, cosine)
+        }
+    }
+
+    /// `best_related` of these memories, each compared with its score and cosine; those in
+    /// `gone` no longer stand. Returns the texts ranked and how many memories were read.
+    fn ranked(memories: &[Related], gone: &[&str]) -> (Vec<String>, usize) {
+        let compared = memories
+            .iter()
+            .map(|r| Compared {
+                memory_id: r.memory_id,
+                score: r.score,
+                cosine: r.cosine,
+                ranked_cosine: r.cosine,
+                gate: "below_band",
+                relation: Relation::Unrelated,
+            })
+            .collect();
+        let mut reads = 0;
+        let ranked = best_related(compared, |c| {
+            reads += 1;
+            let r = memories.iter().find(|r| r.memory_id == c.memory_id).unwrap();
+            Ok((!gone.contains(&r.text.as_str())).then(|| c.related(r.text.clone(), r.recorded_at)))
+        })
+        .unwrap();
+        (ranked.into_iter().map(|r| r.text).collect(), reads)
     }
 
     /// `related` is ranked by the lexical score and the cosine it is given (centred, in a crowded
@@ -1309,14 +1373,27 @@ mod tests {
         let near = related("no shared word, nearest by cosine", 0.0, Some(0.60), 2);
         let middling = related("a little of both", 0.2, Some(0.35), 3);
         let far = related("nothing of either", 0.05, Some(0.12), 4);
-        let ranked = best_related(vec![far.clone(), words.clone(), middling.clone(), near.clone()]);
-        let texts: Vec<&str> = ranked.iter().map(|r| r.text.as_str()).collect();
-        assert_eq!(texts, [near.0.text.as_str(), middling.0.text.as_str(), words.0.text.as_str(), far.0.text.as_str()]);
+        let (texts, _) = ranked(&[far.clone(), words.clone(), middling.clone(), near.clone()], &[]);
+        assert_eq!(texts, [near.text, middling.text, words.text, far.text]);
 
         // Without an embedder: by the lexical score, ties to the newer, at most RELATED_MAX.
         let lexical: Vec<_> = (0..7).map(|i| related(&format!("m{i}"), f64::from(i % 3), None, i64::from(i))).collect();
-        let ranked = best_related(lexical);
-        let texts: Vec<&str> = ranked.iter().map(|r| r.text.as_str()).collect();
-        assert_eq!(texts, ["m5", "m2", "m4", "m1", "m6"]);
+        assert_eq!(ranked(&lexical, &[]).0, ["m5", "m2", "m4", "m1", "m6"]);
+        // One no longer standing gives its place to the next.
+        assert_eq!(ranked(&lexical, &["m2"]).0, ["m5", "m4", "m1", "m6", "m3"]);
+    }
+
+    /// Only the best pairs' memories are read, with every pair tied with one of them (to put
+    /// the newer first), and past one that no longer stands, the next.
+    #[test]
+    fn related_reads_only_the_memories_it_may_name() {
+        let many: Vec<_> = (0..40).map(|i| related(&format!("m{i}"), f64::from(i) / 40.0, None, 0)).collect();
+        assert_eq!(ranked(&many, &[]), (vec!["m39".into(), "m38".into(), "m37".into(), "m36".into(), "m35".into()], 5));
+        assert_eq!(ranked(&many, &["m38"]).1, 6);
+        let tied: Vec<_> = (0..40).map(|i| related(&format!("m{i}"), f64::from(i % 2), None, i64::from(i))).collect();
+        assert_eq!(
+            ranked(&tied, &[]),
+            (vec!["m39".into(), "m37".into(), "m35".into(), "m33".into(), "m31".into()], 20)
+        );
     }
 }

@@ -13,7 +13,7 @@ use crate::error::{AppendError, LedgerError, OpenError};
 use crate::shared::{EventLog, READ_CHUNK, link_problem};
 use crate::signing::{KeyId, KeyRecord, Signer, StoreId};
 use crate::store::{Batch, CF_EVENTS, Store, Table};
-use crate::tables::{CheckpointsTable, EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT};
+use crate::tables::{CheckpointsTable, EventsTable, IdempotencyTable, MetaTable, STORE_FORMAT, Signed};
 pub use crate::tables::{Head, SeqRange};
 use crate::witness::{WitnessRecord, WitnessWriter, witness_path};
 
@@ -452,6 +452,14 @@ impl Ledger {
         Some(signature)
     }
 
+    /// As [`Ledger::seal`] for an unsynced write, which no witness follows: the signature is
+    /// made as the batch is written (by the write-behind thread, beside the next append).
+    fn seal_later(&self, batch: &mut Batch, head: Head) {
+        let Some(signer) = self.signer.clone().filter(|_| head.seq > 0 && self.foreign_key.is_none()) else { return };
+        let (store, key) = (self.store_id, signer.id());
+        CheckpointsTable::put_signature_later(batch, head.seq, key, move || signer.sign_checkpoint(store, head));
+    }
+
     /// Appends are refused while this machine's key is not one of the store's.
     pub(crate) fn may_append(&self) -> Result<(), LedgerError> {
         match &self.foreign_key {
@@ -531,8 +539,7 @@ impl Ledger {
 
     /// The newest checkpoint, as a witness record: the head and its signature, if it is signed.
     pub fn checkpoint(&self) -> Result<Option<WitnessRecord>, LedgerError> {
-        let head = self.head();
-        let Some(signed) = CheckpointsTable::signature(&self.store, head.seq)? else { return Ok(None) };
+        let Some((head, signed)) = self.signed_from(self.head())? else { return Ok(None) };
         let store = std::fs::canonicalize(self.store.path()).unwrap_or_else(|_| self.store.path().to_path_buf());
         Ok(Some(WitnessRecord::new(&store, self.store_id, head, signed.key, &signed.signature)))
     }
@@ -862,13 +869,24 @@ impl Ledger {
             }
             return Err(e);
         }
+        // The checkpoint the head was written with: at the head, or at a later append written
+        // with it (durable with it, whatever was written since).
         if let Some(head) = recorded
             && self.witness.is_some()
-            && let Some(signed) = CheckpointsTable::signature(&self.store, head.seq)?
+            && let Some((at, signed)) = self.signed_from(head)?
         {
-            self.write_witness(head, &signed.signature);
+            self.write_witness(at, &signed.signature);
         }
         Ok(())
+    }
+
+    /// The first checkpoint at `head` or after it, with the head it signs.
+    fn signed_from(&self, head: Head) -> Result<Option<(Head, Signed)>, LedgerError> {
+        let Some(signed) = CheckpointsTable::signature_from(&self.store, head.seq)? else { return Ok(None) };
+        if signed.seq == head.seq {
+            return Ok(Some((head, signed)));
+        }
+        Ok(EventsTable::get(&self.store, signed.seq)?.map(|e| (Head { seq: e.seq, hash: e.hash }, signed)))
     }
 
     /// Write the head record alone (the synced writes of appends carry it in their batch).
@@ -953,12 +971,17 @@ impl Ledger {
             if sync {
                 MetaTable::put_head(&mut batch, next);
             }
-            let signature = self.seal(&mut batch, next);
+            let signature = if sync {
+                self.seal(&mut batch, next)
+            } else {
+                self.seal_later(&mut batch, next);
+                None
+            };
             self.store.write(batch, sync)?;
             *head = next;
             *last_at = Some(recorded_at);
             self.record_behind.store(!sync, Ordering::Relaxed);
-            if sync && let Some(signature) = signature {
+            if let Some(signature) = signature {
                 self.write_witness(next, &signature);
             }
         }

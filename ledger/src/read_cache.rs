@@ -167,7 +167,7 @@ impl State {
             let map = &mut self.tables[index].1;
             match write {
                 // Replaced in place, or kept: a key just written is likely read soon.
-                Write::Put { key, value, .. } => self.bytes = set(map, self.bytes, key, Some(value)),
+                Write::Put { key, value, .. } => self.bytes = set(map, self.bytes, key, Some(value.bytes())),
                 Write::Delete { key, .. } => self.bytes = set(map, self.bytes, key, None),
                 Write::Clear { .. } => {
                     let freed: usize = map.iter().map(|(k, v)| entry_size(k, v.as_deref())).sum();

@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use rocksdb::{ColumnFamilyDescriptor, DB, DBRecoveryMode, Direction, IteratorMode, Options, WriteBatch, WriteOptions};
 
-use crate::batch::Write;
 pub use crate::batch::{Batch, ViewBatch};
+use crate::batch::{Value, Write};
 use crate::error::{LedgerError, OpenError};
 use crate::log_sync::LogFiles;
 use crate::read_cache::{Lookup, ReadCache};
@@ -561,7 +561,15 @@ fn rocks_batch(db: &DB, batches: &[impl std::borrow::Borrow<Batch>]) -> Result<W
     let mut wb = WriteBatch::with_capacity_bytes(bytes + 12);
     // Batches name a handful of tables; look each one's handle up once.
     let mut handles: Vec<(&'static str, &rocksdb::ColumnFamily)> = Vec::with_capacity(8);
-    for write in batches.iter().flat_map(|b| b.borrow().writes()) {
+    // Of the values that vouch for the writes before them, the last one vouches for the lot.
+    let last_vouching = batches.iter().rposition(|b| b.borrow().vouches());
+    let writes = batches.iter().enumerate().flat_map(|(i, b)| {
+        let vouched_after = last_vouching.is_some_and(|last| i < last);
+        b.borrow()
+            .writes()
+            .filter(move |w| !matches!(w, Write::Put { value: Value::Later(l), .. } if l.may_skip(vouched_after)))
+    });
+    for write in writes {
         let table = write.table();
         let cf = match handles.iter().find(|(name, _)| *name == table) {
             Some((_, cf)) => *cf,
@@ -572,7 +580,7 @@ fn rocks_batch(db: &DB, batches: &[impl std::borrow::Borrow<Batch>]) -> Result<W
             }
         };
         match write {
-            Write::Put { key, value, .. } => wb.put_cf(cf, key, value),
+            Write::Put { key, value, .. } => wb.put_cf(cf, key, value.bytes()),
             Write::Delete { key, .. } => wb.delete_cf(cf, key),
             // Every key memledger writes is shorter than 4 KiB of 0xff bytes.
             Write::Clear { .. } => wb.delete_range_cf(cf, Vec::<u8>::new(), vec![0xffu8; 4096]),

@@ -262,6 +262,8 @@ pub struct CheckpointsTable;
 /// The table the checkpoints live in, and the prefix of their keys there.
 pub const CF_CHECKPOINTS: &str = CF_META;
 const PREFIX: &[u8] = b"checkpoint/";
+/// The prefix of the signatures' keys.
+const SIGNATURES: &[u8] = b"checkpoint/s";
 
 impl CheckpointsTable {
     pub fn signature_key(seq: u64) -> Vec<u8> {
@@ -273,6 +275,17 @@ impl CheckpointsTable {
         value[..8].copy_from_slice(&key.0);
         value[8..].copy_from_slice(signature);
         batch.put(CF_CHECKPOINTS, Self::signature_key(seq), value);
+    }
+
+    /// As [`CheckpointsTable::put_signature`], the signature made by `sign` when the batch is
+    /// written, and left out when a later batch of the same write is signed ([`Batch::put_vouching`]).
+    pub fn put_signature_later(
+        batch: &mut Batch,
+        seq: u64,
+        key: KeyId,
+        sign: impl Fn() -> [u8; 64] + Send + Sync + 'static,
+    ) {
+        batch.put_vouching(CF_CHECKPOINTS, Self::signature_key(seq), move || [&key.0[..], &sign()].concat());
     }
 
     pub fn put_key(batch: &mut Batch, record: &KeyRecord) {
@@ -297,19 +310,32 @@ impl CheckpointsTable {
     /// Every signature, by seq ascending: (seq, key id, signature), or the seq of a record that
     /// does not decode.
     pub fn signatures(store: &Store) -> Result<impl Iterator<Item = Result<Signed, u64>> + '_, LedgerError> {
-        Ok(store.scan_prefix(CF_CHECKPOINTS, b"checkpoint/s")?.map(|row| {
-            let (key, value) = row.map_err(|_| 0u64)?;
-            let at = PREFIX.len() + 1;
-            let seq = key.get(at..at + 8).and_then(|k| k.try_into().ok()).map(u64::from_be_bytes).ok_or(0u64)?;
-            if value.len() != 72 {
-                return Err(seq);
-            }
-            Ok(Signed {
-                seq,
-                key: KeyId(value[..8].try_into().map_err(|_| seq)?),
-                signature: value[8..].try_into().map_err(|_| seq)?,
-            })
-        }))
+        Ok(store.scan_prefix(CF_CHECKPOINTS, SIGNATURES)?.map(Self::signed))
+    }
+
+    /// The first checkpoint at `seq` or after it: the one written with the event at `seq` (an
+    /// unsynced append's is left out when the next append's, written with it, vouches for both).
+    pub fn signature_from(store: &Store, seq: u64) -> Result<Option<Signed>, LedgerError> {
+        let mut rows = store.scan_from(CF_CHECKPOINTS, &Self::signature_key(seq))?;
+        match rows.next().transpose()? {
+            Some((key, value)) if key.starts_with(SIGNATURES) => Ok(Self::signed(Ok((key, value))).ok()),
+            _ => Ok(None),
+        }
+    }
+
+    /// A signature's record: (seq, key id, signature), or the seq of a record that does not decode.
+    fn signed(row: Result<crate::store::Row, LedgerError>) -> Result<Signed, u64> {
+        let (key, value) = row.map_err(|_| 0u64)?;
+        let at = SIGNATURES.len();
+        let seq = key.get(at..at + 8).and_then(|k| k.try_into().ok()).map(u64::from_be_bytes).ok_or(0u64)?;
+        if value.len() != 72 {
+            return Err(seq);
+        }
+        Ok(Signed {
+            seq,
+            key: KeyId(value[..8].try_into().map_err(|_| seq)?),
+            signature: value[8..].try_into().map_err(|_| seq)?,
+        })
     }
 
     /// The accepted heads recorded beside the checkpoints by builds before the `head_accepted`

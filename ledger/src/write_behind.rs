@@ -222,7 +222,7 @@ impl WriteBehind {
         for batch in queue.pending.iter().rev() {
             for write in batch.writes().rev().filter(|w| w.table() == table) {
                 match write {
-                    Write::Put { key: k, value, .. } if k == key => return Some(Some(value.to_vec())),
+                    Write::Put { key: k, value, .. } if k == key => return Some(Some(value.bytes().to_vec())),
                     Write::Delete { key: k, .. } if k == key => return Some(None),
                     Write::Clear { .. } => return Some(None),
                     _ => {}

@@ -301,3 +301,35 @@ fn open_follows_events_after_the_head_record_and_refuses_one_that_does_not_link(
         Ok(_) => panic!("a stray event after the head record was accepted"),
     }
 }
+
+/// Unsynced appends handed to the write-behind thread are signed there, and of those written
+/// as one, only the last needs its checkpoint: every synced head is vouched for, `verify` passes,
+/// and the witness each sync moves matches the store when it is opened again.
+#[test]
+fn unsynced_appends_written_together_are_vouched_for_by_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, witnesses) = (dir.path().join("store"), dir.path().join("witnesses"));
+    let signer = std::sync::Arc::new(signing::Signer::create(&dir.path().join("signing.key")).unwrap());
+    let options = OpenOptions { signer: Some(signer), witness_dir: Some(witnesses.clone()), ..OpenOptions::default() };
+    let appends = 300u64;
+    {
+        let ledger = Ledger::open(&store, &options, &[]).unwrap();
+        ledger.store().write_behind();
+        for i in 0..appends {
+            ledger.append_with(i, &CommandMeta::new("cli:test"), bodies(1), false).unwrap();
+            if i % 100 == 99 {
+                ledger.sync().unwrap();
+            }
+        }
+        let report = ledger.verify().unwrap();
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.signed_through, Some(appends), "the head is signed");
+        assert!((1..=appends).contains(&report.checkpoints), "{} checkpoints", report.checkpoints);
+        let checkpoint = ledger.checkpoint().unwrap().expect("signed");
+        assert_eq!(checkpoint.seq, appends);
+    }
+    let witness = witness::WitnessRecord::read(&witness::witness_path(&witnesses, &store)).unwrap();
+    assert_eq!(witness.seq, appends, "the last sync's head");
+    let ledger = Ledger::open(&store, &options, &[]).expect("the store agrees with its witness");
+    assert!(ledger.verify().unwrap().ok);
+}

@@ -279,6 +279,53 @@ mod write_behind {
         assert_eq!(store.get(CACHED, b"j").unwrap(), None, "queued after the failure: dropped");
     }
 
+    /// A vouching value ([`Batch::put_vouching`]) is made once, by whoever needs it first: not
+    /// by the thread that queues its batch, by a read that finds the batch queued, else by the
+    /// writer; and of the batches written as one, only the last one's is needed.
+    #[test]
+    fn a_vouching_value_is_made_once_and_only_where_needed() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(dir.path(), true);
+        let made = Arc::new(AtomicUsize::new(0));
+        let vouching = |key: &'static [u8], cached_too: bool| {
+            let made = made.clone();
+            let mut batch = Batch::default();
+            batch.put(PLAIN, [key, b"-held"].concat(), b"held");
+            if cached_too {
+                batch.put(CACHED, key, b"cached");
+            }
+            batch.put_vouching(PLAIN, key, move || {
+                made.fetch_add(1, Ordering::SeqCst);
+                key.to_vec()
+            });
+            batch
+        };
+        for cached_too in [false, true] {
+            made.store(0, Ordering::SeqCst);
+            writer(&store).hold(true);
+            let [read, skipped, last]: [&[u8]; 3] =
+                if cached_too { [b"c-read", b"c-skipped", b"c-last"] } else { [b"read", b"skipped", b"last"] };
+            for key in [read, skipped, last] {
+                store.write(vouching(key, cached_too), false).unwrap();
+            }
+            assert_eq!(made.load(Ordering::SeqCst), 0, "queueing makes nothing (cached table too: {cached_too})");
+            assert_eq!(store.get(PLAIN, read).unwrap().as_deref(), Some(read), "made by the read");
+            assert_eq!(made.load(Ordering::SeqCst), 1);
+            writer(&store).hold(false);
+            store.sync_wal().unwrap();
+            assert_eq!(made.load(Ordering::SeqCst), 2, "the last made by the writer, the read's not again");
+            assert_eq!(store.get(PLAIN, read).unwrap().as_deref(), Some(read), "asked for: written");
+            assert_eq!(store.get(PLAIN, skipped).unwrap(), None, "the last vouches for it: left out");
+            assert_eq!(store.get(PLAIN, last).unwrap().as_deref(), Some(last));
+            assert!(store.get(PLAIN, &[skipped, b"-held"].concat()).unwrap().is_some(), "its other writes are not");
+        }
+        store.write(vouching(b"synced", false), true).unwrap();
+        assert_eq!(store.get(PLAIN, b"synced").unwrap().as_deref(), Some(&b"synced"[..]), "a synced write makes it");
+    }
+
     /// A batch naming a table the store lacks is refused when it is written, not later.
     #[test]
     fn a_batch_for_a_missing_table_is_refused_at_once() {
