@@ -304,7 +304,8 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // 1. what the incoming memory says ended, the stored one holds
     // (what frames it as an undertaking, or the deed it was done by, is not what ended: "Shelved
     // the podcast idea", "We stopped assigning buddies")
-    let (all_ended, b_planned) = (a.items_at(&a.cues.ended), planned(b));
+    let all_ended = a.items_at(&a.cues.ended);
+    let b_planned = !all_ended.is_empty() && planned(b);
     let ended: Vec<usize> =
         all_ended.iter().copied().filter(|&k| !framing(a, k, &all_ended, b_planned) || partner(k).is_some()).collect();
     if a.cues.has(CueKind::Ended) && !ended.is_empty() && b.change.is_none() && !b.cues.has(CueKind::Ended) {
