@@ -107,8 +107,9 @@ impl Batch {
     /// Put a value that vouches for every write before it (the signature of a checkpoint, over
     /// the chain's head), made by `make` when it is first needed ([`Later`]), after the batch's
     /// other writes. When the store writes several batches as one atomic write, the last batch's
-    /// value vouches for them all: an earlier batch's is made and written only if a read asked
-    /// for it while it was queued.
+    /// value vouches for them all: an earlier batch's is written only if a read made it before
+    /// the write was put together (a read racing the write may get a value that is never
+    /// stored: still a true signature of that head).
     pub fn put_vouching(
         &mut self,
         table: &'static str,
