@@ -8,6 +8,10 @@
 //! that must see what RocksDB holds, first waits until the batches queued before it are written
 //! ([`WriteBehind::settle`]).
 //!
+//! The writer also makes what a batch leaves to be made when it is written (the signature of
+//! an append's checkpoint, `Batch::put_vouching`), and of the batches it joins into one write it
+//! signs only the last append's: that one vouches for the rest.
+//!
 //! Reads see queued writes: the store's read cache takes each queued batch at once, as it takes a
 //! written one, and a point read that the cache cannot answer looks through the queue before it
 //! reads RocksDB ([`WriteBehind::pending_value`]); a scan settles first.
