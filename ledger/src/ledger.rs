@@ -1180,3 +1180,6 @@ impl Drop for Ledger {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -243,6 +243,12 @@ impl WriteBehind {
         self.shared.work.notify_one();
     }
 
+    /// How many threads wait for the writer (tests).
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> usize {
+        self.shared.queue().waiting
+    }
+
     /// How many batches are queued (tests).
     #[cfg(test)]
     pub(crate) fn pending_len(&self) -> usize {
