@@ -446,7 +446,7 @@ impl Ledger {
     /// Add the signed checkpoint of `head` to `batch` (nothing for an empty ledger or an
     /// unsigned store): its signature.
     pub(crate) fn seal(&self, batch: &mut Batch, head: Head) -> Option<[u8; 64]> {
-        let signer = self.signer.as_ref().filter(|_| head.seq > 0 && self.foreign_key.is_none())?;
+        let signer = self.sealing_key(head)?;
         let signature = signer.sign_checkpoint(self.store_id, head);
         CheckpointsTable::put_signature(batch, head.seq, signer.id(), &signature);
         Some(signature)
@@ -455,9 +455,15 @@ impl Ledger {
     /// As [`Ledger::seal`] for an unsynced write, which no witness follows: the signature is
     /// made as the batch is written (by the write-behind thread, beside the next append).
     fn seal_later(&self, batch: &mut Batch, head: Head) {
-        let Some(signer) = self.signer.clone().filter(|_| head.seq > 0 && self.foreign_key.is_none()) else { return };
+        let Some(signer) = self.sealing_key(head).cloned() else { return };
         let (store, key) = (self.store_id, signer.id());
         CheckpointsTable::put_signature_later(batch, head.seq, key, move || signer.sign_checkpoint(store, head));
+    }
+
+    /// The key that signs the checkpoint of `head`: none for an empty ledger, an unsigned store
+    /// or one whose keys do not include this machine's.
+    fn sealing_key(&self, head: Head) -> Option<&Arc<Signer>> {
+        self.signer.as_ref().filter(|_| head.seq > 0 && self.foreign_key.is_none())
     }
 
     /// Appends are refused while this machine's key is not one of the store's.

@@ -271,10 +271,24 @@ impl CheckpointsTable {
     }
 
     pub fn put_signature(batch: &mut Batch, seq: u64, key: KeyId, signature: &[u8; 64]) {
+        batch.put(CF_CHECKPOINTS, Self::signature_key(seq), Self::signature_value(key, signature));
+    }
+
+    /// A signature's stored value: key id ‖ signature.
+    fn signature_value(key: KeyId, signature: &[u8; 64]) -> [u8; 72] {
         let mut value = [0u8; 72];
         value[..8].copy_from_slice(&key.0);
         value[8..].copy_from_slice(signature);
-        batch.put(CF_CHECKPOINTS, Self::signature_key(seq), value);
+        value
+    }
+
+    /// The signature at `seq` that `value` stores, if it is one.
+    fn signed_value(seq: u64, value: &[u8]) -> Option<Signed> {
+        Some(Signed {
+            seq,
+            key: KeyId(value.get(..8)?.try_into().ok()?),
+            signature: value.get(8..).filter(|s| s.len() == 64)?.try_into().ok()?,
+        })
     }
 
     /// As [`CheckpointsTable::put_signature`], the signature made by `sign` when the batch is
@@ -285,7 +299,9 @@ impl CheckpointsTable {
         key: KeyId,
         sign: impl Fn() -> [u8; 64] + Send + Sync + 'static,
     ) {
-        batch.put_vouching(CF_CHECKPOINTS, Self::signature_key(seq), move || [&key.0[..], &sign()].concat());
+        batch.put_vouching(CF_CHECKPOINTS, Self::signature_key(seq), move || {
+            Self::signature_value(key, &sign()).to_vec()
+        });
     }
 
     pub fn put_key(batch: &mut Batch, record: &KeyRecord) {
@@ -317,10 +333,11 @@ impl CheckpointsTable {
     /// unsynced append's is left out when the next append's, written with it, vouches for both).
     pub fn signature_from(store: &Store, seq: u64) -> Result<Option<Signed>, LedgerError> {
         let mut rows = store.scan_from(CF_CHECKPOINTS, &Self::signature_key(seq))?;
-        match rows.next().transpose()? {
-            Some((key, value)) if key.starts_with(SIGNATURES) => Ok(Self::signed(Ok((key, value))).ok()),
-            _ => Ok(None),
-        }
+        Ok(rows
+            .next()
+            .transpose()?
+            .filter(|(key, _)| key.starts_with(SIGNATURES))
+            .and_then(|row| Self::signed(Ok(row)).ok()))
     }
 
     /// A signature's record: (seq, key id, signature), or the seq of a record that does not decode.
@@ -328,14 +345,7 @@ impl CheckpointsTable {
         let (key, value) = row.map_err(|_| 0u64)?;
         let at = SIGNATURES.len();
         let seq = key.get(at..at + 8).and_then(|k| k.try_into().ok()).map(u64::from_be_bytes).ok_or(0u64)?;
-        if value.len() != 72 {
-            return Err(seq);
-        }
-        Ok(Signed {
-            seq,
-            key: KeyId(value[..8].try_into().map_err(|_| seq)?),
-            signature: value[8..].try_into().map_err(|_| seq)?,
-        })
+        Self::signed_value(seq, &value).ok_or(seq)
     }
 
     /// The accepted heads recorded beside the checkpoints by builds before the `head_accepted`
@@ -355,13 +365,7 @@ impl CheckpointsTable {
 
     /// The signature at `seq`, if one is stored.
     pub fn signature(store: &Store, seq: u64) -> Result<Option<Signed>, LedgerError> {
-        Ok(store.get(CF_CHECKPOINTS, &Self::signature_key(seq))?.and_then(|value| {
-            (value.len() == 72).then(|| Signed {
-                seq,
-                key: KeyId(value[..8].try_into().unwrap_or_default()),
-                signature: value[8..].try_into().unwrap_or([0; 64]),
-            })
-        }))
+        Ok(store.get(CF_CHECKPOINTS, &Self::signature_key(seq))?.and_then(|value| Self::signed_value(seq, &value)))
     }
 }
 
