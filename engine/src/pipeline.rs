@@ -1137,8 +1137,7 @@ pub(crate) fn summarize(reader: Reader<'_>, events: &[Event], replayed: bool) ->
         if record.status != Status::Active {
             return Ok(None);
         }
-        let recorded_at = reader.beliefs().observation(c.memory_id)?.map_or(record.asserted_at, |o| o.recorded_at);
-        Ok(Some(c.related(record.text, recorded_at)))
+        Ok(Some(c.related(record.text, record.recorded_at)))
     })?;
     Ok(result)
 }

@@ -282,6 +282,7 @@ mod tests {
             principal: "owner".into(),
             expires_at: None,
             ttl_seconds: None,
+            recorded_at: at("2026-01-01T00:00:00Z"),
         }
     }
 

@@ -38,8 +38,8 @@ pub const TABLE: &str = "beliefs";
 /// instead of a key per memory. 7: records hold their validity interval and their sources.
 /// 8: records and observations say when their text was erased. 9: records and observations
 /// hold their authority and the principal that saved them; proposals. 10: records and
-/// observations hold their expiry.
-const VERSION: u32 = 10;
+/// observations hold their expiry. 11: records hold when their observation was recorded.
+const VERSION: u32 = 11;
 
 /// When and by whom a memory's text was erased (the `memory_erased` event).
 #[derive(Clone, Debug, PartialEq, Eq, Encode, Decode, Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -112,6 +112,9 @@ pub struct MemoryRecord {
     pub expires_at: Option<Timestamp>,
     /// The time to live the expiry was given as, in seconds: what a refresh renews it by.
     pub ttl_seconds: Option<u64>,
+    /// When its observation was recorded (its `memory_observed` event's time): what a save's
+    /// `related` shows, read with the record rather than from the observation.
+    pub recorded_at: Timestamp,
 }
 
 impl MemoryRecord {
@@ -279,6 +282,7 @@ impl BeliefsProjector {
             principal: obs.principal,
             expires_at: o.expires_at,
             ttl_seconds: o.ttl_seconds,
+            recorded_at: obs.recorded_at,
         };
         record.add_source(&source);
         if status == Status::Active {
