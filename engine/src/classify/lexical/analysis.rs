@@ -690,7 +690,9 @@ fn proper_names(raw: &[RawTok]) -> Vec<bool> {
             continue;
         }
         let starts_sentence = i == 0 || raw[i - 1].sentence_end;
-        names[i] = !starts_sentence || raw.get(i + 1).is_some_and(|n| !r.boundary && capitalised(n));
+        // (the zone of a time is part of the time: "at 02:00 UTC")
+        let zone = i > 0 && !raw[i - 1].boundary && zone_of_time(&r.text, &raw[i - 1].text);
+        names[i] = !zone && (!starts_sentence || raw.get(i + 1).is_some_and(|n| !r.boundary && capitalised(n)));
     }
     names
 }

@@ -674,12 +674,24 @@ fn same_product(new: &Item, old: &Item) -> bool {
 /// says which can): (its index, the old one's index).
 fn replaced(p: &Pair, kin: impl Fn(&Item, &Item) -> bool) -> Option<(usize, usize)> {
     let (a, b) = (p.a, p.b);
+    // (whom a change statement says moved somewhere it names is what the statement is about,
+    // not a new value: "Carla moved to another org" gives no new boss)
+    let moved: Vec<usize> = match a.change.as_deref() {
+        Some(s) if !s.to.is_empty() => (0..a.items.len())
+            .filter(|&k| {
+                let at = a.items[k].raw_pos;
+                a.items[k].kind == Kind::Word && s.topic.contains(&at) && !s.to.contains(&at)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let new: Vec<usize> = (0..a.items.len())
         .filter(|&k| p.pa[k].is_none() && valued(&a.items[k]) && !generic(&a.items[k]) && !when_of_change(a, k))
         // (nor is a word that says it changed: "Starting April, …")
         .filter(|&k| !a.cues.spans(a.items[k].raw_pos))
         // (what it names as the old value is not the new one: "switched from Slack to Teams")
         .filter(|&k| !a.cues.old.contains(&a.items[k].raw_pos))
+        .filter(|&k| !moved.contains(&k))
         .collect();
     // (a word that says the stored memory was itself a change is none of its values: "Starting
     // Monday, standup moves to 10:15", "Cancelled Netflix in October")

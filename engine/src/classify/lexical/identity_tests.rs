@@ -380,6 +380,42 @@ fn the_cosine_alone_admits_values_of_one_category_only() {
     }
 }
 
+/// A time zone written after a clock time is part of the time ("at 02:00 UTC"), as a unit is
+/// part of an amount: no name of its own that a tool, a vendor or a place could replace. Near in
+/// topic by the cosine, a change of something else of the same subject stays quiet in both
+/// directions; a change of the time itself is still one.
+#[test]
+fn the_zone_of_a_time_is_no_value_of_its_own() {
+    let cfg = LexicalConfig::default();
+    let near = Some(Admission { cosine: 0.86, min: 0.85 });
+    let verdict = |x: &str, y: &str| classify_admitted(&analyse(x), &analyse(y), None, None, &cfg, near);
+    for (incoming, stored) in [
+        ("DB access goes through Drizzle now.", "Nightly DB dump to S3 at 02:00 UTC."),
+        ("Error alerts go to PagerDuty now.", "The error digest is emailed at 08:00 CET."),
+        ("Backups moved to Wasabi last week.", "Backups run every night at 3am PST."),
+        ("The release train is run by Priya now.", "The release train leaves at 16:00 GMT on Thursdays."),
+    ] {
+        for (x, y) in [(incoming, stored), (stored, incoming)] {
+            let v = verdict(x, y);
+            assert_ne!(v.relation, Relation::Contradictory, "{x:?} / {y:?}: {} ({})", v.reason, v.gate.as_str());
+        }
+    }
+    for (incoming, stored) in [
+        ("Standup moved to 10:00 UTC.", "Standup is at 09:00 UTC."),
+        ("The deploy freeze starts at 17:00 PST now.", "The deploy freeze starts at 18:00 PST."),
+        ("The DB dump runs at 03:00 UTC now.", "Nightly DB dump to S3 at 02:00 UTC."),
+    ] {
+        let v = verdict(incoming, stored);
+        assert_eq!(
+            v.relation,
+            Relation::Contradictory,
+            "{incoming:?} / {stored:?}: {} ({})",
+            v.reason,
+            v.gate.as_str()
+        );
+    }
+}
+
 /// A person's name does not replace a thing's, nor a thing's a person's: "Nadia took over DB
 /// on-call" says who is on call, not which database production runs.
 #[test]
@@ -777,4 +813,40 @@ fn a_terse_note_of_a_role_and_the_speakers_role() {
     // someone else's relation, and the same holder
     quiet("Manager: Sarah", "Alice's manager is Tom.");
     quiet("Office manager: Dana", "Dana is our office manager and orders the supplies.");
+}
+
+/// Whom or what a change statement says moved is what the statement is about, not the new value
+/// of another fact: the new value is where it moved to. A person moving into a team, an office
+/// or a shift gives no new holder of what another person holds there, in either direction; what
+/// moved to a new value still changes.
+#[test]
+fn what_moved_is_no_new_value_of_another_fact() {
+    let cfg = LexicalConfig::default();
+    let near = Some(Admission { cosine: 0.86, min: 0.85 });
+    let verdict = |x: &str, y: &str| classify_admitted(&analyse(x), &analyse(y), None, None, &cfg, near);
+    for (incoming, stored) in [
+        ("Sam moved to the Berlin office last month.", "Maria runs the Berlin office."),
+        ("Jonas moved to another team in March, so Aiko leads data alone.", "Data team lead: Aiko Mori"),
+        ("Priya switched to the night shift.", "Lena covers the night shift on weekends."),
+        ("Wei moved to the Lisbon office in May.", "Office manager in Lisbon: Rita Sousa"),
+    ] {
+        for (x, y) in [(incoming, stored), (stored, incoming)] {
+            let v = verdict(x, y);
+            assert_ne!(v.relation, Relation::Contradictory, "{x:?} / {y:?}: {} ({})", v.reason, v.gate.as_str());
+        }
+    }
+    for (incoming, stored) in [
+        ("The Berlin office moved to Kreuzberg.", "The Berlin office is in Mitte."),
+        ("Payments moved to Stripe.", "Payments go through Braintree."),
+        ("The design review moved to Thursdays.", "The design review is on Tuesdays."),
+    ] {
+        let v = verdict(incoming, stored);
+        assert_eq!(
+            v.relation,
+            Relation::Contradictory,
+            "{incoming:?} / {stored:?}: {} ({})",
+            v.reason,
+            v.gate.as_str()
+        );
+    }
 }

@@ -121,6 +121,20 @@ pub(super) fn ordinal_word(w: &str) -> Option<u64> {
     w.strip_suffix("th").and_then(number_word).filter(|n| *n > 3)
 }
 
+/// Time zones written after a clock time ("02:00 UTC", "9am PT"): they say which time it is,
+/// as a unit says which amount, and are no value of their own.
+const TIME_ZONES: &[&str] = &[
+    "UTC", "GMT", "Z", "ET", "EST", "EDT", "CT", "CST", "CDT", "MT", "MST", "MDT", "PT", "PST", "PDT", "AKST", "AKDT",
+    "HST", "BST", "IST", "CET", "CEST", "EET", "EEST", "WET", "WEST", "MSK", "JST", "KST", "SGT", "HKT", "AEST",
+    "AEDT", "ACST", "AWST", "NZST", "NZDT", "BRT", "ART",
+];
+
+/// Whether `t`, as written, is a time zone and `before`, the token written before it, a clock
+/// time that it belongs to.
+pub(super) fn zone_of_time(t: &str, before: &str) -> bool {
+    TIME_ZONES.contains(&t) && parse_value(before).is_some_and(|(c, _, _)| c == ValCat::Time)
+}
+
 /// Canonical unit for a unit word or suffix.
 pub(super) fn unit(w: &str) -> Option<&'static str> {
     lexicon().value("unit", w, w, false)
