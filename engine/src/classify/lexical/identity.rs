@@ -26,7 +26,7 @@ use super::analysis::{Analysis, Item, Kind};
 use super::announce::past_event;
 use super::cues::CueKind;
 use super::gates::Pair;
-use super::lexicon::lexicon;
+use super::lexicon::{WordClass, lexicon};
 use super::matching::days_of_month;
 use super::roles::is_role_word;
 use super::values::{QualCat, ValCat};
@@ -141,9 +141,34 @@ fn same_category(new: &Item, old: &Item) -> bool {
 /// Whether a fact is about the speaker or the user, said or left unsaid: "I …", "we …", "my …",
 /// "User …", or a bare predicate ("Lives in Lisbon", "Moved to Porto").
 fn personal(an: &Analysis) -> bool {
-    let bare = an.items.first().is_some_and(|x| x.raw_pos == 0 && x.kind == Kind::Word && !x.name)
-        && (an.cues.found.first().is_some_and(|c| c.at == 0) || an.items[0].shown.ends_with('s'));
-    an.speaker || an.first_person || an.items.first().is_some_and(generic) || bare
+    an.speaker || an.first_person || an.items.first().is_some_and(generic) || bare(an)
+}
+
+/// Whether a text opens like a bare predicate: a word of change or a word in -s.
+fn bare(an: &Analysis) -> bool {
+    an.items.first().is_some_and(|x| x.raw_pos == 0 && x.kind == Kind::Word && !x.name)
+        && (an.cues.found.first().is_some_and(|c| c.at == 0) || an.items[0].shown.ends_with('s'))
+}
+
+/// A bare predicate, its subject left unsaid: the speaker's or the user's fact as an agent notes
+/// it ("Moved to Porto", "Takes saxophone lessons"); a plural noun before its verb is a subject
+/// said ("Escalations are Tomás's now").
+fn unsaid_subject(an: &Analysis) -> bool {
+    let lex = lexicon();
+    bare(an) && !an.lower.get(1).is_some_and(|w| lex.is(w, WordClass::COPULA) || lex.is(w, WordClass::HAVE))
+}
+
+/// A fact that opens with a person's given name, the person doing or being what it says: the
+/// name before its verb, a surname or "from" ("Tim has been learning…", "Maria drinks…", "Omar
+/// from design…"). "Max line length: 80" opens with a word, not a person.
+fn opens_with_person(an: &Analysis) -> bool {
+    if an.items.is_empty() || !subject_like(an, 0) {
+        return false;
+    }
+    let Some(next) = an.lower.get(1) else { return false };
+    let verb = lexicon().is(next, WordClass::VERB) || (next.ends_with('s') && !next.ends_with("ss"));
+    let surname = an.items.get(1).is_some_and(|x| x.raw_pos == 1 && x.name);
+    verb || surname || next == "from"
 }
 
 /// A named thing: a proper name, an identifier, a proper noun of the lexicon.
@@ -246,8 +271,15 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     }
     // the speaker on one side, someone else on the other ("My brother now works at Meta" / "I
     // work at Google"; "We switched from Slack" / "Alice uses Slack"): two subjects
-    let someone = |x: &Analysis| (x.first_person && !x.speaker) || (!x.items.is_empty() && subject_like(x, 0));
+    let someone = |x: &Analysis| (x.first_person && !x.speaker) || opens_with_person(x);
     if (a.speaker && someone(b)) || (b.speaker && someone(a)) {
+        return None;
+    }
+    // the speaker left unsaid on one side, a person named on the other ("Dropped piano" / "Tim
+    // is learning the piano"), unless the speaker takes over from that person
+    // (a correction that opens its text says nothing of whose fact it is: "Correction: Omar's …")
+    let unsaid = |x: &Analysis| unsaid_subject(x) && !x.cues.has(CueKind::Correction) && !handover;
+    if (unsaid(a) && opens_with_person(b)) || (unsaid(b) && opens_with_person(a)) {
         return None;
     }
     // each opens with a capitalised word the other does not hold: two subjects ("John
@@ -452,8 +484,24 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     }
     // The cosine alone, no word of what the fact is about shared, says the two are near in topic:
     // one fact only when the values are of one category.
-    let (x, y) =
-        if topic.is_empty() && admitted { replaced(p, same_category_or_name)? } else { replaced(p, same_kind)? };
+    // (a verb of raising or lowering speaks of an amount, a date or a time it went to ("30mg"
+    // written as one token too), not of a name elsewhere in its sentence: "Scaled prod down to 8
+    // nodes to cut the AWS bill")
+    // (when it gives one: "born and raised in Japan" raises no amount)
+    let amount_given = (0..a.items.len()).any(|k| {
+        p.pa[k].is_none()
+            && match a.items[k].kind {
+                Kind::Ident => true,
+                Kind::Value(c, _) => !matches!(c, ValCat::Class(_)),
+                _ => false,
+            }
+    });
+    let measured = matches!(cue.kind, CueKind::Raised | CueKind::Lowered) && amount_given;
+    let kin = |new: &Item, old: &Item| {
+        !(measured && matches!(new.kind, Kind::Word | Kind::Value(ValCat::Class(_), _)))
+            && if topic.is_empty() && admitted { same_category_or_name(new, old) } else { same_kind(new, old) }
+    };
+    let (x, y) = replaced(p, kin)?;
     let (new, was) = (&a.items[x], &b.items[y]);
     // one person for another with nothing but the cosine between them: only a handover or a
     // correction says it is the same role ("Lin got promoted to CTO" / "Mobile team lead is Irene")

@@ -850,3 +850,85 @@ fn what_moved_is_no_new_value_of_another_fact() {
         );
     }
 }
+
+/// A fact whose subject is left unsaid is the speaker's (an agent's note about its user: "Dropped
+/// piano", "Moved to Porto"); a fact that opens with a person's name is that person's. The two
+/// are of two subjects, as "I …" and "Maria …" are, in both directions, unless one takes over
+/// from the other. Two facts of the unsaid subject still change.
+#[test]
+fn an_unsaid_subject_is_the_speaker_not_a_person_named() {
+    let cfg = LexicalConfig::default();
+    let near = Some(Admission { cosine: 0.86, min: 0.85 });
+    let verdict = |x: &str, y: &str| classify_admitted(&analyse(x), &analyse(y), None, None, &cfg, near);
+    for (incoming, stored) in [
+        ("Dropped piano; the teacher moved away.", "Tim has been learning to play the piano."),
+        ("Quit coffee last month.", "Maria drinks two coffees every morning."),
+        ("Moved to Porto in June.", "Lukas lives in Lisbon with his family."),
+        ("Stopped running after the knee injury.", "Priya runs 10k every Sunday."),
+    ] {
+        for (x, y) in [(incoming, stored), (stored, incoming)] {
+            let v = verdict(x, y);
+            assert_ne!(v.relation, Relation::Contradictory, "{x:?} / {y:?}: {} ({})", v.reason, v.gate.as_str());
+        }
+    }
+    for (incoming, stored) in [
+        ("Moved to Porto in June.", "Lives in Lisbon."),
+        ("Dropped piano this spring.", "Takes piano lessons on Thursdays."),
+        ("Takes the 7:40 train now.", "Takes the 8:10 train."),
+        ("Took over the weekly infra review from Kofi.", "Kofi runs the weekly infra review."),
+        // a given name that is a word of what the fact is about, a plural noun before its verb
+        ("Raised the upload limit to 50 MB.", "Max file size for uploads: 10 MB"),
+        ("Refunds are Omar's as of Monday; Lena moved over to support.", "Lena owns the refunds queue."),
+    ] {
+        let v = verdict(incoming, stored);
+        assert_eq!(
+            v.relation,
+            Relation::Contradictory,
+            "{incoming:?} / {stored:?}: {} ({})",
+            v.reason,
+            v.gate.as_str()
+        );
+    }
+}
+
+/// A verb of raising or lowering ("scaled down to", "bumped", "cut") speaks of an amount, a date
+/// or a time it went to: a name elsewhere in its sentence (the bill it cut, the vendor it pays)
+/// is no new value of a fact that names another thing. What it raised or lowered still changes.
+#[test]
+fn what_was_raised_or_lowered_is_an_amount_not_a_name() {
+    let cfg = LexicalConfig::default();
+    let near = Some(Admission { cosine: 0.86, min: 0.85 });
+    let verdict = |x: &str, y: &str| classify_admitted(&analyse(x), &analyse(y), None, None, &cfg, near);
+    for (incoming, stored) in [
+        (
+            "Scaled the search cluster down to 4 nodes to cut the Elastic bill.",
+            "Billing emails are sent with Postmark.",
+        ),
+        ("Raised the Vercel spend cap to $400 for the launch.", "The launch site is built with Astro."),
+        ("Bumped the Redis memory to 8 GB to stop Sidekiq stalls.", "Sidekiq jobs are monitored in Grafana."),
+        ("Cut the Datadog bill by trimming log retention to 7 days.", "The log shipper is written in Rust."),
+        ("Scaled the API down to 3 pods to cut the AWS bill.", "The billing service is written in Python."),
+    ] {
+        for (x, y) in [(incoming, stored), (stored, incoming)] {
+            let v = verdict(x, y);
+            assert_ne!(v.relation, Relation::Contradictory, "{x:?} / {y:?}: {} ({})", v.reason, v.gate.as_str());
+        }
+    }
+    for (incoming, stored) in [
+        ("Scaled the workers down to 4 pods.", "The workers run 10 pods."),
+        ("Cut the build timeout to 20 minutes.", "Build timeout is 45 minutes."),
+        ("The vet bumped the dose to 10mg.", "Gives the dog 5mg of prednisone at night."),
+        // a verb of raising that raises no amount ("raised in Japan") is no verb of measure
+        ("Grew up in Osaka and was raised speaking only Japanese.", "Speaks French and English at home."),
+        ("Bumped the Python version to 3.12.", "The service runs Python 3.10."),
+    ] {
+        let v = verdict(incoming, stored);
+        assert_eq!(
+            v.relation,
+            Relation::Contradictory,
+            "{incoming:?} / {stored:?}: {} ({})",
+            v.reason,
+            v.gate.as_str()
+        );
+    }
+}
