@@ -585,7 +585,11 @@ pub fn analyse(text: &str) -> Analysis {
     a.cues = cues::read(&raw);
     a.norm = norm;
     a.raw = Vec::with_capacity(raw.len());
-    a.raw.extend(raw.iter().map(|r| RawFlags { boundary: r.boundary, connector: connector(&r.lower) }));
+    a.raw.extend(raw.iter().map(|r| RawFlags {
+        boundary: r.boundary,
+        connector: connector(&r.lower),
+        possessive: r.possessive,
+    }));
     a.lower = raw.into_iter().map(|r| r.lower).collect();
     // Analyses are kept (the pipeline caches one per stored memory): no spare capacity.
     a.items.shrink_to_fit();

@@ -20,7 +20,8 @@
 //!
 //! What it adds beside another ("also", "too"), a one-off ("today") or a plan ("considering")
 //! changes nothing, and neither does a change of another subject: two people named where each
-//! fact's subject stands are two facts.
+//! fact's subject stands are two facts, and so are the speaker (said, or left unsaid: "Dropped
+//! piano") and a person a text opens with.
 
 use super::analysis::{Analysis, Item, Kind};
 use super::announce::past_event;
@@ -158,12 +159,16 @@ fn unsaid_subject(an: &Analysis) -> bool {
     bare(an) && !an.lower.get(1).is_some_and(|w| lex.is(w, WordClass::COPULA) || lex.is(w, WordClass::HAVE))
 }
 
-/// A fact that opens with a person's given name, the person doing or being what it says: the
-/// name before its verb, a surname or "from" ("Tim has been learning…", "Maria drinks…", "Omar
-/// from design…"). "Max line length: 80" opens with a word, not a person.
+/// A fact that opens with a person's given name, the person doing or being what it says, or
+/// theirs: the name before its verb, a surname or "from", or written as a possessive ("Tim has
+/// been learning…", "Maria drinks…", "Omar from design…", "Tim's favourite song…"). "Max line
+/// length: 80" opens with a word, not a person.
 fn opens_with_person(an: &Analysis) -> bool {
     if an.items.is_empty() || !subject_like(an, 0) {
         return false;
+    }
+    if an.raw.first().is_some_and(|r| r.possessive) {
+        return true;
     }
     let Some(next) = an.lower.get(1) else { return false };
     let verb = lexicon().is(next, WordClass::VERB) || (next.ends_with('s') && !next.ends_with("ss"));
@@ -723,23 +728,25 @@ fn same_product(new: &Item, old: &Item) -> bool {
 fn replaced(p: &Pair, kin: impl Fn(&Item, &Item) -> bool) -> Option<(usize, usize)> {
     let (a, b) = (p.a, p.b);
     // (whom a change statement says moved somewhere it names is what the statement is about,
-    // not a new value: "Carla moved to another org" gives no new boss)
-    let moved: Vec<usize> = match a.change.as_deref() {
-        Some(s) if !s.to.is_empty() => (0..a.items.len())
-            .filter(|&k| {
-                let at = a.items[k].raw_pos;
-                a.items[k].kind == Kind::Word && s.topic.contains(&at) && !s.to.contains(&at)
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    // and where it moved to its new value, not a value elsewhere in the text: "Carla moved to
+    // another org, so he only manages Ana and Ben" gives no new boss)
+    let to: Option<&[usize]> = a
+        .change
+        .as_deref()
+        .filter(|s| {
+            !s.to.is_empty()
+                && a.items
+                    .iter()
+                    .any(|x| x.kind == Kind::Word && s.topic.contains(&x.raw_pos) && !s.to.contains(&x.raw_pos))
+        })
+        .map(|s| s.to.as_slice());
     let new: Vec<usize> = (0..a.items.len())
         .filter(|&k| p.pa[k].is_none() && valued(&a.items[k]) && !generic(&a.items[k]) && !when_of_change(a, k))
         // (nor is a word that says it changed: "Starting April, …")
         .filter(|&k| !a.cues.spans(a.items[k].raw_pos))
         // (what it names as the old value is not the new one: "switched from Slack to Teams")
         .filter(|&k| !a.cues.old.contains(&a.items[k].raw_pos))
-        .filter(|&k| !moved.contains(&k))
+        .filter(|&k| to.is_none_or(|to| to.contains(&a.items[k].raw_pos)))
         .collect();
     // (a word that says the stored memory was itself a change is none of its values: "Starting
     // Monday, standup moves to 10:15", "Cancelled Netflix in October")

@@ -829,6 +829,8 @@ fn what_moved_is_no_new_value_of_another_fact() {
         ("Jonas moved to another team in March, so Aiko leads data alone.", "Data team lead: Aiko Mori"),
         ("Priya switched to the night shift.", "Lena covers the night shift on weekends."),
         ("Wei moved to the Lisbon office in May.", "Office manager in Lisbon: Rita Sousa"),
+        ("Lars moved to another org, so she now manages only Ida and Bo.", "Boss: Petra Holm"),
+        ("Tomás moved to the Madrid team, so Ines runs the rota with Ola.", "Rota owner: Kenji"),
     ] {
         for (x, y) in [(incoming, stored), (stored, incoming)] {
             let v = verdict(x, y);
@@ -865,6 +867,7 @@ fn an_unsaid_subject_is_the_speaker_not_a_person_named() {
         ("Quit coffee last month.", "Maria drinks two coffees every morning."),
         ("Moved to Porto in June.", "Lukas lives in Lisbon with his family."),
         ("Stopped running after the knee injury.", "Priya runs 10k every Sunday."),
+        ("Gave up the cello last year.", "Ana's favourite piece to play on the cello is the Elgar concerto."),
     ] {
         for (x, y) in [(incoming, stored), (stored, incoming)] {
             let v = verdict(x, y);

@@ -8,6 +8,8 @@ pub(super) struct RawFlags {
     pub(super) boundary: bool,
     /// the token is a [`connector`] word.
     pub(super) connector: bool,
+    /// the token was written with a possessive `'s` ("Tim's").
+    pub(super) possessive: bool,
 }
 
 pub(super) struct RawTok {
