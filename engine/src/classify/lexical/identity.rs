@@ -493,15 +493,15 @@ pub(super) fn changed_identity(p: &mut Pair) -> Option<Verdict> {
     // written as one token too), not of a name elsewhere in its sentence: "Scaled prod down to 8
     // nodes to cut the AWS bill")
     // (when it gives one: "born and raised in Japan" raises no amount)
-    let amount_given = (0..a.items.len()).any(|k| {
-        p.pa[k].is_none()
-            && match a.items[k].kind {
-                Kind::Ident => true,
-                Kind::Value(c, _) => !matches!(c, ValCat::Class(_)),
-                _ => false,
-            }
-    });
-    let measured = matches!(cue.kind, CueKind::Raised | CueKind::Lowered) && amount_given;
+    let measured = matches!(cue.kind, CueKind::Raised | CueKind::Lowered)
+        && (0..a.items.len()).any(|k| {
+            p.pa[k].is_none()
+                && match a.items[k].kind {
+                    Kind::Ident => true,
+                    Kind::Value(c, _) => !matches!(c, ValCat::Class(_)),
+                    _ => false,
+                }
+        });
     let kin = |new: &Item, old: &Item| {
         !(measured && matches!(new.kind, Kind::Word | Kind::Value(ValCat::Class(_), _)))
             && if topic.is_empty() && admitted { same_category_or_name(new, old) } else { same_kind(new, old) }
