@@ -849,6 +849,7 @@ fn an_unsaid_subject_is_the_speaker_not_a_person_named() {
             ("Quit coffee last month.", "Maria drinks two coffees every morning."),
             ("Moved to Porto in June.", "Lukas lives in Lisbon with his family."),
             ("Stopped running after the knee injury.", "Priya runs 10k every Sunday."),
+            ("Quit the Tuesday pottery class.", "Lena's pottery class is on Tuesdays."),
             ("Gave up the cello last year.", "Ana's favourite piece to play on the cello is the Elgar concerto."),
         ],
         &[
