@@ -4,7 +4,8 @@
 //! writer saves distinct texts of the benchmark corpus into four scopes. The figures are taken
 //! twice: as the disk is, and with every `fdatasync` of the measured process delayed by DELAY_US
 //! (default 2000) under `strace -f --seccomp-bpf --inject=fdatasync:delay_exit=…`, as a slower
-//! disk would delay it; a fresh store for each.
+//! disk would delay it. Each figure starts from an empty store of its own (and its own server), so
+//! that the 32-writer figure is not taken on a store the 1- and 8-writer figures filled.
 
 use std::path::Path;
 use std::process::Command;
@@ -74,10 +75,10 @@ pub fn run(bin: &Path, seconds: u64, delay_us: u64) {
 /// benchmark (so that strace delays its fsyncs alone).
 fn in_process_figures(delay: Option<u64>, seconds: u64) -> Vec<f64> {
     let exe = std::env::current_exe().unwrap();
-    let dir = tempfile::tempdir().unwrap();
     WRITERS
         .iter()
         .map(|&writers| {
+            let dir = tempfile::tempdir().unwrap();
             let out = wrapped(&exe, delay)
                 .args(["saves-in-process"])
                 .arg(dir.path())
@@ -122,17 +123,18 @@ pub fn in_process(dir: &Path, writers: usize, seconds: u64) {
     println!("{counted}");
 }
 
-/// Saves/s of 1, 8 and 32 HTTP clients of one server (each on its own keep-alive connection).
+/// Saves/s of 1, 8 and 32 HTTP clients of a server (each on its own keep-alive connection), each
+/// figure from a server of its own on a fresh store.
 fn served_figures(bin: &Path, delay: Option<u64>, seconds: u64) -> Vec<f64> {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("store");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = Server::start_with(wrapped(bin, delay), &store, Some(port));
-    let token = token(bin, &store);
-    let figures = WRITERS
+    WRITERS
         .iter()
         .enumerate()
         .map(|(round, &writers)| {
+            let dir = tempfile::tempdir().unwrap();
+            let store = dir.path().join("store");
+            let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let server = Server::start_with(wrapped(bin, delay), &store, Some(port));
+            let token = token(bin, &store);
             let deadline = Instant::now() + Duration::from_secs(seconds);
             let threads: Vec<_> = (0..writers)
                 .map(|w| {
@@ -155,9 +157,8 @@ fn served_figures(bin: &Path, delay: Option<u64>, seconds: u64) -> Vec<f64> {
                 })
                 .collect();
             let saves: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+            drop(server);
             saves as f64 / seconds as f64
         })
-        .collect();
-    drop(server);
-    figures
+        .collect()
 }
