@@ -851,6 +851,7 @@ fn an_unsaid_subject_is_the_speaker_not_a_person_named() {
             ("Stopped running after the knee injury.", "Priya runs 10k every Sunday."),
             ("Quit the Tuesday pottery class.", "Lena's pottery class is on Tuesdays."),
             ("Gave up the cello last year.", "Ana's favourite piece to play on the cello is the Elgar concerto."),
+            ("Sold the old Volvo in March.", "David's car is a blue Volvo estate."),
         ],
         &[
             ("Moved to Porto in June.", "Lives in Madrid."),
